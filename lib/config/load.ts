@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { z } from 'zod';
+import { environmentSchema, expertSchema, type Environment, type ExpertInput } from './schema.ts';
+import type { Config, LoadedConfig } from './types.ts';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const DEFAULT_EXPERT_FILE = './config/expert.json';
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Expert settings given directly, used instead of the file (tests, tools). */
+  expert?: ExpertInput;
+}
+
+/** Reads environment and expert file, validates both, and returns frozen config plus secrets. */
+export function loadConfig({ env = process.env, expert }: LoadOptions = {}): LoadedConfig {
+  const environment = parseWith(environmentSchema, env, 'environment variable ');
+  const expertSettings = parseWith(expertSchema, expert ?? readExpertFile(environment.EXPERT_CONFIG), 'expert configuration: ');
+  const config: Config = {
+    ...expertSettings,
+    sample: { ...expertSettings.sample, apiKey: expertSettings.sample.apiKey ?? environment.SAMPLE_API_KEY },
+    port: environment.PORT,
+    host: environment.HOST,
+    projectsDir: path.resolve(environment.PROJECTS_DIR),
+    dataDir: path.resolve(environment.DATA_DIR),
+    logLevel: environment.LOG_LEVEL,
+    database: { embedded: environment.DATABASE_URL === undefined },
+    redis: { enabled: environment.REDIS_URL !== undefined },
+  };
+  return {
+    config: deepFreeze(config),
+    secrets: Object.freeze({
+      jwtSecret: environment.JWT_SECRET ?? persistedJwtSecret(config.dataDir),
+      databaseUrl: environment.DATABASE_URL,
+      redisUrl: environment.REDIS_URL,
+    }),
+  };
+}
+
+function readExpertFile(explicitPath: string | undefined): unknown {
+  const file = explicitPath ?? DEFAULT_EXPERT_FILE;
+  if (!existsSync(file)) {
+    if (explicitPath !== undefined) throw new ConfigError(`EXPERT_CONFIG: file ${file} does not exist`);
+    return {};
+  }
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`expert configuration ${file}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function parseWith<Schema extends z.ZodType>(schema: Schema, input: unknown, prefix: string): z.output<Schema> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => `${prefix}${[...issue.path, key].join('.')}: unknown key`)
+      : [`${prefix}${issue.path.join('.') || '(root)'}: ${issue.message}`],
+  );
+  throw new ConfigError(problems.join('; '));
+}
+
+/** A random secret made once and kept in the data folder, readable by the owner only. */
+function persistedJwtSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+  return secret;
+}
+
+function deepFreeze<Value>(value: Value): Value {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export type { Environment };

@@ -1,0 +1,27 @@
+import type { ExpertConfig } from './schema.ts';
+
+/**
+ * The resolved configuration: environment, expert file and defaults, deeply frozen.
+ * It holds no secret: the JWT secret and the database URL live in `Secrets`.
+ */
+export interface Config extends ExpertConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly projectsDir: string;
+  readonly dataDir: string;
+  readonly logLevel: string;
+  readonly database: { readonly embedded: boolean };
+  readonly redis: { readonly enabled: boolean };
+}
+
+export interface Secrets {
+  readonly jwtSecret: string;
+  /** Absent when the service runs its embedded PostgreSQL. */
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+}
+
+export interface LoadedConfig {
+  readonly config: Config;
+  readonly secrets: Secrets;
+}

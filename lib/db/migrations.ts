@@ -1,0 +1,55 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Knex } from 'knex';
+
+export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../migrations');
+
+interface MigrationModule {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/** Loads `.ts` migrations with `import()`, so Node's type stripping runs them as they are. */
+const migrationSource: Knex.MigrationSource<string> = {
+  async getMigrations() {
+    return readdirSync(MIGRATIONS_DIR).filter((file) => /^\d+_[\w-]+\.ts$/.test(file)).sort();
+  },
+  getMigrationName: (file) => file,
+  getMigration: async (file) => (await import(pathToFileURL(path.join(MIGRATIONS_DIR, file)).href)) as MigrationModule,
+};
+
+const migratorConfig: Knex.MigratorConfig = { migrationSource };
+
+export async function migrateLatest(knex: Knex): Promise<string[]> {
+  const [, applied] = (await knex.migrate.latest(migratorConfig)) as [number, string[]];
+  return applied;
+}
+
+export async function rollbackLast(knex: Knex, all = false): Promise<string[]> {
+  const [, reverted] = (await knex.migrate.rollback(migratorConfig, all)) as [number, string[]];
+  return reverted;
+}
+
+export async function migrationStatus(knex: Knex): Promise<{ applied: string[]; pending: string[] }> {
+  const [applied, pending] = (await knex.migrate.list(migratorConfig)) as [{ name: string }[], string[]];
+  return { applied: applied.map((entry) => entry.name), pending };
+}
+
+const TEMPLATE = `import type { Knex } from 'knex';
+
+export async function up(knex: Knex): Promise<void> {
+}
+
+export async function down(knex: Knex): Promise<void> {
+}
+`;
+
+/** Writes an empty migration named `<UTC timestamp>_<name>.ts` and returns its path. */
+export function createMigrationFile(name: string): string {
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(name)) throw new Error(`migration name "${name}" must be lower-case letters, digits, _ or -`);
+  const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+  const file = path.join(MIGRATIONS_DIR, `${stamp}_${name}.ts`);
+  writeFileSync(file, TEMPLATE, { flag: 'wx' });
+  return file;
+}

@@ -1,0 +1,18 @@
+import type { Context } from 'koa';
+
+/** Per-request state, kept under one key of `ctx.state`. */
+export interface RequestState {
+  requestId: string;
+  tenant?: string;
+  /** The authenticated account's id (system JWT `uid` claim). */
+  uid?: string;
+  /** The verified system JWT claims. */
+  claims?: Readonly<Record<string, unknown>>;
+}
+
+const KEY = 'spaceport';
+
+export function requestState(ctx: Pick<Context, 'state'>): RequestState {
+  const state = ctx.state as Record<string, RequestState | undefined>;
+  return (state[KEY] ??= { requestId: '' });
+}

@@ -1,0 +1,37 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { buildOpenApiDocument } from '../openapi/index.ts';
+import type { MountedRoute } from '../projects/types.ts';
+import type { Runtime } from '../runtime.ts';
+import { routerMiddleware } from './routing.ts';
+
+const HEALTH_TIMEOUT_MS = 1500;
+
+/** `GET /healthz` and `GET /openapi.json`: the endpoints that take no tenant (SPEC §12). */
+export function systemRoutes(runtime: Runtime, projectRoutes: readonly MountedRoute[]): Middleware {
+  const openApi = JSON.stringify(buildOpenApiDocument(projectRoutes));
+  const router = new Router();
+  router.get('/healthz', async (ctx) => {
+    const up = await databaseAnswers(runtime);
+    ctx.status = up ? 200 : 503;
+    ctx.body = up ? { status: 'ok' } : { error: 'database unavailable' };
+  });
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = openApi;
+  });
+  return routerMiddleware(router);
+}
+
+async function databaseAnswers(runtime: Runtime): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(resolve, HEALTH_TIMEOUT_MS, false);
+  });
+  const query = runtime.knex.raw('select 1').then(() => true, () => false);
+  try {
+    return await Promise.race([query, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

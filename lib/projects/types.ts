@@ -1,0 +1,22 @@
+import type { Middleware } from 'koa';
+
+/** How a project route authenticates (SPEC §8.3). */
+export type AuthMode = 'system' | 'public' | 'custom';
+
+/** One mounted project route, as `make routes` and `/openapi.json` describe it. */
+export interface MountedRoute {
+  readonly project: string;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** The route's own path, as declared (`/items/:id`). */
+  readonly path: string;
+  /** Every URL it answers at: `/api/<project><path>`, plus `/api/project<path>` for the default. */
+  readonly urls: readonly string[];
+  readonly auth: AuthMode;
+  readonly file: string;
+}
+
+export interface LoadedProjects {
+  readonly routes: readonly MountedRoute[];
+  /** Dispatches `/api/...` requests to the projects; passes everything else on. */
+  readonly middleware: Middleware;
+}

@@ -1,0 +1,104 @@
+import { createSecretKey } from 'node:crypto';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type pino from 'pino';
+import { createApp } from './app.ts';
+import { loadConfig, type LoadOptions } from './config/index.ts';
+import { createKnex } from './db/connect.ts';
+import { openEmbeddedDatabase } from './db/embedded.ts';
+import { migrateLatest } from './db/migrations.ts';
+import { createLogger } from './http/logger.ts';
+import { loadProjects } from './projects/index.ts';
+import type { Runtime } from './runtime.ts';
+import { TenantDirectory } from './tenancy/index.ts';
+
+const DRAIN_LIMIT_MS = 10_000;
+
+export interface Service {
+  /** `http://host:port` of the listening server. */
+  readonly url: string;
+  readonly runtime: Runtime;
+  readonly server: Server;
+  /** Stops accepting, lets in-flight requests finish (10 s at most), then releases everything. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions extends LoadOptions {
+  /** Where log lines go (default stdout). */
+  logDestination?: pino.DestinationStream;
+}
+
+/** Loads configuration, opens and migrates the database, loads projects, and listens. */
+export async function startService(options: StartOptions = {}): Promise<Service> {
+  const runtime = await createRuntime(options);
+  try {
+    await migrateLatest(runtime.knex);
+    const projects = await loadProjects(runtime);
+    const app = createApp(runtime, projects);
+    const server = await listen(app.callback(), runtime.config.host, runtime.config.port);
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${runtime.config.host.includes(':') ? `[${runtime.config.host}]` : runtime.config.host}:${port}`;
+    runtime.logger.info({ url }, 'spaceport listening');
+    return { url, runtime, server, close: () => closeService(server, runtime) };
+  } catch (error) {
+    await releaseRuntime(runtime);
+    throw error;
+  }
+}
+
+/** Everything the service shares, without HTTP: also what the CLI commands use. */
+export async function createRuntime(options: StartOptions = {}): Promise<Runtime> {
+  const { config, secrets } = loadConfig(options);
+  const logger = createLogger(config.logLevel, options.logDestination);
+  const shutdownTasks: Runtime['shutdownTasks'] = [];
+  let databaseUrl = secrets.databaseUrl;
+  if (databaseUrl === undefined) {
+    const embedded = await openEmbeddedDatabase(config.dataDir, (line) => logger.warn(line));
+    shutdownTasks.push(() => embedded.stop());
+    databaseUrl = embedded.url;
+  }
+  const knex = createKnex(databaseUrl, (message) => logger.debug({ knex: String(message) }, 'knex'));
+  shutdownTasks.push(() => knex.destroy());
+  return {
+    config,
+    secrets,
+    knex,
+    logger,
+    tenants: new TenantDirectory(knex),
+    jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
+    shutdownTasks,
+  };
+}
+
+export async function releaseRuntime(runtime: Runtime): Promise<void> {
+  for (const task of [...runtime.shutdownTasks].reverse()) {
+    await task().catch((error: unknown) => runtime.logger.error({ err: error }, 'shutdown task failed'));
+  }
+}
+
+function listen(handler: RequestListener, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer(handler);
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+async function closeService(server: Server, runtime: Runtime): Promise<void> {
+  await drain(server);
+  await releaseRuntime(runtime);
+}
+
+/** Closes the listener and idle keep-alive sockets; busy ones get until the drain limit. */
+function drain(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const sweeper = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_LIMIT_MS);
+    server.close(() => {
+      clearInterval(sweeper);
+      clearTimeout(deadline);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

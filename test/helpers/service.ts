@@ -1,0 +1,71 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type { ExecutionContext } from 'ava';
+import type { ExpertInput } from '../../lib/config/index.ts';
+import { startService, type Service } from '../../lib/server.ts';
+import { createFreshDatabase } from './database.ts';
+
+export const TEST_JWT_SECRET = 'test-secret-of-a-decent-length-0123456789';
+
+export interface TestService extends Service {
+  /** Every log line the service wrote so far, parsed. */
+  logEntries(): Array<Record<string, unknown>>;
+  /** The raw log text, for tests that grep it. */
+  logText(): string;
+  fetch(pathname: string, init?: RequestInit): Promise<Response>;
+}
+
+export interface TestServiceOptions {
+  expert?: ExpertInput;
+  env?: Record<string, string>;
+  /** Use this database URL instead of the file's fresh one. */
+  databaseUrl?: string;
+}
+
+let fileDatabase: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
+
+/** One fresh database per test file (each ava file runs in its own process). */
+export function testDatabaseUrl(): Promise<string> {
+  fileDatabase ??= createFreshDatabase();
+  return fileDatabase.then((database) => database.url);
+}
+
+/** Drops the file's database; register with `test.after.always(dropTestDatabase)`. */
+export async function dropTestDatabase(): Promise<void> {
+  if (fileDatabase) await (await fileDatabase).drop();
+}
+
+/** Starts the real service on an ephemeral port over the file's database; closed after the test. */
+export async function startTestService(t: ExecutionContext | undefined, options: TestServiceOptions = {}): Promise<TestService> {
+  const lines: string[] = [];
+  const logDestination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const service = await startService({
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      JWT_SECRET: TEST_JWT_SECRET,
+      DATABASE_URL: options.databaseUrl ?? (await testDatabaseUrl()),
+      PROJECTS_DIR: path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-projects-')), 'none'),
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-data-')),
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    expert: options.expert ?? {},
+    logDestination,
+  });
+  const testService: TestService = {
+    ...service,
+    logEntries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    logText: () => lines.join('\n'),
+    fetch: (pathname, init) => fetch(new URL(pathname, service.url), init),
+  };
+  t?.teardown(() => service.close());
+  return testService;
+}
