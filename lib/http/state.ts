@@ -6,6 +6,8 @@ export interface RequestState {
   tenant?: string;
   /** The authenticated account's id (system JWT `uid` claim). */
   uid?: string;
+  /** For project routes: the mount prefix as it appeared in the URL (`/api/sample`), Express's `req.baseUrl`. */
+  baseUrl?: string;
   /** The verified system JWT claims. */
   claims?: Readonly<Record<string, unknown>>;
 }
