@@ -29,44 +29,47 @@ export function errorHandler(logger: Logger): Middleware {
   };
 }
 
-/** Writes the error answer for `error` onto `ctx`; usable by any code that owns the response. */
+/**
+ * Writes the error answer for `error` onto `ctx`: `{error}` for a 4xx or an exposed 5xx (a 503
+ * for an unreachable database, a 504 timeout), else the 500 body, at the error's own status.
+ */
 export function answerError(ctx: Context, error: unknown, logger: Logger): void {
-  const status = errorStatus(error);
   const requestId = requestState(ctx).requestId;
   if (ctx.headerSent || !ctx.writable) {
     logger.error({ err: error, requestId }, 'error after the response started');
     return;
   }
+  const unreachable = isDatabaseUnreachable(error);
+  const status = unreachable ? 503 : errorStatus(error);
   ctx.remove('Content-Type');
   ctx.remove('Content-Length');
   ctx.status = status;
-  if (status === 500) {
+  if (status < 500) {
+    logger.info({ status, error: messageOf(error), requestId }, 'client error');
+    setErrorHeaders(ctx, error);
+    ctx.body = { error: messageOf(error) || 'Error' };
+  } else if (unreachable) {
+    logger.error({ err: error, requestId }, 'database unreachable');
+    ctx.body = { error: 'database unavailable' };
+  } else if ((error as HttpErrorLike).expose === true) {
+    logger.error({ err: error, requestId }, 'server error');
+    setErrorHeaders(ctx, error);
+    ctx.body = { error: messageOf(error) };
+  } else {
     logger.error({ err: error, requestId }, 'unhandled error');
     ctx.body = { success: false, message: 'Internal Server Error' };
-    return;
   }
-  if (status >= 500) logger.error({ err: error, requestId }, 'server error');
-  else logger.info({ status, error: (error as HttpErrorLike).message, requestId }, 'client error');
-  setErrorHeaders(ctx, error);
-  ctx.body = { error: publicMessage(error, status) };
 }
 
 function errorStatus(error: unknown): number {
-  if (isDatabaseUnreachable(error)) return 503;
   const { status, statusCode } = (error ?? {}) as HttpErrorLike;
   const candidate = typeof status === 'number' ? status : statusCode;
   return typeof candidate === 'number' && candidate >= 400 && candidate <= 599 ? candidate : 500;
 }
 
-function publicMessage(error: unknown, status: number): string {
-  if (status === 503 && isDatabaseUnreachable(error)) return 'database unavailable';
-  const { message, expose } = (error ?? {}) as HttpErrorLike;
-  const exposed = expose === true || (expose === undefined && status < 500);
-  return exposed && typeof message === 'string' && message !== '' ? message : defaultMessage(status);
-}
-
-function defaultMessage(status: number): string {
-  return status === 503 ? 'Service Unavailable' : status === 504 ? 'Gateway Timeout' : 'Error';
+function messageOf(error: unknown): string {
+  const message = (error as HttpErrorLike | undefined)?.message;
+  return typeof message === 'string' ? message : '';
 }
 
 function setErrorHeaders(ctx: Context, error: unknown): void {
