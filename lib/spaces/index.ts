@@ -1,7 +1,4 @@
-import type { Middleware } from 'koa';
-import type { Runtime } from '../runtime.ts';
-
-/** The `/spaces` API (SPEC §6). Placeholder until the spaces issue lands. */
-export function spacesRoutes(_runtime: Runtime): Middleware {
-  return async (_ctx, next) => next();
-}
+export { spacesRoutes } from './routes.ts';
+export { spaceAccessOf, type SpaceAccess, type NameGrant, type AccountPermissions } from './access.ts';
+export { isSpaceName, parseCreateBody, parseReplaceBody, type SpaceDraft } from './validation.ts';
+export type { Space } from './store.ts';

@@ -1,0 +1,70 @@
+import autocannon from 'autocannon';
+import type { BenchSettings } from './settings.ts';
+
+/** What the load generator sends: every connection sends `requests` in turn. */
+export interface LoadTarget {
+  /** Origin of the server, `http://127.0.0.1:port`. */
+  readonly origin: string;
+  readonly requests: readonly autocannon.Request[];
+  /** The answer a correct server gives to the first request (status, and text the body holds). */
+  readonly expect: { readonly status: number; readonly bodyIncludes: string };
+}
+
+export interface Measurement {
+  readonly requestsPerSecond: number;
+  /** Milliseconds. */
+  readonly p99: number;
+  readonly completed: number;
+  /** Connection errors, timeouts and non-2xx answers: a run with any is not a fair figure. */
+  readonly failures: number;
+}
+
+/** Checks the target answers as expected, warms it up, then measures it for `settings.seconds`. */
+export async function measure(target: LoadTarget, settings: BenchSettings): Promise<Measurement> {
+  await checkAnswer(target);
+  if (settings.warmupSeconds > 0) await drive(target, { duration: settings.warmupSeconds }, settings);
+  return drive(target, { duration: settings.seconds }, settings);
+}
+
+/**
+ * Sends `amount` requests (no warm-up): the memory measurement. A slow server is cut off after
+ * `limitSeconds`, so the run stays bounded; `completed` then says how many were answered.
+ */
+export async function send(target: LoadTarget, amount: number, limitSeconds: number, settings: BenchSettings): Promise<Measurement> {
+  await checkAnswer(target);
+  return drive(target, { amount }, settings, limitSeconds);
+}
+
+async function drive(target: LoadTarget, length: { duration?: number; amount?: number }, settings: BenchSettings, limitSeconds?: number): Promise<Measurement> {
+  const run = autocannon({
+    url: target.origin,
+    connections: settings.connections,
+    pipelining: 1,
+    timeout: 10,
+    // autocannon ends a run on its next sample: frequent samples end it on time.
+    sampleInt: 100,
+    requests: [...target.requests],
+    ...length,
+  });
+  const limit = limitSeconds === undefined ? undefined : setTimeout(() => run.stop(), limitSeconds * 1000);
+  const result = await run;
+  clearTimeout(limit);
+  return {
+    requestsPerSecond: result.duration > 0 ? result.requests.total / result.duration : 0,
+    p99: result.latency.p99,
+    completed: result.requests.total,
+    failures: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+/** One request by hand first: a benchmark of 404s or 429s would measure the wrong thing. */
+async function checkAnswer(target: LoadTarget): Promise<void> {
+  const [first] = target.requests;
+  if (first === undefined) throw new Error(`no request to send to ${target.origin}`);
+  const url = new URL(first.path ?? '/', target.origin);
+  const response = await fetch(url, { method: first.method ?? 'GET', headers: first.headers, body: first.body });
+  const text = await response.text();
+  if (response.status !== target.expect.status || !text.includes(target.expect.bodyIncludes)) {
+    throw new Error(`${first.method ?? 'GET'} ${url.href} answered ${response.status} ${text.slice(0, 200)}; expected ${target.expect.status} with "${target.expect.bodyIncludes}"`);
+  }
+}

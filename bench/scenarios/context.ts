@@ -1,0 +1,14 @@
+import type { ServiceSetup } from '../service.ts';
+import type { BenchSettings } from '../settings.ts';
+
+/** What every measurement of one run can use. */
+export interface BenchContext {
+  readonly settings: BenchSettings;
+  readonly setup: ServiceSetup;
+  /** The projects folder of the main service: the sample and the benchmark fixture. */
+  readonly projectsDir: string;
+  /** Seeded account names that getOneAccount looks up in turn. */
+  readonly usernames: readonly string[];
+  /** A progress line on stderr, so the table on stdout stays clean. */
+  progress(line: string): void;
+}

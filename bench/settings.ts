@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+/**
+ * How hard and how long `make bench` pushes. The defaults are the SPEC §14 figures; the
+ * environment can shrink them (a smoke test, a quick look during development).
+ */
+export interface BenchSettings {
+  /** Seconds each server is measured for, after its warm-up. */
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  /** Concurrent connections of the load generator: modest, the machine may have two cores. */
+  readonly connections: number;
+  /** Accounts seeded into the tenant for the getOneAccount measurement. */
+  readonly accounts: number;
+  /** Projects generated for the routing measurement, each with `routesPerProject` routes. */
+  readonly projects: number;
+  readonly routesPerProject: number;
+  /** Requests sent between the two RSS readings. */
+  readonly memoryRequests: number;
+}
+
+const environmentSchema = z.object({
+  BENCH_SECONDS: z.coerce.number().positive().max(120).default(5),
+  BENCH_WARMUP_SECONDS: z.coerce.number().min(0).max(30).default(1),
+  BENCH_CONNECTIONS: z.coerce.number().int().positive().max(1000).default(10),
+  BENCH_ACCOUNTS: z.coerce.number().int().positive().default(100_000),
+  BENCH_PROJECTS: z.coerce.number().int().min(2).max(5000).default(500),
+  BENCH_ROUTES_PER_PROJECT: z.coerce.number().int().positive().max(200).default(20),
+  BENCH_MEMORY_REQUESTS: z.coerce.number().int().positive().default(100_000),
+});
+
+/** Reads the BENCH_* variables; a bad value stops the run with the variable's name. */
+export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`bench settings: ${problems.join('; ')}`);
+  }
+  const values = parsed.data;
+  return Object.freeze({
+    seconds: values.BENCH_SECONDS,
+    warmupSeconds: values.BENCH_WARMUP_SECONDS,
+    connections: values.BENCH_CONNECTIONS,
+    accounts: values.BENCH_ACCOUNTS,
+    projects: values.BENCH_PROJECTS,
+    routesPerProject: values.BENCH_ROUTES_PER_PROJECT,
+    memoryRequests: values.BENCH_MEMORY_REQUESTS,
+  });
+}

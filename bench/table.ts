@@ -1,0 +1,60 @@
+import type { Measurement } from './load.ts';
+
+/** One server or variant measured within a section. */
+export interface Row {
+  readonly server: string;
+  readonly measurement: Measurement;
+  readonly note?: string;
+}
+
+/** A SPEC §14 item: its first row is the subject, the others what it is compared with. */
+export interface Section {
+  readonly title: string;
+  readonly rows: readonly Row[];
+}
+
+const HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'req/s ratio', 'p99 ratio', 'notes'] as const;
+const RIGHT_ALIGNED = new Set([2, 3, 4, 5]);
+
+/**
+ * The results as one plain-text table. A ratio compares the section's first row with the row
+ * it stands on (first ÷ this): a req/s ratio of 0.40 means the subject serves 40 % of that
+ * row's throughput, a p99 ratio of 2.00 that its slowest 1 % take twice as long.
+ */
+export function formatTable(sections: readonly Section[]): string {
+  const cells = sections.flatMap((section) => section.rows.map((row, index) => rowCells(section, row, index)));
+  const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...cells.map((line) => (line[column] ?? '').length)));
+  const render = (line: readonly string[]) =>
+    line.map((cell, column) => (RIGHT_ALIGNED.has(column) ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
+  const rule = widths.map((width) => '-'.repeat(width)).join('  ');
+  return [render(HEADINGS), rule, ...cells.map(render), '', 'ratio = first row of the measurement ÷ this row'].join('\n');
+}
+
+function rowCells(section: Section, row: Row, index: number): string[] {
+  const subject = section.rows[0]?.measurement;
+  const { measurement } = row;
+  const compared = index > 0 && subject !== undefined;
+  const notes = [row.note, measurement.failures > 0 ? `${measurement.failures} failed answers: figure not valid` : undefined];
+  return [
+    index === 0 ? section.title : '',
+    row.server,
+    formatNumber(measurement.requestsPerSecond, 0),
+    formatNumber(measurement.p99, measurement.p99 < 10 ? 1 : 0),
+    compared ? ratio(subject.requestsPerSecond, measurement.requestsPerSecond) : '',
+    compared ? ratio(subject.p99, measurement.p99) : '',
+    notes.filter(Boolean).join('; '),
+  ];
+}
+
+function ratio(numerator: number, denominator: number): string {
+  return denominator > 0 ? (numerator / denominator).toFixed(2) : 'n/a';
+}
+
+function formatNumber(value: number, decimals: number): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+
+/** Bytes as mebibytes with one decimal, for the RSS notes. */
+export function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

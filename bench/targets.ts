@@ -1,0 +1,37 @@
+import type { LoadTarget } from './load.ts';
+
+/** The requests each measurement sends, built for whichever server is under load. */
+
+export function heartbeat(origin: string): LoadTarget {
+  return { origin, requests: [{ method: 'GET', path: '/api/sample/heartbeat' }], expect: { status: 200, bodyIncludes: 'success' } };
+}
+
+/** The benchmark fixture's public route, or its system-auth twin when a token is given. */
+export function fixtureRoute(origin: string, token?: string): LoadTarget {
+  const request = token
+    ? { method: 'GET', path: '/api/benchmark/private', headers: { authorization: `Bearer ${token}` } }
+    : { method: 'GET', path: '/api/benchmark/public' };
+  return { origin, requests: [request], expect: { status: 200, bodyIncludes: 'success' } };
+}
+
+/** One getOneAccount per username, in turn: each finds exactly one account. */
+export function getOneAccount(origin: string, usernames: readonly string[]): LoadTarget {
+  const requests = usernames.map((username) => ({
+    method: 'POST',
+    path: '/api/sample/getOneAccount',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ EMPLOYEE_ID: username }),
+  }));
+  return { origin, requests, expect: { status: 200, bodyIncludes: `"username":"${usernames[0]}"` } };
+}
+
+export function routedPath(origin: string, path: string): LoadTarget {
+  return { origin, requests: [{ method: 'GET', path }], expect: { status: 200, bodyIncludes: 'ok' } };
+}
+
+/** Several targets on one server as a single stream: each connection sends their requests in turn. */
+export function mixed(origin: string, targets: readonly LoadTarget[]): LoadTarget {
+  const [first] = targets;
+  if (first === undefined) throw new Error('mixed: no target');
+  return { origin, requests: targets.flatMap((target) => target.requests), expect: first.expect };
+}

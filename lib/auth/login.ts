@@ -1,0 +1,41 @@
+import createError from 'http-errors';
+import type { Middleware } from 'koa';
+import { requestState } from '../http/state.ts';
+import type { Runtime } from '../runtime.ts';
+import { accountFromDocument, findAccountDocument } from './accounts.ts';
+import { prepareDecoyHash, verifyPassword } from './passwords.ts';
+import { signSystemToken, tokenLifetimeSeconds } from './tokens.ts';
+
+interface Credentials {
+  username: string;
+  password: string;
+}
+
+/** One answer for an unknown name and a wrong password, so neither can be told apart. */
+const REJECTED = 'invalid username or password';
+
+/**
+ * `POST /auth/login` (SPEC §5.2): checks the credentials of the request's tenant and answers a
+ * system JWT. The body is parsed and rate-limited before this runs.
+ */
+export function loginHandler(runtime: Runtime): Middleware {
+  void prepareDecoyHash();
+  return async (ctx) => {
+    const { username, password } = credentialsOf(ctx.request.body);
+    const tenant = requestState(ctx).tenant as string;
+    const document = await findAccountDocument(runtime.knex, tenant, username);
+    const matches = await verifyPassword(password, document?.password);
+    if (document === undefined || !matches) throw createError(401, REJECTED);
+    const token = await signSystemToken(runtime, accountFromDocument(document), tenant);
+    ctx.body = { success: true, token, expiresIn: tokenLifetimeSeconds(token) };
+  };
+}
+
+function credentialsOf(body: unknown): Credentials {
+  const fields = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  for (const name of ['username', 'password'] as const) {
+    if (fields[name] === undefined) throw createError(400, `${name} is required`);
+    if (typeof fields[name] !== 'string') throw createError(400, `${name} must be a string`);
+  }
+  return { username: fields.username as string, password: fields.password as string };
+}

@@ -1,0 +1,56 @@
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+/** scrypt cost parameters (OWASP's minimum for scrypt: N=2^17 is stronger but 128 MB a call). */
+const COST = { N: 16384, r: 8, p: 1 } as const;
+const KEY_BYTES = 64;
+const SALT_BYTES = 16;
+const PREFIX = 'scrypt';
+
+function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password.normalize('NFC'), salt, KEY_BYTES, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) => {
+      if (error) reject(error);
+      else resolve(key);
+    });
+  });
+}
+
+/** A salted scrypt hash: `scrypt$N$r$p$<salt base64>$<key base64>`. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const key = await derive(password, salt, COST);
+  return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), key.toString('base64')].join('$');
+}
+
+interface ParsedHash {
+  salt: Buffer;
+  key: Buffer;
+  options: ScryptOptions;
+}
+
+function parseHash(stored: unknown): ParsedHash | undefined {
+  if (typeof stored !== 'string') return undefined;
+  const [prefix, N, r, p, salt, key] = stored.split('$');
+  if (prefix !== PREFIX || salt === undefined || key === undefined) return undefined;
+  return { salt: Buffer.from(salt, 'base64'), key: Buffer.from(key, 'base64'), options: { N: Number(N), r: Number(r), p: Number(p) } };
+}
+
+/** Stands in for a missing account, so an unknown username costs the same scrypt as a known one. */
+let decoyHash: Promise<string> | undefined;
+
+/** Makes the decoy ahead of the first login, so that login is not slower for an unknown name. */
+export function prepareDecoyHash(): Promise<string> {
+  return (decoyHash ??= hashPassword(randomBytes(16).toString('hex')));
+}
+
+/**
+ * True when `password` matches `stored`. With no stored hash (unknown user) it still runs a full
+ * scrypt against a decoy, so the answer time does not tell whether the username exists.
+ */
+export async function verifyPassword(password: string, stored: unknown): Promise<boolean> {
+  const parsed = parseHash(stored);
+  const target = parsed ?? parseHash(await prepareDecoyHash());
+  if (target === undefined) return false;
+  const key = await derive(password, target.salt, target.options);
+  return parsed !== undefined && key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
+}

@@ -1,0 +1,145 @@
+import type { EventEmitter } from 'node:events';
+import { mkdir, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import createError from 'http-errors';
+import type { Context, Middleware } from 'koa';
+import type { File as FormidableFile } from 'formidable';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import onFinished from 'on-finished';
+import type { Config } from '../config/index.ts';
+import { recordUploads, type StoredFile } from './uploads.ts';
+
+type Limits = Config['limits'];
+
+export interface BodyParserOptions {
+  /** Where uploads wait until the response ends (default: `spaceport-uploads` in the OS temp folder). */
+  temporaryDirectory?: string;
+}
+
+/** Express parses a body whatever the method; so do we (a request without a body is skipped). */
+const EVERY_METHOD = Object.values(HttpMethodEnum);
+
+/**
+ * Body parsing for project routes (SPEC §8.3). `fields` reads JSON, urlencoded and text bodies
+ * as Express 5's `json()`, `urlencoded()` and `text()` do (same types, strict JSON, flat forms),
+ * up to `limits.jsonBytes`; `multipart` stores files in a temporary folder within
+ * `limits.fileBytes` and `limits.files` and removes them when the response ends.
+ */
+export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { fields: Middleware; multipart: Middleware } {
+  const directory = options.temporaryDirectory ?? path.join(tmpdir(), 'spaceport-uploads');
+  return { fields: fieldParser(limits), multipart: multipartParser(limits, directory) };
+}
+
+function fieldParser(limits: Limits): Middleware {
+  return koaBody({
+    json: true,
+    urlencoded: true,
+    text: true,
+    multipart: false,
+    jsonStrict: true,
+    jsonTypes: ['application/json'],
+    textTypes: ['text/plain'],
+    jsonLimit: limits.jsonBytes,
+    formLimit: limits.jsonBytes,
+    textLimit: limits.jsonBytes,
+    parsedMethods: [...EVERY_METHOD],
+    // Express 5's default (non-extended) form parser: qs with no nesting, so `a[b]` stays a key.
+    queryString: { allowDots: false, allowPrototypes: true, depth: 0, strictDepth: true, arrayLimit: 1000, parameterLimit: 1000 },
+    onError: (error, ctx) => {
+      throw bodyError(error, ctx.is('application/json') ? 'malformed JSON body' : 'malformed request body');
+    },
+  });
+}
+
+function multipartParser(limits: Limits, directory: string): Middleware {
+  let directoryReady: Promise<unknown> | undefined;
+  return async (ctx, next) => {
+    if (!ctx.is('multipart')) return next();
+    directoryReady ??= mkdir(directory, { recursive: true }).catch((error: unknown) => {
+      directoryReady = undefined;
+      throw error;
+    });
+    await directoryReady;
+    const stored: Array<[string, FormidableFile]> = [];
+    const parsing = parseMultipart(ctx, limits, directory, stored);
+    onFinished(ctx.res, () => {
+      void parsing.catch(() => {}).finally(() => removeFiles(stored.map(([, file]) => file.filepath)));
+    });
+    await parsing;
+    recordUploads(ctx, stored.filter(([, file]) => isChosenFile(file)).map(([field, file]) => [field, storedFile(file)]));
+    await next();
+  };
+}
+
+/** Parses with formidable (through koa-body), tracking every file it opens, finished or not. */
+function parseMultipart(ctx: Context, limits: Limits, directory: string, stored: Array<[string, FormidableFile]>): Promise<void> {
+  const parse = koaBody({
+    json: false,
+    urlencoded: false,
+    text: false,
+    multipart: true,
+    parsedMethods: [...EVERY_METHOD],
+    formidable: {
+      uploadDir: directory,
+      maxFileSize: limits.fileBytes,
+      maxTotalFileSize: limits.fileBytes * limits.files,
+      maxFiles: limits.files,
+      maxFieldsSize: limits.jsonBytes,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      hashAlgorithm: 'md5',
+      onFileBegin: (field, file) => {
+        stored.push([field, file]);
+        stopWhenTooLarge(file, limits.fileBytes);
+      },
+    },
+    onError: (error) => {
+      throw bodyError(error, 'malformed multipart body');
+    },
+  });
+  return parse(ctx, async () => {});
+}
+
+/** Formidable checks a file's size only once it is complete; stop writing as soon as it is over. */
+function stopWhenTooLarge(file: FormidableFile, limitBytes: number): void {
+  // Formidable's files are event emitters (its types leave that out); an 'error' aborts the parse.
+  const events = file as unknown as EventEmitter;
+  events.on('progress', (size: number) => {
+    if (size > limitBytes) events.emit('error', createError(413, 'file too large'));
+  });
+}
+
+/** A browser sends an unnamed, empty part for a file input left empty: no file was chosen. */
+function isChosenFile(file: FormidableFile): boolean {
+  return Boolean(file.originalFilename) || file.size > 0;
+}
+
+function storedFile(file: FormidableFile): StoredFile {
+  return {
+    clientName: file.originalFilename ?? '',
+    size: file.size,
+    tempFilePath: file.filepath,
+    mimetype: file.mimetype ?? 'application/octet-stream',
+    md5: typeof file.hash === 'string' ? file.hash : '',
+  };
+}
+
+/** Limits are 413; an unsupported encoding 415; anything else the client sent is malformed. */
+function bodyError(error: Error, malformed: string): Error {
+  const { status, httpCode } = error as { status?: unknown; httpCode?: unknown };
+  const code = typeof status === 'number' ? status : httpCode;
+  if (code === 413) return createError(413, tooLargeMessage(error));
+  if (code === 415) return createError(415, 'unsupported content encoding');
+  return createError(400, malformed);
+}
+
+function tooLargeMessage(error: Error): string {
+  if (/maxFiles\b/.test(error.message)) return 'too many files';
+  if (error.message === 'file too large' || /maxFileSize|maxTotalFileSize/.test(error.message)) return 'file too large';
+  return 'request body too large';
+}
+
+async function removeFiles(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map((each) => unlink(each).catch(() => {})));
+}

@@ -1,0 +1,39 @@
+import type { EventEmitter } from 'node:events';
+import { PassThrough, type Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
+
+/**
+ * The body of a response written in pieces (`res.write`, `readable.pipe(res)`): a PassThrough
+ * that becomes `ctx.body`, so Koa pipes it to the socket with its own back-pressure and error
+ * handling. The bridged `res` hears `drain` from it, as from Node's own response.
+ */
+export function openBodyStream(response: EventEmitter): PassThrough {
+  const body = new PassThrough();
+  body.on('drain', () => response.emit('drain'));
+  body.on('error', () => {});
+  return body;
+}
+
+/**
+ * Re-emits the socket-side `finish` and `close` on the bridged `res` (piping sources and
+ * handlers listen for them), and looks after sources piped into it: `pipe` leaves a source
+ * paused, holding its file or socket open, when the response ends first (client gone, HEAD),
+ * so it is destroyed then; a source that fails is reported through `onSourceError` instead of
+ * leaving the response hanging.
+ */
+export function followSocketEvents(raw: ServerResponse, response: EventEmitter, onSourceError: (error: Error) => void): void {
+  const sources = new Set<Readable>();
+  const onPipe = (source: Readable) => {
+    sources.add(source);
+    source.once('error', onSourceError);
+  };
+  response.on('pipe', onPipe);
+  raw.once('finish', () => response.emit('finish'));
+  raw.once('close', () => {
+    response.off('pipe', onPipe);
+    for (const source of sources) {
+      if (!source.readableEnded) source.destroy();
+    }
+    response.emit('close');
+  });
+}

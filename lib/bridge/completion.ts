@@ -1,0 +1,54 @@
+/**
+ * How one bridged handler ended: it answered (the answer is in `ctx` or already on the wire),
+ * handed on with `next()`, failed, or the client went away before either.
+ */
+export type Outcome =
+  | { readonly kind: 'answered' }
+  | { readonly kind: 'passed' }
+  | { readonly kind: 'failed'; readonly error: unknown }
+  | { readonly kind: 'closed' };
+
+/** Told about an attempt to end a handler that had already ended (`attempt` names the call). */
+export type IgnoredAttempt = (attempt: string, first: Outcome | undefined, error?: unknown) => void;
+
+/**
+ * The end of a bridged handler, which is not the return of its function: a handler may answer
+ * from a timer, a callback or a stream. The first outcome wins; the later ones are reported.
+ */
+export class Completion {
+  readonly outcome: Promise<Outcome>;
+  readonly #reportIgnored: IgnoredAttempt;
+  #resolve: (outcome: Outcome) => void = () => {};
+  #settled: Outcome | undefined;
+
+  constructor(reportIgnored: IgnoredAttempt) {
+    this.#reportIgnored = reportIgnored;
+    this.outcome = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  get settled(): boolean {
+    return this.#settled !== undefined;
+  }
+
+  /** Records `outcome` unless another came first; says whether it was recorded. */
+  settle(outcome: Outcome): boolean {
+    if (this.#settled) return false;
+    this.#settled = outcome;
+    this.#resolve(outcome);
+    return true;
+  }
+
+  /** As `settle`, but an attempt that comes too late is reported (a second answer, say). */
+  settleOrReport(outcome: Outcome, attempt: string): boolean {
+    if (this.settle(outcome)) return true;
+    this.reportLate(attempt, outcome.kind === 'failed' ? outcome.error : undefined);
+    return false;
+  }
+
+  /** Reports a call that came after the answer was given (`error`: what it failed with, if it did). */
+  reportLate(attempt: string, error?: unknown): void {
+    this.#reportIgnored(attempt, this.#settled, error);
+  }
+}

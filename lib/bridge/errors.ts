@@ -1,0 +1,35 @@
+import createError, { type HttpError } from 'http-errors';
+import statuses from 'statuses';
+
+interface ErrorFields {
+  status?: unknown;
+  statusCode?: unknown;
+  message?: unknown;
+  headers?: unknown;
+}
+
+/**
+ * The error a failed handler answers with, its status chosen as Express's final handler does:
+ * the error's own `status`/`statusCode` when 400-599, else a 4xx/5xx the handler had already
+ * set with `res.status`, else 500. A 4xx shows its message and headers; a 5xx shows nothing of
+ * the original, which stays attached as `cause` for the log.
+ */
+export function handlerFailure(error: unknown, responseStatus: number): HttpError {
+  const status = errorStatus(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
+  const fields = (error !== null && typeof error === 'object' ? error : {}) as ErrorFields;
+  const message = typeof fields.message === 'string' ? fields.message : typeof error === 'string' ? error : '';
+  const headers = status < 500 && fields.headers !== null && typeof fields.headers === 'object' ? fields.headers : undefined;
+  return createError(status, message || String(statuses.message[status] ?? 'Error'), { expose: status < 500, headers, cause: error });
+}
+
+function errorStatus(error: unknown): number | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const { status, statusCode } = error as ErrorFields;
+  if (typeof status === 'number' && isErrorStatus(status)) return status;
+  if (typeof statusCode === 'number' && isErrorStatus(statusCode)) return statusCode;
+  return undefined;
+}
+
+function isErrorStatus(status: number): boolean {
+  return status >= 400 && status < 600;
+}

@@ -1,0 +1,92 @@
+import createError from 'http-errors';
+import type { Context, Middleware } from 'koa';
+import onFinished from 'on-finished';
+import type { Logger } from '../http/logger.ts';
+import { requestState } from '../http/state.ts';
+import { Completion, type Outcome } from './completion.ts';
+import { handlerFailure } from './errors.ts';
+import { exchangeFor, type Exchange } from './exchange.ts';
+import { BridgeResponse } from './response.ts';
+import type { NextFunction, RouteHandler } from './types.ts';
+
+export interface BridgeOptions {
+  /** A function that has neither answered nor called `next` by then gets 504. */
+  handlerMs: number;
+  logger: Logger;
+}
+
+/**
+ * Koa middleware running an Express-style handler (or a custom auth function) over `ctx`.
+ * It waits for the handler's answer, `next()` or failure, however late they come, not for its
+ * function to return; then Koa writes the answer, the chain continues, or the error middleware
+ * answers with the status Express would have picked.
+ */
+export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Middleware {
+  return async (ctx, next) => {
+    const exchange = exchangeFor(ctx);
+    const completion = new Completion((attempt, first, error) => reportLate(ctx, options.logger, attempt, first, error));
+    BridgeResponse.attach(exchange.res, completion);
+    exchange.req.next = expressNext(completion, exchange);
+    const stopWatching = watchCompletion(ctx, completion, options.handlerMs);
+    invoke(handler, exchange, completion);
+    const outcome = await completion.outcome;
+    stopWatching();
+    if (outcome.kind === 'passed') return next();
+    if (outcome.kind === 'failed') {
+      // A file transfer had Koa stand aside: if it never started, the error answer goes through
+      // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes.
+      if (ctx.res.headersSent) ctx.res.destroy();
+      else ctx.respond = true;
+      throw outcome.error;
+    }
+  };
+}
+
+/** Express's `next`: continue on nothing (or `'route'`/`'router'`), fail on anything else. */
+function expressNext(completion: Completion, exchange: Exchange): NextFunction {
+  return (error?: unknown) => {
+    if (!error || error === 'route' || error === 'router') {
+      completion.settleOrReport({ kind: 'passed' }, 'next()');
+    } else {
+      completion.settleOrReport({ kind: 'failed', error: handlerFailure(error, exchange.res.statusCode) }, 'next(error)');
+    }
+  };
+}
+
+/** A synchronous throw and a rejected promise fail the handler like `next(error)`. */
+function invoke(handler: RouteHandler, exchange: Exchange, completion: Completion): void {
+  const fail = (error: unknown) =>
+    completion.settleOrReport({ kind: 'failed', error: handlerFailure(error, exchange.res.statusCode) }, 'throw');
+  try {
+    const result = handler(exchange.req, exchange.res, exchange.req.next);
+    if (isThenable(result)) result.then(undefined, fail);
+  } catch (error) {
+    fail(error);
+  }
+}
+
+/**
+ * Settles the completion when nothing else will: the time limit passes with no answer begun
+ * (504), or the response ends (a file fully sent, or the client gone).
+ */
+function watchCompletion(ctx: Context, completion: Completion, handlerMs: number): () => void {
+  const timer = setTimeout(() => {
+    if (ctx.res.headersSent) return;
+    completion.settle({ kind: 'failed', error: createError(504, 'the handler did not answer in time', { expose: true }) });
+  }, handlerMs);
+  onFinished(ctx.res, () => {
+    completion.settle(ctx.res.writableFinished ? { kind: 'answered' } : { kind: 'closed' });
+  });
+  return () => clearTimeout(timer);
+}
+
+function reportLate(ctx: Context, logger: Logger, attempt: string, first: Outcome | undefined, error: unknown): void {
+  if (first?.kind === 'closed') return;
+  const requestId = requestState(ctx).requestId;
+  if (error === undefined) logger.warn({ requestId, attempt, first: first?.kind }, 'bridged handler answered twice; later answer ignored');
+  else logger.error({ requestId, attempt, first: first?.kind, err: error }, 'bridged handler failed after answering');
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+}

@@ -1,0 +1,226 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+import querystring, { type ParsedUrlQuery } from 'node:querystring';
+import fresh from 'fresh';
+import type { Context } from 'koa';
+import rangeParser from 'range-parser';
+import { requestState } from '../http/state.ts';
+import type { BridgeResponse } from './response.ts';
+import type { NextFunction } from './types.ts';
+import { uploadedFiles, type UploadedFiles } from './uploads.ts';
+
+type StreamListener = Parameters<IncomingMessage['on']>[1];
+
+/**
+ * Express 5's `req` over Koa's `ctx`, for project handlers (SPEC §10, seed §2.5). Paths are
+ * those of an Express router mounted at the project prefix: `baseUrl` is the prefix as it
+ * appeared in the URL, `url` and `path` are relative to it, `originalUrl` is the whole URL.
+ * Members a handler may assign in Express (`body`, `params`, `url`, `method`, `uid`) can be
+ * assigned here too; `query` is read-only, as in Express 5. Anything else a custom auth adds
+ * (`req.user`) is seen by the handler: one `req` serves the whole request.
+ */
+export class BridgeRequest {
+  [member: string]: unknown;
+  readonly res: BridgeResponse;
+  /** The running function's `next`, as Express keeps it on `req`. */
+  next: NextFunction = () => {};
+  readonly #context: Context;
+  readonly #assigned = new Map<string, unknown>();
+
+  constructor(context: Context, response: BridgeResponse) {
+    this.#context = context;
+    this.res = response;
+  }
+
+  get body(): unknown {
+    return this.#assignedOr('body', () => this.#context.request.body);
+  }
+  set body(value: unknown) {
+    this.#assigned.set('body', value);
+  }
+
+  get params(): Record<string, string> {
+    return this.#assignedOr('params', () => (this.#context as Context & { params?: Record<string, string> }).params ?? {});
+  }
+  set params(value: Record<string, string>) {
+    this.#assigned.set('params', value);
+  }
+
+  get url(): string {
+    return this.#assignedOr('url', () => relativeUrl(this.#context.originalUrl, this.baseUrl));
+  }
+  set url(value: string) {
+    this.#assigned.set('url', value);
+  }
+
+  get method(): string {
+    return this.#assignedOr('method', () => this.#context.method);
+  }
+  set method(value: string) {
+    this.#assigned.set('method', value);
+  }
+
+  /** The authenticated account's id (system JWT `uid`), unless a custom auth set its own. */
+  get uid(): string | undefined {
+    return this.#assignedOr('uid', () => requestState(this.#context).uid);
+  }
+  set uid(value: string | undefined) {
+    this.#assigned.set('uid', value);
+  }
+
+  /** Node's `querystring` (Express's "simple" parser): repeated keys are arrays, `a[b]` stays a key. */
+  get query(): ParsedUrlQuery {
+    const search = this.url.indexOf('?');
+    return querystring.parse(search === -1 ? '' : this.url.slice(search + 1));
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.#context.request.headers;
+  }
+
+  /** Uploaded files by field; null for a multipart request without files, else undefined. */
+  get files(): UploadedFiles | null | undefined {
+    return uploadedFiles(this.#context);
+  }
+
+  get baseUrl(): string {
+    return requestState(this.#context).baseUrl ?? '';
+  }
+
+  get originalUrl(): string {
+    return this.#context.originalUrl;
+  }
+
+  get path(): string {
+    const url = this.url;
+    const end = url.search(/[?#]/);
+    return end === -1 ? url : url.slice(0, end);
+  }
+
+  /** The client address: the socket's, or `X-Forwarded-For`'s when `http.trustProxy` is on. */
+  get ip(): string {
+    return this.#context.ip;
+  }
+
+  get ips(): string[] {
+    return this.#context.ips;
+  }
+
+  get protocol(): string {
+    return this.#context.protocol;
+  }
+
+  get secure(): boolean {
+    return this.protocol === 'https';
+  }
+
+  get host(): string | undefined {
+    return this.#context.host || undefined;
+  }
+
+  get hostname(): string | undefined {
+    const host = this.host;
+    if (!host) return undefined;
+    const offset = host.startsWith('[') ? host.indexOf(']') + 1 : 0;
+    const colon = host.indexOf(':', offset);
+    return colon === -1 ? host : host.slice(0, colon);
+  }
+
+  get subdomains(): string[] {
+    const hostname = this.hostname;
+    if (!hostname) return [];
+    return (isIP(hostname) ? [hostname] : hostname.split('.').reverse()).slice(2);
+  }
+
+  get xhr(): boolean {
+    return (this.get('X-Requested-With') ?? '').toString().toLowerCase() === 'xmlhttprequest';
+  }
+
+  /** Whether the client's cached copy (If-None-Match / If-Modified-Since) is still good. */
+  get fresh(): boolean {
+    if (this.method !== 'GET' && this.method !== 'HEAD') return false;
+    const status = this.res.statusCode;
+    if ((status < 200 || status >= 300) && status !== 304) return false;
+    return fresh(this.headers, { etag: this.res.get('ETag'), 'last-modified': this.res.get('Last-Modified') });
+  }
+
+  get stale(): boolean {
+    return !this.fresh;
+  }
+
+  get socket(): IncomingMessage['socket'] {
+    return this.#context.req.socket;
+  }
+
+  get httpVersion(): string {
+    return this.#context.req.httpVersion;
+  }
+
+  /** A request header, case-insensitively; Referer and Referrer are one. */
+  get(name: string): string | string[] | undefined {
+    if (!name) throw new TypeError('name argument is required to req.get');
+    if (typeof name !== 'string') throw new TypeError('name must be a string to req.get');
+    const lower = name.toLowerCase();
+    if (lower === 'referer' || lower === 'referrer') return this.headers.referrer ?? this.headers.referer;
+    return this.headers[lower];
+  }
+
+  header(name: string): string | string[] | undefined {
+    return this.get(name);
+  }
+
+  is(...types: Array<string | string[]>): string | false | null {
+    return this.#context.is(types.flat());
+  }
+
+  accepts(...types: Array<string | string[]>): string | string[] | false {
+    return this.#context.accepts(types.flat());
+  }
+
+  acceptsEncodings(...encodings: Array<string | string[]>): string | string[] | false {
+    return this.#context.acceptsEncodings(encodings.flat());
+  }
+
+  acceptsCharsets(...charsets: Array<string | string[]>): string | string[] | false {
+    return this.#context.acceptsCharsets(charsets.flat());
+  }
+
+  acceptsLanguages(...languages: Array<string | string[]>): string | string[] | false {
+    return this.#context.acceptsLanguages(languages.flat());
+  }
+
+  range(size: number, options?: rangeParser.Options): rangeParser.Result | rangeParser.Ranges | undefined {
+    const range = this.get('Range');
+    return typeof range === 'string' && range ? rangeParser(size, range, options) : undefined;
+  }
+
+  /** The raw body stream, for content types no parser took. */
+  on(event: string, listener: StreamListener): this {
+    this.#context.req.on(event, listener);
+    return this;
+  }
+
+  once(event: string, listener: StreamListener): this {
+    this.#context.req.once(event, listener);
+    return this;
+  }
+
+  pipe<Destination extends NodeJS.WritableStream>(destination: Destination, options?: { end?: boolean }): Destination {
+    return this.#context.req.pipe(destination, options);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return this.#context.req[Symbol.asyncIterator]();
+  }
+
+  #assignedOr<Value>(member: string, read: () => Value): Value {
+    return this.#assigned.has(member) ? (this.#assigned.get(member) as Value) : read();
+  }
+}
+
+/** The URL as a router mounted at `baseUrl` sees it: the mount removed, always from `/`. */
+function relativeUrl(originalUrl: string, baseUrl: string): string {
+  if (!baseUrl || !originalUrl.toLowerCase().startsWith(baseUrl.toLowerCase())) return originalUrl;
+  const rest = originalUrl.slice(baseUrl.length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}

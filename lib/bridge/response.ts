@@ -1,0 +1,247 @@
+import path from 'node:path';
+import type { PassThrough } from 'node:stream';
+import { create as contentDisposition } from 'content-disposition';
+import etag from 'etag';
+import type { Context } from 'koa';
+import statuses from 'statuses';
+import { followSocketEvents, openBodyStream } from './body-stream.ts';
+import { Completion } from './completion.ts';
+import { handlerFailure } from './errors.ts';
+import type { BridgeRequest } from './request.ts';
+import { redirectBody, toBuffer, withCharset } from './response-bodies.ts';
+import { ResponseHeaders } from './response-headers.ts';
+import { transferFile, type SendFileCallback, type SendFileOptions } from './send-file.ts';
+
+/** What the response has committed to: nothing yet, a whole body, a stream, or a file. */
+type Mode = 'open' | 'body' | 'stream' | 'file';
+
+type WriteCallback = (error?: Error | null) => void;
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Express 5's `res` over Koa's `ctx`. A whole body is handed to Koa as a Buffer with the
+ * headers Express would have set (so Koa's own defaults never apply); a body written in pieces
+ * becomes a stream body; `sendFile` is the one answer written to the socket directly.
+ * Every answer settles the running handler's completion; a second one is ignored and reported.
+ */
+export class BridgeResponse extends ResponseHeaders {
+  /** Per request, shared by every bridged function of the request (custom auth, handler). */
+  readonly locals: Record<string, unknown> = {};
+  req!: BridgeRequest;
+  #completion = new Completion(() => {});
+  #mode: Mode = 'open';
+  #body: PassThrough | undefined;
+
+  constructor(context: Context) {
+    super(context);
+    followSocketEvents(context.res, this, (error) => this.#abort(error));
+  }
+
+  /** Makes `completion` the one this response settles: each bridged function has its own. */
+  static attach(response: BridgeResponse, completion: Completion): void {
+    response.#completion = completion;
+  }
+
+  override get headersSent(): boolean {
+    return (this.#mode !== 'open' && this.#mode !== 'file') || this.context.res.headersSent;
+  }
+
+  send(body?: unknown): this {
+    if (!this.#claim('send')) return this;
+    let chunk: string | Buffer | undefined;
+    if (typeof body === 'string') {
+      const type = this.get('Content-Type');
+      if (typeof type === 'string') this.set('Content-Type', withCharset(type));
+      else this.type('html');
+      chunk = body;
+    } else if (body === null) {
+      chunk = '';
+    } else if (ArrayBuffer.isView(body)) {
+      if (!this.get('Content-Type')) this.type('bin');
+      chunk = Buffer.isBuffer(body) ? body : Buffer.from(body as Uint8Array);
+    } else if (typeof body === 'object' || typeof body === 'number' || typeof body === 'boolean') {
+      return this.json(body);
+    }
+    return this.#sendChunk(chunk);
+  }
+
+  json(value?: unknown): this {
+    if (!this.#claim('json')) return this;
+    const text: string | undefined = JSON.stringify(value);
+    if (!this.get('Content-Type')) this.set('Content-Type', 'application/json');
+    return this.send(text);
+  }
+
+  sendStatus(code: number): this {
+    if (!this.#claim('sendStatus')) return this;
+    const body = statuses.message[code] ?? String(code);
+    this.status(code);
+    this.type('txt');
+    return this.send(body);
+  }
+
+  redirect(statusOrUrl: number | string, url?: string): void {
+    if (!this.#claim('redirect')) return;
+    const status = url === undefined ? 302 : Number(statusOrUrl);
+    const address = String(this.location(String(url ?? statusOrUrl)).get('Location'));
+    const { type, body } = redirectBody(this.req.accepts(['text', 'html']) as string | false, status, address);
+    this.vary('Accept');
+    if (type) this.set('Content-Type', type);
+    this.status(status);
+    this.set('Content-Length', Buffer.byteLength(body));
+    this.#commitBody(Buffer.from(body), 'redirect');
+  }
+
+  write(chunk: string | Uint8Array, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean {
+    if (this.#mode === 'open' && !this.#openStream('write')) return false;
+    if (this.#mode !== 'stream' || !this.#body || this.#body.writableEnded) {
+      this.#completion.reportLate('write');
+      return false;
+    }
+    const done = typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
+    // Koa ends a HEAD response at once; Node accepts and drops such a body, so no producer may stall on 'drain'.
+    if (this.context.method === 'HEAD') {
+      if (done) process.nextTick(done);
+      return true;
+    }
+    const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : 'utf8';
+    return done ? this.#body.write(chunk, encoding, done) : this.#body.write(chunk, encoding);
+  }
+
+  end(chunk?: string | Uint8Array | (() => void), encodingOrCallback?: BufferEncoding | (() => void), callback?: () => void): this {
+    const data = typeof chunk === 'function' ? undefined : chunk;
+    const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;
+    const done = [chunk, encodingOrCallback, callback].find((each) => typeof each === 'function') as (() => void) | undefined;
+    if (done) this.once('finish', done);
+    if (this.#mode === 'stream' && this.#body && !this.#body.writableEnded) {
+      this.#body.end(data === undefined ? undefined : toBuffer(data, encoding));
+    } else {
+      this.#commitBody(data === undefined ? EMPTY : toBuffer(data, encoding), 'end');
+    }
+    return this;
+  }
+
+  /** Node's `writeHead`: status and headers now, the body with `write`/`end`. */
+  writeHead(code: number, messageOrHeaders?: string | Record<string, string | number | string[]>, headers?: Record<string, string | number | string[]>): this {
+    this.status(code);
+    const fields = typeof messageOrHeaders === 'object' ? messageOrHeaders : headers;
+    for (const [name, value] of Object.entries(fields ?? {})) this.setHeader(name, value);
+    return this;
+  }
+
+  sendFile(filePath: string, optionsOrCallback?: SendFileOptions | SendFileCallback, callback?: SendFileCallback): void {
+    const options = typeof optionsOrCallback === 'object' ? optionsOrCallback : {};
+    const done = typeof optionsOrCallback === 'function' ? optionsOrCallback : callback;
+    const target = {
+      context: this.context,
+      next: (error?: unknown) => this.req.next(error),
+      claim: () => this.#claimFileTransfer(),
+      release: () => this.#releaseFileTransfer(),
+    };
+    transferFile(target, filePath, options, done);
+  }
+
+  /** Express's `download`: `sendFile` as an attachment named after the file (or `filename`). */
+  download(filePath: string, filename?: string | SendFileCallback, callback?: SendFileCallback): void {
+    const name = typeof filename === 'string' ? filename : filePath;
+    const done = typeof filename === 'function' ? filename : callback;
+    const headers = { 'Content-Disposition': contentDisposition(path.basename(name)) };
+    this.sendFile(path.resolve(filePath), { headers }, done);
+  }
+
+  /** The answer is a file, which `send` writes to the socket itself: Koa stands aside. */
+  #claimFileTransfer(): boolean {
+    if (!this.#claim('sendFile')) return false;
+    this.#mode = 'file';
+    this.context.respond = false;
+    // Raw, not ctx.status: should the file fail, Koa's untouched 404 must still be there.
+    this.context.res.statusCode = this.statusCode;
+    return true;
+  }
+
+  /** The file could not be sent and nothing was written: the handler may still answer. */
+  #releaseFileTransfer(): void {
+    if (this.#mode !== 'file' || this.context.res.headersSent) return;
+    this.#mode = 'open';
+    this.context.respond = true;
+    this.context.res.statusCode = 404;
+  }
+
+  #sendChunk(chunk: string | Buffer | undefined): this {
+    const body = chunk === undefined ? undefined : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8');
+    if (body !== undefined) {
+      if (!this.get('Transfer-Encoding')) this.set('Content-Length', body.length);
+      if (!this.get('ETag')) this.set('ETag', etag(body, { weak: true }));
+    }
+    if (this.req.fresh) this.status(304);
+    if (this.statusCode === 204 || this.statusCode === 304) {
+      for (const name of ['Content-Type', 'Content-Length', 'Transfer-Encoding']) this.removeHeader(name);
+      return this.#commitBody(EMPTY, 'send');
+    }
+    if (this.statusCode === 205) {
+      this.set('Content-Length', '0');
+      this.removeHeader('Transfer-Encoding');
+      return this.#commitResetContent();
+    }
+    return this.#commitBody(body ?? EMPTY, 'send');
+  }
+
+  /** Hands a whole body to Koa, keeping the headers as Express would have sent them. */
+  #commitBody(body: Buffer, attempt: string): this {
+    if (!this.#claim(attempt)) return this;
+    this.#mode = 'body';
+    const typed = this.hasHeader('Content-Type');
+    this.context.status = this.statusCode;
+    this.context.body = body;
+    if (!typed) this.context.remove('Content-Type');
+    this.#completion.settle({ kind: 'answered' });
+    return this;
+  }
+
+  /** Koa strips every header of a 205; Express keeps the type with a zero length, so write it here. */
+  #commitResetContent(): this {
+    if (!this.#claim('send')) return this;
+    this.#mode = 'body';
+    this.context.respond = false;
+    this.context.res.statusCode = 205;
+    this.context.res.end();
+    this.#completion.settle({ kind: 'answered' });
+    return this;
+  }
+
+  /** After the answer, Express throws on header changes; a late change is ignored and reported instead. */
+  protected override headersOpen(change: string): boolean {
+    if (!this.headersSent) return true;
+    this.#completion.reportLate(change);
+    return false;
+  }
+
+  #openStream(attempt: string): boolean {
+    if (!this.#claim(attempt)) return false;
+    this.#mode = 'stream';
+    const typed = this.hasHeader('Content-Type');
+    this.#body = openBodyStream(this);
+    this.context.status = this.statusCode;
+    this.context.body = this.#body;
+    if (!typed) this.context.remove('Content-Type');
+    this.#completion.settle({ kind: 'answered' });
+    return true;
+  }
+
+  #claim(attempt: string): boolean {
+    if (this.#mode === 'open' && !this.#completion.settled) return true;
+    this.#completion.reportLate(attempt);
+    return false;
+  }
+
+  /** A source piped into the response failed: cut the response, or fail the handler if unanswered. */
+  #abort(error: Error): void {
+    if (!this.#body) {
+      this.#completion.settleOrReport({ kind: 'failed', error: handlerFailure(error, this.statusCode) }, 'pipe');
+      return;
+    }
+    this.#body.destroy(error);
+    this.#completion.reportLate('pipe', error);
+  }
+}

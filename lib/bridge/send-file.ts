@@ -1,0 +1,90 @@
+import path from 'node:path';
+import createError from 'http-errors';
+import type { Context } from 'koa';
+import onFinished from 'on-finished';
+import send from 'send';
+import statuses from 'statuses';
+import type { NextFunction } from './types.ts';
+
+export interface SendFileOptions extends send.SendOptions {
+  /** Headers to add when the file is sent. */
+  headers?: Record<string, string | number | string[]>;
+}
+
+export type SendFileCallback = (error?: Error) => void;
+
+/** What a file transfer needs from the response it answers. */
+export interface FileTransferTarget {
+  readonly context: Context;
+  readonly next: NextFunction;
+  /** Takes the answer for the file; false when the request was already answered. */
+  claim(): boolean;
+  /** The transfer failed before writing anything: the handler may answer another way. */
+  release(): void;
+}
+
+/**
+ * Express 5's `res.sendFile` on `send`, the library Express itself uses: type, length,
+ * Last-Modified, ETag, ranges, conditional requests and dotfiles behave identically. `send`
+ * writes to the socket itself, so Koa stands aside (`ctx.respond = false`) until it fails.
+ */
+export function transferFile(target: FileTransferTarget, filePath: unknown, options: SendFileOptions, callback?: SendFileCallback): void {
+  if (!filePath) throw new TypeError('path argument is required to res.sendFile');
+  if (typeof filePath !== 'string') throw new TypeError('path must be a string to res.sendFile');
+  if (!options.root && !path.isAbsolute(filePath)) {
+    throw new TypeError('path must be absolute or specify root to res.sendFile');
+  }
+  if (!target.claim()) return;
+  const file = send(target.context.req, encodeURI(filePath), { ...options, etag: true });
+  followTransfer(target, file, (error) => {
+    if (error && !target.context.res.headersSent) target.release();
+    if (callback) callback(error);
+    else afterTransfer(target, error);
+  });
+  if (options.headers) {
+    const headers = options.headers;
+    file.on('headers', (raw: Context['res']) => {
+      for (const [name, value] of Object.entries(headers)) raw.setHeader(name, value);
+    });
+  }
+  file.pipe(target.context.res);
+}
+
+/** Without a callback, Express passes every failure but a lost client on to `next`. */
+function afterTransfer(target: FileTransferTarget, error: (Error & { code?: string; syscall?: string }) | undefined): void {
+  if (!error || error.code === 'ECONNABORTED' || error.syscall === 'write') return;
+  if (error.code === 'EISDIR') return target.next();
+  target.next(publicFileError(error));
+}
+
+/** `send` reports a missing file with the system error, whose text names the server's path. */
+function publicFileError(error: Error & { status?: number; headers?: Record<string, string> }): Error {
+  const status = error.status ?? 500;
+  if (status >= 500) return error;
+  return createError(status, statuses.message[status] ?? 'Error', { headers: error.headers, cause: error });
+}
+
+/** Calls `done` once: when the transfer ends, fails, meets a directory, or loses its client. */
+function followTransfer(target: FileTransferTarget, file: send.SendStream, done: (error?: Error & { code?: string }) => void): void {
+  let finished = false;
+  let streaming: boolean | undefined;
+  const finish = (error?: Error & { code?: string }) => {
+    if (finished) return;
+    finished = true;
+    done(error);
+  };
+  file.on('directory', () => finish(Object.assign(new Error('EISDIR, read'), { code: 'EISDIR' })));
+  file.on('end', () => finish());
+  file.on('error', (error: Error) => finish(error));
+  file.on('file', () => (streaming = false));
+  file.on('stream', () => (streaming = true));
+  onFinished(target.context.res, (error: (Error & { code?: string }) | null) => {
+    if (error?.code === 'ECONNRESET') return finish(aborted());
+    if (error) return finish(error);
+    setImmediate(() => finish(streaming !== false ? aborted() : undefined));
+  });
+}
+
+function aborted(): Error & { code: string } {
+  return Object.assign(new Error('Request aborted'), { code: 'ECONNABORTED' });
+}

@@ -1,0 +1,91 @@
+import { copyFile, rename, unlink } from 'node:fs/promises';
+import type { Context } from 'koa';
+
+/** One uploaded file, in the shape express-fileupload gives with temporary files on. */
+export interface UploadedFile {
+  /** The client's file name reduced to a base name: no directory part, never `.` or `..`. */
+  readonly name: string;
+  /** Always empty: the content is in `tempFilePath`. */
+  readonly data: Buffer;
+  readonly size: number;
+  readonly encoding: string;
+  readonly tempFilePath: string;
+  readonly truncated: boolean;
+  readonly mimetype: string;
+  /** Hex MD5 of the content. */
+  readonly md5: string;
+  /** Moves the file to `destination`; a promise without a callback. */
+  mv(destination: string): Promise<void>;
+  mv(destination: string, callback: (error?: Error) => void): void;
+}
+
+export type UploadedFiles = Record<string, UploadedFile | UploadedFile[]>;
+
+/** What the multipart parser learned about one stored file. */
+export interface StoredFile {
+  readonly clientName: string;
+  readonly size: number;
+  readonly tempFilePath: string;
+  readonly mimetype: string;
+  readonly md5: string;
+}
+
+const filesByRequest = new WeakMap<Context, UploadedFiles | null>();
+
+/** `req.files`: set for multipart requests only (null when they carried no file). */
+export function uploadedFiles(context: Context): UploadedFiles | null | undefined {
+  return filesByRequest.get(context);
+}
+
+/** Records the files of a multipart request, several under one field as an array in upload order. */
+export function recordUploads(context: Context, stored: ReadonlyArray<readonly [field: string, file: StoredFile]>): void {
+  if (stored.length === 0) {
+    filesByRequest.set(context, null);
+    return;
+  }
+  const files: UploadedFiles = {};
+  for (const [field, each] of stored) {
+    const file = uploadedFile(each);
+    const earlier = files[field];
+    files[field] = earlier === undefined ? file : Array.isArray(earlier) ? [...earlier, file] : [earlier, file];
+  }
+  filesByRequest.set(context, files);
+}
+
+function uploadedFile(stored: StoredFile): UploadedFile {
+  const move = (destination: string) => moveFile(stored.tempFilePath, destination);
+  function mv(destination: string): Promise<void>;
+  function mv(destination: string, callback: (error?: Error) => void): void;
+  function mv(destination: string, callback?: (error?: Error) => void): Promise<void> | void {
+    if (!callback) return move(destination);
+    move(destination).then(() => callback(), (error: Error) => callback(error));
+  }
+  return Object.freeze({
+    name: baseName(stored.clientName),
+    data: Buffer.alloc(0),
+    size: stored.size,
+    encoding: '7bit',
+    tempFilePath: stored.tempFilePath,
+    truncated: false,
+    mimetype: stored.mimetype,
+    md5: stored.md5,
+    mv,
+  });
+}
+
+/** A client name such as `../../x` or `C:\dir\x` keeps only its last segment. */
+export function baseName(clientName: string): string {
+  const last = clientName.split(/[/\\]/).pop() ?? '';
+  return last === '.' || last === '..' ? '' : last;
+}
+
+/** Rename where possible; across file systems, copy then remove the temporary file. */
+async function moveFile(source: string, destination: string): Promise<void> {
+  try {
+    await rename(source, destination);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await copyFile(source, destination);
+    await unlink(source);
+  }
+}

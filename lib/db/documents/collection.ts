@@ -1,0 +1,163 @@
+import type { Knex } from 'knex';
+import { FindCursor, type CursorQuery } from './cursor.ts';
+import { DocumentQueryError, translateWriteError } from './errors.ts';
+import { compileFilter } from './filter.ts';
+import { newDocumentId } from './ids.ts';
+import { compileProjection } from './projection.ts';
+import { compileSort } from './sort.ts';
+import type { DeleteResult, Document, Filter, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateResult, UpdateSpec } from './types.ts';
+import { applyUpdate, compileUpdate, documentChanged } from './update.ts';
+import { isPlainObject, toJsonValue } from './values.ts';
+
+/** The database and tenant one operation runs against. */
+export interface StoreScope {
+  readonly knex: Knex;
+  readonly tenant: string;
+}
+
+export interface FindOneOptions {
+  sort?: SortSpec;
+  skip?: number;
+  projection?: ProjectionSpec;
+}
+
+const TABLE = 'documents';
+const MAX_NAME_LENGTH = 128;
+
+/**
+ * One collection of one tenant's documents (SPEC §9). The scope is resolved at each operation,
+ * so a collection taken from `db` follows the request it is used in.
+ */
+export class Collection {
+  readonly collectionName: string;
+  readonly #resolveScope: () => StoreScope;
+
+  constructor(name: string, resolveScope: () => StoreScope) {
+    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) {
+      throw new TypeError(`a collection name must be a string of 1 to ${MAX_NAME_LENGTH} characters`);
+    }
+    this.collectionName = name;
+    this.#resolveScope = resolveScope;
+  }
+
+  /** The one place the tenant condition is written: every statement starts from these rows. */
+  #rows(executor: Knex, tenant: string): Knex.QueryBuilder {
+    return executor(TABLE).where({ tenant, collection: this.collectionName });
+  }
+
+  /** Rows of this collection matching a compiled filter. */
+  #matching(where: SqlFragment, executor: Knex, tenant: string): Knex.QueryBuilder {
+    return this.#rows(executor, tenant).whereRaw(where.sql, where.bindings);
+  }
+
+  #where(filter: Filter | undefined): SqlFragment {
+    return compileFilter(filter, this.collectionName);
+  }
+
+  find(filter: Filter = {}): FindCursor {
+    return new FindCursor((query) => this.#select(filter, query));
+  }
+
+  async findOne(filter: Filter = {}, options: FindOneOptions = {}): Promise<Document | null> {
+    const [document] = await this.#select(filter, { sort: options.sort, skip: options.skip, limit: 1 });
+    if (document === undefined) return null;
+    const projector = compileProjection(options.projection);
+    return projector ? (projector(document) as Document) : document;
+  }
+
+  async countDocuments(filter: Filter = {}): Promise<number> {
+    const where = this.#where(filter);
+    const { knex, tenant } = this.#resolveScope();
+    const [row] = (await this.#matching(where, knex, tenant).count({ count: '*' })) as Array<{ count: string | number }>;
+    return Number(row?.count ?? 0);
+  }
+
+  async insertOne(document: Record<string, unknown>): Promise<InsertOneResult> {
+    const { insertedIds } = await this.#insert([document]);
+    return { acknowledged: true, insertedId: insertedIds[0] as string };
+  }
+
+  async insertMany(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
+    if (!Array.isArray(documents) || documents.length === 0) throw new DocumentQueryError('insertMany needs a non-empty array of documents');
+    return this.#insert(documents);
+  }
+
+  updateOne(filter: Filter, update: UpdateSpec): Promise<UpdateResult> {
+    return this.#update(filter, update, 1);
+  }
+
+  updateMany(filter: Filter, update: UpdateSpec): Promise<UpdateResult> {
+    return this.#update(filter, update, undefined);
+  }
+
+  async deleteOne(filter: Filter): Promise<DeleteResult> {
+    const where = this.#where(filter);
+    const { knex, tenant } = this.#resolveScope();
+    const first = this.#matching(where, knex, tenant).select('id').orderBy('id').limit(1);
+    const deletedCount = await this.#rows(knex, tenant).whereIn('id', first).del();
+    return { acknowledged: true, deletedCount };
+  }
+
+  async deleteMany(filter: Filter): Promise<DeleteResult> {
+    const where = this.#where(filter);
+    const { knex, tenant } = this.#resolveScope();
+    const deletedCount = await this.#matching(where, knex, tenant).del();
+    return { acknowledged: true, deletedCount };
+  }
+
+  async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
+    const where = this.#where(filter);
+    const order = compileSort(sort);
+    const { knex, tenant } = this.#resolveScope();
+    const query = this.#matching(where, knex, tenant).select('doc').orderByRaw(order.sql, order.bindings);
+    if (skip !== undefined) query.offset(skip);
+    if (limit !== undefined) query.limit(limit);
+    const rows = (await query) as Array<{ doc: Document }>;
+    return rows.map((row) => row.doc);
+  }
+
+  async #insert(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
+    const prepared = documents.map(toStoredDocument);
+    const { knex, tenant } = this.#resolveScope();
+    const rows = prepared.map((document) => ({ tenant, collection: this.collectionName, id: document._id, doc: JSON.stringify(document) }));
+    try {
+      await knex(TABLE).insert(rows);
+    } catch (error) {
+      throw translateWriteError(error, this.collectionName);
+    }
+    return { acknowledged: true, insertedCount: prepared.length, insertedIds: Object.fromEntries(prepared.map((document, index) => [index, document._id])) };
+  }
+
+  /** Reads the matching rows under lock, applies the update, and writes back only real changes. */
+  async #update(filter: Filter, update: UpdateSpec, limit: number | undefined): Promise<UpdateResult> {
+    const where = this.#where(filter);
+    const compiled = compileUpdate(update);
+    const { knex, tenant } = this.#resolveScope();
+    try {
+      return await knex.transaction(async (transaction) => {
+        const query = this.#matching(where, transaction, tenant).select('id', 'doc').orderBy('id').forUpdate();
+        if (limit !== undefined) query.limit(limit);
+        const rows = (await query) as Array<{ id: string; doc: Document }>;
+        const changed = rows.map((row) => ({ before: row.doc, after: applyUpdate(row.doc, compiled) })).filter(({ before, after }) => documentChanged(before, after));
+        if (changed.length > 0) {
+          const byId = JSON.stringify(Object.fromEntries(changed.map(({ after }) => [after._id, after])));
+          await this.#rows(transaction, tenant).whereIn('id', changed.map(({ after }) => after._id)).update({ doc: transaction.raw('?::jsonb -> id', [byId]) });
+        }
+        return { acknowledged: true, matchedCount: rows.length, modifiedCount: changed.length, upsertedCount: 0, upsertedId: null };
+      });
+    } catch (error) {
+      throw translateWriteError(error, this.collectionName);
+    }
+  }
+}
+
+/** A plain JSON copy of `document` with a string `_id` (generated when absent). */
+function toStoredDocument(document: unknown): Document {
+  if (!isPlainObject(document)) throw new DocumentQueryError('a document must be a plain object');
+  const stored = toJsonValue(document, 'document') as Record<string, unknown>;
+  const id = stored._id ?? newDocumentId();
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_NAME_LENGTH) {
+    throw new DocumentQueryError(`_id must be a string of 1 to ${MAX_NAME_LENGTH} characters`);
+  }
+  return { ...stored, _id: id };
+}

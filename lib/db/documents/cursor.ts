@@ -1,0 +1,62 @@
+import { DocumentQueryError } from './errors.ts';
+import { compileProjection } from './projection.ts';
+import type { Document, ProjectionSpec, SortSpec } from './types.ts';
+
+/** What a cursor asks its collection for when it runs. */
+export interface CursorQuery {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+}
+
+export type CursorSource = (query: CursorQuery) => Promise<Document[]>;
+
+/**
+ * The result of `find`: chain `.sort()`, `.skip()`, `.limit()`, `.project()`, then `.toArray()`
+ * (or `for await`). Nothing runs until then, as with the MongoDB driver.
+ */
+export class FindCursor<Result extends Record<string, unknown> = Document> implements AsyncIterable<Result> {
+  readonly #source: CursorSource;
+  readonly #query: CursorQuery = {};
+  #projection: ProjectionSpec | undefined;
+
+  constructor(source: CursorSource) {
+    this.#source = source;
+  }
+
+  sort(spec: SortSpec): this {
+    this.#query.sort = spec;
+    return this;
+  }
+
+  skip(count: number): this {
+    this.#query.skip = count === 0 ? undefined : wholeNumber('skip', count);
+    return this;
+  }
+
+  /** `limit(0)` means no limit, and a negative limit counts as its absolute value, as in MongoDB. */
+  limit(count: number): this {
+    this.#query.limit = count === 0 ? undefined : wholeNumber('limit', Math.abs(count));
+    return this;
+  }
+
+  project<Projected extends Record<string, unknown> = Record<string, unknown>>(spec: ProjectionSpec): FindCursor<Projected> {
+    this.#projection = spec;
+    return this as unknown as FindCursor<Projected>;
+  }
+
+  async toArray(): Promise<Result[]> {
+    const projector = compileProjection(this.#projection);
+    const documents = await this.#source({ ...this.#query });
+    return (projector ? documents.map(projector) : documents) as unknown as Result[];
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Result> {
+    yield* await this.toArray();
+  }
+}
+
+function wholeNumber(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new DocumentQueryError(`${name} needs a whole number, got ${String(value)}`);
+  return value;
+}

@@ -1,0 +1,27 @@
+/** A filter, update, sort or projection the store does not understand (never silently ignored). */
+export class DocumentQueryError extends Error {
+  override name = 'DocumentQueryError';
+}
+
+/**
+ * A write that would break a unique key: an existing `_id`, or (in `accounts`) a username.
+ * `code` is 11000 as in MongoDB, for code that checks it.
+ */
+export class DuplicateKeyError extends Error {
+  override name = 'DuplicateKeyError';
+  readonly code = 11000;
+}
+
+const UNIQUE_VIOLATION = '23505';
+const KEY_NAMES: Record<string, string> = {
+  documents_pkey: '_id',
+  documents_accounts_username: 'username',
+};
+
+/** Turns PostgreSQL's unique violation into a DuplicateKeyError; other errors pass unchanged. */
+export function translateWriteError(error: unknown, collection: string): unknown {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  if (code !== UNIQUE_VIOLATION) return error;
+  const key = typeof constraint === 'string' ? (KEY_NAMES[constraint] ?? constraint) : 'key';
+  return new DuplicateKeyError(`duplicate key: a document of "${collection}" with this ${key} exists`);
+}

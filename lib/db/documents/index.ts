@@ -1,0 +1,34 @@
+import type { Knex } from 'knex';
+import { currentTenantContext } from '../../tenancy/context.ts';
+import { Collection, type StoreScope } from './collection.ts';
+
+export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';
+export { FindCursor } from './cursor.ts';
+export { DocumentQueryError, DuplicateKeyError } from './errors.ts';
+export type * from './types.ts';
+
+/** Collections of one tenant's documents (SPEC §9). */
+export interface DocumentStore {
+  collection(name: string): Collection;
+}
+
+/** The store of an explicitly named tenant: for the CLI, start-up code and tests. */
+export function documentStore(knex: Knex, tenant: string): DocumentStore {
+  if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('documentStore needs a tenant');
+  const scope: StoreScope = Object.freeze({ knex, tenant });
+  return Object.freeze({ collection: (name: string) => new Collection(name, () => scope) });
+}
+
+function requestScope(): StoreScope {
+  const context = currentTenantContext();
+  if (context === undefined) {
+    throw new Error('db is used outside a request: no tenant context (outside requests, use documentStore(knex, tenant))');
+  }
+  return { knex: context.runtime.knex, tenant: context.tenant };
+}
+
+/**
+ * The facility route handlers import: each operation runs against the tenant of the request
+ * being served (SPEC §4.2), and fails outside one.
+ */
+export const db: DocumentStore = Object.freeze({ collection: (name: string) => new Collection(name, requestScope) });

@@ -1,0 +1,45 @@
+import { DocumentQueryError } from './errors.ts';
+import { parsePath, setAt, unsetAt, valueAt, type FieldPath } from './paths.ts';
+import type { Document, ProjectionSpec } from './types.ts';
+import { isPlainObject } from './values.ts';
+
+export type Projector = (document: Document) => Record<string, unknown>;
+
+/**
+ * Builds the function that shapes each result: `{a: 1}` keeps `_id` and `a`, `{a: 0}` drops
+ * `a`; `_id` may be dropped from an inclusion; mixing inclusion and exclusion is an error.
+ */
+export function compileProjection(spec: unknown): Projector | undefined {
+  if (spec === undefined) return undefined;
+  if (!isPlainObject(spec)) throw new DocumentQueryError('a projection must be a plain object');
+  const entries = Object.entries(spec as ProjectionSpec).map(([name, flag]) => ({ path: parsePath(name, 'projection'), keep: flagValue(name, flag) }));
+  if (entries.length === 0) return undefined;
+  const keepId = entries.find((entry) => entry.path.join('.') === '_id')?.keep ?? true;
+  const fields = entries.filter((entry) => entry.path.join('.') !== '_id');
+  const included = fields.filter((entry) => entry.keep).map((entry) => entry.path);
+  if (included.length > 0 && included.length < fields.length) throw new DocumentQueryError('a projection cannot mix inclusion and exclusion');
+  if (included.length > 0 || (fields.length === 0 && keepId)) return (document) => include(document, included, keepId);
+  const excluded = fields.map((entry) => entry.path);
+  return (document) => exclude(document, keepId ? excluded : [...excluded, ['_id']]);
+}
+
+function flagValue(name: string, flag: unknown): boolean {
+  if (flag === 1 || flag === true) return true;
+  if (flag === 0 || flag === false) return false;
+  throw new DocumentQueryError(`projection of "${name}" must be 1 or 0`);
+}
+
+function include(document: Document, paths: FieldPath[], keepId: boolean): Record<string, unknown> {
+  const result: Record<string, unknown> = keepId ? { _id: document._id } : {};
+  for (const path of paths) {
+    const value = valueAt(document, path);
+    if (value !== undefined) setAt(result, path, value);
+  }
+  return result;
+}
+
+function exclude(document: Document, paths: FieldPath[]): Record<string, unknown> {
+  const result = structuredClone(document) as Record<string, unknown>;
+  for (const path of paths) unsetAt(result, path);
+  return result;
+}

@@ -1,0 +1,35 @@
+import { DocumentQueryError } from './errors.ts';
+import { parsePath } from './paths.ts';
+import type { SqlFragment } from './types.ts';
+import { isPlainObject } from './values.ts';
+
+const DIRECTIONS = new Map<unknown, 'asc' | 'desc'>([
+  [1, 'asc'], ['asc', 'asc'], ['ascending', 'asc'],
+  [-1, 'desc'], ['desc', 'desc'], ['descending', 'desc'],
+]);
+
+/**
+ * ORDER BY terms for a sort spec, in MongoDB's order: first by type (missing and null, numbers,
+ * strings, objects, arrays, booleans), then numbers by value and strings by code point.
+ * The `id` column breaks ties so that skip/limit pages are stable.
+ */
+export function compileSort(spec: unknown): SqlFragment {
+  if (spec === undefined) return { sql: 'id', bindings: [] };
+  if (!isPlainObject(spec)) throw new DocumentQueryError('a sort must be a plain object such as {field: 1}');
+  const terms = Object.entries(spec).map(([name, direction]) => sortTerm(parsePath(name, 'sort'), name, direction));
+  return { sql: [...terms.map((term) => term.sql), 'id'].join(', '), bindings: terms.flatMap((term) => term.bindings) };
+}
+
+function sortTerm(path: readonly string[], name: string, given: unknown): SqlFragment {
+  const direction = DIRECTIONS.get(given);
+  if (direction === undefined) throw new DocumentQueryError(`sort direction of "${name}" must be 1 or -1`);
+  const value = 'doc #> ?::text[]';
+  const keys = [...path];
+  const sql = [
+    `coalesce(case jsonb_typeof(${value}) when 'number' then 2 when 'string' then 3 when 'object' then 4 when 'array' then 5 when 'boolean' then 6 end, 1) ${direction}`,
+    `case when jsonb_typeof(${value}) = 'number' then (${value})::numeric end ${direction}`,
+    `case when jsonb_typeof(${value}) = 'string' then (${value}) #>> '{}' end collate "C" ${direction}`,
+    `case when jsonb_typeof(${value}) in ('object', 'array', 'boolean') then ${value} end ${direction}`,
+  ].join(', ');
+  return { sql, bindings: Array.from({ length: sql.split(value).length - 1 }, () => keys) };
+}

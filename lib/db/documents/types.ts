@@ -1,0 +1,54 @@
+/** A stored document: a plain JSON object whose `_id` is a string. */
+export interface Document {
+  _id: string;
+  [field: string]: unknown;
+}
+
+/** A MongoDB-style filter: fields or dotted paths to values or operator objects, `$and`, `$or`. */
+export type Filter = Record<string, unknown>;
+
+/** The update operators of SPEC §9; any other key is an error. */
+export interface UpdateSpec {
+  $set?: Record<string, unknown>;
+  $unset?: Record<string, unknown>;
+}
+
+export type SortDirection = 1 | -1 | 'asc' | 'desc' | 'ascending' | 'descending';
+export type SortSpec = Record<string, SortDirection>;
+
+/** `{field: 1}` keeps only the named fields (and `_id`), `{field: 0}` drops them. */
+export type ProjectionSpec = Record<string, 0 | 1 | boolean>;
+
+export interface InsertOneResult {
+  acknowledged: true;
+  insertedId: string;
+}
+
+export interface InsertManyResult {
+  acknowledged: true;
+  insertedCount: number;
+  /** Keyed by the index of each document in the input array, as the MongoDB driver does. */
+  insertedIds: Record<number, string>;
+}
+
+export interface UpdateResult {
+  acknowledged: true;
+  matchedCount: number;
+  /** Documents that really changed: a `$set` to the value a field already has does not count. */
+  modifiedCount: number;
+  upsertedCount: 0;
+  upsertedId: null;
+}
+
+export interface DeleteResult {
+  acknowledged: true;
+  deletedCount: number;
+}
+
+/** A piece of SQL with `?` placeholders and the values bound to them, in order. */
+export interface SqlFragment {
+  sql: string;
+  bindings: SqlBinding[];
+}
+
+export type SqlBinding = string | number | boolean | null | string[];

@@ -1,0 +1,45 @@
+import { DocumentQueryError } from './errors.ts';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * A value as the store keeps it: what `JSON.stringify` makes of it (a Date becomes its ISO
+ * string, `undefined` becomes null). Values JSON cannot hold are errors, not silent nulls.
+ */
+export function toJsonValue(value: unknown, where: string): JsonValue {
+  rejectUnstorable(value, where);
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value)) as JsonValue;
+  } catch (error) {
+    throw new DocumentQueryError(`${where}: ${(error as Error).message}`);
+  }
+}
+
+function rejectUnstorable(value: unknown, where: string): void {
+  const type = typeof value;
+  if (type === 'function' || type === 'symbol' || type === 'bigint') throw new DocumentQueryError(`${where}: a ${type} cannot be stored`);
+  if (type === 'number' && !Number.isFinite(value)) throw new DocumentQueryError(`${where}: ${String(value)} cannot be stored`);
+  if (value instanceof RegExp) throw new DocumentQueryError(`${where}: regular expressions are not supported`);
+}
+
+export type Scalar = string | number | boolean;
+
+export function isScalar(value: JsonValue): value is Scalar {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
+
+/**
+ * A scalar written as a SQL/JSON path literal. JSON's escaping is valid jsonpath escaping, so a
+ * string cannot end its literal early; the whole path still travels as a bound parameter.
+ */
+export function jsonPathLiteral(value: Scalar | null): string {
+  return JSON.stringify(value);
+}

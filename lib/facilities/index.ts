@@ -1,0 +1,11 @@
+/**
+ * What route files import as `spaceport` (SPEC §8.5), wherever their project folder is:
+ *
+ * ```js
+ * import { db, signToken, verifyToken, config, defineRoutes } from 'spaceport';
+ * ```
+ */
+export { db, type DocumentStore } from '../db/documents/index.ts';
+export { signToken, verifyToken, type TokenClaims, type TokenSubject } from './tokens.ts';
+export { configView as config } from './config-view.ts';
+export { defineRoutes, type Route, type RouteHandler, type Request, type Response, type NextFunction, type UploadedFile } from './routes.ts';

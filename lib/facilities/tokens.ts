@@ -1,0 +1,18 @@
+import { signSystemToken, verifySystemToken, type TokenClaims, type TokenSubject } from '../auth/tokens.ts';
+import { currentTenantContext } from '../tenancy/context.ts';
+import { currentRuntime } from './current.ts';
+
+export type { TokenClaims, TokenSubject };
+
+/**
+ * Issues a system JWT for an account (SPEC §5.4): its `uid`, `_id` or `id`, `username` and
+ * `role`; the tenant is the current request's unless the account names one.
+ */
+export async function signToken(account: TokenSubject): Promise<string> {
+  return signSystemToken(currentRuntime(), account, currentTenantContext()?.tenant);
+}
+
+/** Returns the claims of a valid system JWT (HS256, not expired), or throws. */
+export function verifyToken(token: string): TokenClaims {
+  return verifySystemToken(currentRuntime(), token);
+}

@@ -1,0 +1,169 @@
+/** A JSON value, the stuff an OpenAPI document is made of. */
+export type Json = string | number | boolean | null | readonly Json[] | JsonObject;
+export interface JsonObject {
+  readonly [key: string]: Json;
+}
+
+export const BEARER_SCHEME = 'bearerAuth';
+
+/** `{ $ref }` to an entry of `components`. */
+export function ref(section: 'schemas' | 'responses' | 'parameters', name: string): JsonObject {
+  return { $ref: `#/components/${section}/${name}` };
+}
+
+export function jsonContent(schema: JsonObject): JsonObject {
+  return { 'application/json': { schema } };
+}
+
+export function jsonResponse(description: string, schema: JsonObject, headers?: JsonObject): JsonObject {
+  return { description, content: jsonContent(schema), ...(headers ? { headers } : {}) };
+}
+
+/** The error answers of SPEC §7, keyed by status, for an operation's `responses`. */
+export function errorResponses(...statuses: number[]): JsonObject {
+  return Object.fromEntries(statuses.map((status) => [String(status), ref('responses', ERROR_RESPONSE_NAMES[status] ?? 'Error')]));
+}
+
+const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
+};
+
+const errorBody: JsonObject = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string', description: 'What went wrong; names the field at fault for a 400.' } },
+};
+
+const spaceName: JsonObject = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description: 'Letters (any script), digits, space, "_", "." and "-", starting with a letter or digit; lengths count code points; compared exactly, without normalisation.',
+};
+
+const schemaList: JsonObject = {
+  type: 'array',
+  maxItems: 1000,
+  uniqueItems: true,
+  items: { type: 'string', minLength: 1, maxLength: 128 },
+};
+
+const schemas: JsonObject = {
+  Error: errorBody,
+  HandlerFailure: {
+    type: 'object',
+    required: ['success', 'message'],
+    properties: { success: { const: false }, message: { type: 'string' } },
+  },
+  Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
+  LoginRequest: {
+    type: 'object',
+    required: ['username', 'password'],
+    properties: { username: { type: 'string' }, password: { type: 'string', format: 'password' } },
+  },
+  LoginResponse: {
+    type: 'object',
+    required: ['success', 'token', 'expiresIn'],
+    properties: {
+      success: { const: true },
+      token: { type: 'string', description: 'A system JWT (HS256).' },
+      expiresIn: { type: 'integer', description: 'Lifetime of the token in seconds.' },
+    },
+  },
+  SpaceName: spaceName,
+  Space: {
+    type: 'object',
+    required: ['name', 'schemas', 'createdAt', 'updatedAt'],
+    properties: {
+      name: ref('schemas', 'SpaceName'),
+      schemas: { ...schemaList, description: 'For a non-admin caller, only the schemas it may read.' },
+      createdAt: { type: 'string', format: 'date-time' },
+      updatedAt: { type: 'string', format: 'date-time' },
+    },
+  },
+  SpaceCreate: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: { name: ref('schemas', 'SpaceName'), schemas: { ...schemaList, default: [] } },
+  },
+  SpaceReplace: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['schemas'],
+    properties: {
+      name: { type: 'string', description: 'May repeat the name in the URL; any other value is a 400 (no renames).' },
+      schemas: schemaList,
+    },
+  },
+  SpaceAnswer: {
+    type: 'object',
+    required: ['success', 'data'],
+    properties: { success: { const: true }, data: ref('schemas', 'Space') },
+  },
+  SpaceList: {
+    type: 'object',
+    required: ['success', 'data', 'total'],
+    properties: { success: { const: true }, data: { type: 'array', items: ref('schemas', 'Space') }, total: { type: 'integer', minimum: 0 } },
+  },
+};
+
+const rateLimitHeaders: JsonObject = {
+  'RateLimit-Limit': { schema: { type: 'integer' }, description: 'Requests allowed in the window.' },
+  'RateLimit-Remaining': { schema: { type: 'integer' }, description: 'Requests left in the window.' },
+  'RateLimit-Reset': { schema: { type: 'integer' }, description: 'Seconds until the window resets.' },
+};
+
+const errorReference = ref('schemas', 'Error');
+
+const responses: JsonObject = {
+  BadRequest: jsonResponse('Malformed JSON, invalid or unknown tenant, or an invalid field.', errorReference),
+  Unauthorized: jsonResponse('Authentication rejected.', errorReference, {
+    'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } },
+  }),
+  Forbidden: jsonResponse('Not allowed (role or referer).', errorReference),
+  NotFound: jsonResponse('Unknown route, missing resource, or feature disabled.', errorReference),
+  MethodNotAllowed: jsonResponse('Known path, other method.', errorReference, { Allow: { schema: { type: 'string' } } }),
+  Conflict: jsonResponse('Conflict with an existing resource.', errorReference),
+  PayloadTooLarge: jsonResponse('Body, file or file count over the limits.', errorReference),
+  TooManyRequests: jsonResponse('Rate limit reached.', errorReference, {
+    ...rateLimitHeaders,
+    'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' },
+  }),
+  InternalError: jsonResponse('Handler failure; the error text is not sent.', ref('schemas', 'HandlerFailure')),
+  ServiceUnavailable: jsonResponse('Database unreachable.', errorReference),
+  GatewayTimeout: jsonResponse('The handler neither answered nor called next in time.', errorReference),
+  Error: jsonResponse('Error.', errorReference),
+};
+
+const parameters: JsonObject = {
+  Tenant: {
+    name: 'tenant',
+    in: 'header',
+    required: false,
+    description: 'The tenant; when absent, the configured default tenant.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$' },
+  },
+  SpaceName: { name: 'name', in: 'path', required: true, schema: ref('schemas', 'SpaceName') },
+};
+
+export { rateLimitHeaders };
+
+export const components: JsonObject = {
+  schemas,
+  responses,
+  parameters,
+  securitySchemes: {
+    [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'System JWT (HS256) from POST /auth/login.' },
+  },
+};

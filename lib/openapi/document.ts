@@ -1,0 +1,23 @@
+import type { MountedRoute } from '../projects/types.ts';
+import { components, type JsonObject } from './components.ts';
+import { projectPaths } from './project-paths.ts';
+import { systemPaths } from './system-paths.ts';
+
+/** The OpenAPI 3.1 document of the system endpoints and the mounted project routes (SPEC §12). */
+export function buildOpenApiDocument(projectRoutes: readonly MountedRoute[]): JsonObject {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'spaceport',
+      version: '0.1.0',
+      description: 'Multi-tenant spaces and project routes. Tenant-scoped calls take the tenant from the `tenant` header.',
+    },
+    tags: [
+      { name: 'system', description: 'Health and this document; no tenant.' },
+      { name: 'auth', description: 'System authentication.' },
+      { name: 'spaces', description: 'Named groups of schemas (internal beta, behind `spaces.enabled`).' },
+    ],
+    paths: { ...systemPaths, ...projectPaths(projectRoutes) },
+    components,
+  };
+}

@@ -1,0 +1,23 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { config } from 'spaceport';
+/** @import { Request, Response } from 'spaceport' */
+
+/**
+ * `POST /upload` (system auth): saves the multipart field `file` in `sample.uploadDir` under
+ * its base name. The service already strips directories from client file names; taking the
+ * base name again keeps this handler safe on its own.
+ * @param {Request} req
+ * @param {Response} res
+ */
+export async function upload(req, res) {
+  const file = req.files?.file;
+  if (!file) return res.status(400).json({ error: 'file is required (multipart field "file")' });
+  if (Array.isArray(file)) return res.status(400).json({ error: 'send one file in the field "file"' });
+  const name = path.basename(file.name);
+  if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
+  const folder = path.resolve(config.sample.uploadDir);
+  await mkdir(folder, { recursive: true });
+  await file.mv(path.join(folder, name));
+  res.json({ success: true, data: { name, size: file.size } });
+}

@@ -1,0 +1,37 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { TEST_JWT_SECRET } from './service.ts';
+
+export interface CommandOutcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const NODE = path.join(ROOT, 'node_modules/.bin/node');
+const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-cli-'));
+
+function run(file: string, args: string[], databaseUrl: string): Promise<CommandOutcome> {
+  // A make run inside `make test` would otherwise inherit the outer make's level and flags.
+  const { MAKEFLAGS: _flags, MAKELEVEL: _level, MFLAGS: _mflags, ...outer } = process.env;
+  const env = { ...outer, DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, PATH: `${path.dirname(NODE)}:${process.env.PATH ?? ''}` };
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd: ROOT, env }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs `lib/cli/main.ts <args>` as the npm scripts do. */
+export function cli(args: string[], databaseUrl: string): Promise<CommandOutcome> {
+  return run(NODE, ['lib/cli/main.ts', ...args], databaseUrl);
+}
+
+/** Runs a make target; `-o` keeps make from reinstalling packages while other tests run. */
+export function make(args: string[], databaseUrl: string): Promise<CommandOutcome> {
+  return run('make', ['--no-print-directory', '-o', 'node_modules/.install-stamp', ...args], databaseUrl);
+}

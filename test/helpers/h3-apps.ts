@@ -1,0 +1,105 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import Router from '@koa/router';
+import express from 'express';
+import Koa from 'koa';
+import { bodyParsers, bridgeHandler, type RouteHandler } from '../../lib/bridge/index.ts';
+import type { BodyParserOptions } from '../../lib/bridge/index.ts';
+import { errorHandler } from '../../lib/http/errors.ts';
+import { createLogger } from '../../lib/http/logger.ts';
+import { requestLog } from '../../lib/http/request-log.ts';
+import { routerMiddleware } from '../../lib/http/routing.ts';
+import { requestState } from '../../lib/http/state.ts';
+
+/** Where both apps mount their routes, as a project is mounted: it becomes `req.baseUrl`. */
+export const MOUNT = '/api/demo';
+
+export const LIMITS = { jsonBytes: 2048, fileBytes: 64 * 1024, files: 3, handlerMs: 2000 };
+
+/** One route served by both apps: the same functions, run by Express and by the bridge. */
+export interface RouteCase {
+  method: 'get' | 'post' | 'put' | 'delete';
+  path: string;
+  handlers: RouteHandler[];
+  /** Bridge app only: Koa middleware after the bridged functions (what `next()` reaches). */
+  koaTail?: Koa.Middleware;
+}
+
+export interface RunningApp {
+  readonly url: string;
+  readonly logs: string[];
+  close(): Promise<void>;
+}
+
+export interface BridgeAppOptions extends BodyParserOptions {
+  handlerMs?: number;
+  limits?: Partial<typeof LIMITS>;
+  /** `http.trustProxy`: take the client address from X-Forwarded-For. */
+  trustProxy?: boolean;
+}
+
+/**
+ * The bridge the way the service runs it: a bare Koa app with the real request log, error
+ * middleware, router with 405s, body parsers and `bridgeHandler`, routes under `MOUNT`.
+ */
+export async function startBridgeApp(routes: readonly RouteCase[], options: BridgeAppOptions = {}): Promise<RunningApp> {
+  const logs: string[] = [];
+  const logger = createLogger('info', new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) }));
+  const limits = { ...LIMITS, ...options.limits, handlerMs: options.handlerMs ?? LIMITS.handlerMs };
+  const parsers = bodyParsers(limits, options);
+  const router = new Router({ prefix: MOUNT });
+  for (const route of routes) {
+    const steps = route.handlers.map((handler) => bridgeHandler(handler, { handlerMs: limits.handlerMs, logger }));
+    if (route.koaTail) steps.push(route.koaTail);
+    router[route.method](route.path, parsers.fields, parsers.multipart, ...steps);
+  }
+  const app = new Koa({ proxy: options.trustProxy ?? false });
+  app.silent = true;
+  app.use(requestLog(logger));
+  app.use(errorHandler(logger));
+  app.use(async (ctx, next) => {
+    // The project dispatcher's job in the service: the mount as it appeared in the URL.
+    if (ctx.path.toLowerCase().startsWith(MOUNT)) requestState(ctx).baseUrl = ctx.path.slice(0, MOUNT.length);
+    await next();
+  });
+  app.use(routerMiddleware(router));
+  return listen(createServer(app.callback()), logs);
+}
+
+/** The oracle: Express 5 with its own body parsers at the same limits, routes under `MOUNT`. */
+export async function startExpressApp(routes: readonly RouteCase[], options: { trustProxy?: boolean } = {}): Promise<RunningApp> {
+  const app = express();
+  app.set('trust proxy', options.trustProxy ?? false);
+  app.disable('x-powered-by');
+  app.set('env', 'test'); // Express would print every handler error to stderr otherwise
+  const router = express.Router();
+  const limit = LIMITS.jsonBytes;
+  router.use(express.json({ limit }), express.urlencoded({ limit }), express.text({ limit }));
+  for (const route of routes) {
+    router[route.method](route.path, ...(route.handlers as unknown as express.RequestHandler[]));
+  }
+  app.use(MOUNT, router);
+  return listen(createServer(app), []);
+}
+
+async function listen(server: Server, logs: string[]): Promise<RunningApp> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    logs,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Parsed log lines of a bridge app. */
+export function logEntries(app: RunningApp): Array<Record<string, unknown>> {
+  return app.logs.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map((line) => JSON.parse(line) as Record<string, unknown>);
+}

@@ -1,0 +1,57 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { signSystemToken } from '../../lib/auth/tokens.ts';
+import type { ExpertInput } from '../../lib/config/index.ts';
+import { createKnex } from '../../lib/db/connect.ts';
+import { migrateLatest } from '../../lib/db/migrations.ts';
+import { startTestService, testDatabaseUrl, type TestService } from './service.ts';
+
+/** `test/fixtures/projects/<name>`: one PROJECTS_DIR per scenario. */
+export function fixtureProjects(name: string): string {
+  return path.resolve(import.meta.dirname, '..', 'fixtures', 'projects', name);
+}
+
+export interface ProjectServiceOptions {
+  expert?: ExpertInput;
+  env?: Record<string, string>;
+}
+
+/**
+ * Migrates the test file's database once, up front: services that tests start at the same time
+ * would otherwise race to create the migrations table.
+ */
+export async function migrateFileDatabase(): Promise<void> {
+  const knex = createKnex(await testDatabaseUrl());
+  try {
+    await migrateLatest(knex);
+  } finally {
+    await knex.destroy();
+  }
+}
+
+/** The real service over a PROJECTS_DIR, closed when the test ends. */
+export function startWithProjects(t: ExecutionContext | undefined, projectsDir: string, options: ProjectServiceOptions = {}): Promise<TestService> {
+  return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env } });
+}
+
+/** A system JWT for a made-up account of `tenant`, signed by the service's own key. */
+export function tokenFor(service: TestService, tenant = 'default', uid = 'user-1'): Promise<string> {
+  return signSystemToken(service.runtime, { uid, username: 'tester', role: 'member' }, tenant);
+}
+
+/** Writes `files` (relative path → content) under a new folder outside the repository. */
+export function writeTree(files: Record<string, string>, prefix = 'spaceport-h4-'): string {
+  const root = mkdtempSync(path.join(tmpdir(), prefix));
+  for (const [relative, content] of Object.entries(files)) {
+    const file = path.join(root, relative);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
+  return root;
+}
+
+export async function json(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
