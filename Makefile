@@ -21,6 +21,8 @@ test: $(STAMP)
 
 check: $(STAMP)
 	tsc --noEmit -p tsconfig.json
+	tsc --noEmit -p projects/sample
+	biome lint
 
 migrate migrate-status routes: $(STAMP)
 	@$(CLI) $@

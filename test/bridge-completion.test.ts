@@ -15,7 +15,14 @@ const routes: RouteCase[] = [
   {
     method: 'get',
     path: '/too-late',
-    handlers: [(_req, res) => void setTimeout(() => (res.json({ late: true }), lateAnswers++), HANDLER_MS * 2)],
+    handlers: [
+      (_req, res) => {
+        setTimeout(() => {
+          res.json({ late: true });
+          lateAnswers++;
+        }, HANDLER_MS * 2);
+      },
+    ],
   },
   {
     method: 'get',
@@ -27,8 +34,27 @@ const routes: RouteCase[] = [
       },
     ],
   },
-  { method: 'get', path: '/to-koa', handlers: [(_req, res, next) => (res.status(201), next())], koaTail: (ctx) => void (ctx.body = 'from koa') },
-  { method: 'get', path: '/to-koa-json', handlers: [(_req, _res, next) => setTimeout(next, 10)], koaTail: (ctx) => void (ctx.body = { tail: true }) },
+  {
+    method: 'get',
+    path: '/to-koa',
+    handlers: [
+      (_req, res, next) => {
+        res.status(201);
+        next();
+      },
+    ],
+    koaTail: (ctx) => {
+      ctx.body = 'from koa';
+    },
+  },
+  {
+    method: 'get',
+    path: '/to-koa-json',
+    handlers: [(_req, _res, next) => setTimeout(next, 10)],
+    koaTail: (ctx) => {
+      ctx.body = { tail: true };
+    },
+  },
   {
     method: 'get',
     path: '/twice-from-timer',
@@ -62,7 +88,16 @@ const routes: RouteCase[] = [
       },
     ],
   },
-  { method: 'get', path: '/next-twice', handlers: [(_req, res, next) => (res.send('answered'), next())] },
+  {
+    method: 'get',
+    path: '/next-twice',
+    handlers: [
+      (_req, res, next) => {
+        res.send('answered');
+        next();
+      },
+    ],
+  },
   {
     method: 'get',
     path: '/left',

@@ -86,7 +86,12 @@ const routes: RouteCase[] = [
   {
     method: 'get',
     path: '/big-file',
-    handlers: [(_req, res) => res.sendFile(bigFile, (error) => void (observed.fileError = (error as NodeJS.ErrnoException | undefined)?.code ?? 'none'))],
+    handlers: [
+      (_req, res) =>
+        res.sendFile(bigFile, (error) => {
+          observed.fileError = (error as NodeJS.ErrnoException | undefined)?.code ?? 'none';
+        }),
+    ],
   },
   { method: 'get', path: '/ping', handlers: [(_req, res) => res.send('pong')] },
 ];

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { createServer, type Server } from 'node:http';
@@ -25,7 +25,15 @@ test.after.always(async () => {
 /** The real error and log middleware in a bare Koa app, with routes that fail on purpose. */
 async function errorApp(): Promise<{ url: string; logs: string[]; server: Server }> {
   const logs: string[] = [];
-  const logger = createLogger('info', new Writable({ write: (chunk, _e, done) => (logs.push(String(chunk)), done()) }));
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write: (chunk, _e, done) => {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  );
   const router = new Router();
   router.post('/echo', jsonBody(64), (ctx) => {
     ctx.body = ctx.request.body;
@@ -129,7 +137,7 @@ test('one JSON log line per request with method, url, status, ms, tenant and req
   const lines = service.logEntries().filter((entry) => entry.requestId === 'log-line-1');
   t.is(lines.length, 1);
   t.like(lines[0], { method: 'GET', url: '/healthz?probe=1', status: 200 });
-  t.is(typeof lines[0]!.ms, 'number');
+  t.is(typeof lines[0].ms, 'number');
 });
 
 test('credentials in the query string do not reach the log', async (t) => {
@@ -171,7 +179,7 @@ test('with a database that accepts but never answers, healthz is 503 within 2 s'
 });
 
 /** A service whose database goes away after start-up: migrations run first on the real one. */
-async function startDownService(t: Parameters<typeof startTestService>[0], deadUrl: string) {
+async function startDownService(t: ExecutionContext, deadUrl: string) {
   const started = await startTestService(t);
   const { createKnex } = await import('../lib/db/connect.ts');
   const { TenantDirectory } = await import('../lib/tenancy/index.ts');
@@ -181,7 +189,7 @@ async function startDownService(t: Parameters<typeof startTestService>[0], deadU
   const server = createServer(createApp(runtime, { routes: [], middleware: async (_ctx, next) => next() }).callback());
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  t!.teardown(async () => {
+  t.teardown(async () => {
     server.close();
     await knex.destroy();
   });

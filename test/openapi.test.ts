@@ -4,7 +4,35 @@ import { buildOpenApiDocument } from '../lib/openapi/index.ts';
 import type { MountedRoute } from '../lib/projects/types.ts';
 import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
 
-type Document = Record<string, any>;
+/** The parts of an OpenAPI document these tests read (the validator checks the whole). */
+type Parameter = {
+  readonly $ref?: string;
+  readonly name?: string;
+  readonly in?: string;
+  readonly required?: boolean;
+};
+type Operation = {
+  readonly security?: unknown;
+  readonly description?: string;
+  readonly 'x-spaceport-auth'?: string;
+  readonly requestBody: { readonly content: Readonly<Record<string, { readonly schema: unknown }>> };
+  readonly responses: Readonly<Record<string, { readonly headers: Readonly<Record<string, unknown>> }>>;
+};
+type PathItem = {
+  readonly parameters?: readonly Parameter[];
+  readonly get: Operation;
+  readonly put: Operation;
+  readonly post: Operation;
+  readonly delete: Operation;
+};
+type Document = {
+  readonly openapi: string;
+  readonly paths: Readonly<Record<string, PathItem>>;
+  readonly components: {
+    readonly securitySchemes: Readonly<Record<string, unknown>>;
+    readonly schemas: Readonly<Record<string, { readonly required?: readonly string[]; readonly additionalProperties?: boolean }>>;
+  };
+};
 
 let service: TestService;
 test.before(async () => {
@@ -26,8 +54,8 @@ async function validationErrors(document: Document): Promise<unknown> {
 /** Every `{param}` of every path is declared as a required path parameter (the schema cannot check this). */
 function undeclaredPathParameters(document: Document): string[] {
   const problems: string[] = [];
-  for (const [path, item] of Object.entries<Document>(document.paths)) {
-    const parameters: Document[] = (item.parameters ?? []).map((parameter: Document) => resolved(document, parameter));
+  for (const [path, item] of Object.entries(document.paths)) {
+    const parameters = (item.parameters ?? []).map((parameter) => resolved(document, parameter));
     const declared = new Set(parameters.filter((parameter) => parameter.in === 'path' && parameter.required).map((parameter) => parameter.name));
     for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
       if (!declared.has(name)) problems.push(`${path}: {${name}}`);
@@ -36,9 +64,14 @@ function undeclaredPathParameters(document: Document): string[] {
   return problems;
 }
 
-function resolved(document: Document, node: Document): Document {
-  if (typeof node.$ref !== 'string') return node;
-  return node.$ref.slice(2).split('/').reduce((parent: Document, key: string) => parent[key], document);
+/** A parameter, or the `components` entry its `$ref` (`#/components/...`) points at. */
+function resolved(document: Document, parameter: Parameter): Parameter {
+  if (typeof parameter.$ref !== 'string') return parameter;
+  const target = parameter.$ref
+    .slice(2)
+    .split('/')
+    .reduce<unknown>((parent, key) => (parent as Readonly<Record<string, unknown>>)[key], document);
+  return target as Parameter;
 }
 
 const route = (overrides: Partial<MountedRoute> & Pick<MountedRoute, 'method' | 'path' | 'auth'>): MountedRoute => ({
@@ -101,9 +134,9 @@ test('project routes: every URL, :param written {param} and declared, security p
   const custom = paths['/api/shop/orders/{orderId}/lines/{line}'].post;
   t.is(custom.security, undefined);
   t.is(custom['x-spaceport-auth'], 'custom');
-  t.regex(custom.description, /custom/i);
-  const declared = paths['/api/shop/orders/{orderId}/lines/{line}'].parameters.filter((parameter: Document) => parameter.in === 'path');
-  t.deepEqual(declared.map((parameter: Document) => parameter.name), ['orderId', 'line']);
+  t.regex(custom.description ?? '', /custom/i);
+  const declared = (paths['/api/shop/orders/{orderId}/lines/{line}'].parameters ?? []).filter((parameter) => parameter.in === 'path');
+  t.deepEqual(declared.map((parameter) => parameter.name), ['orderId', 'line']);
 });
 
 test('two spellings of one templated path share one path item', async (t) => {

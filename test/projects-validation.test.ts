@@ -49,9 +49,9 @@ test('with projects.onError "skip", invalid projects are left out and logged; va
   t.is((await service.fetch('/api/badroutes/fine')).status, 404, 'a project with any problem is left out whole');
   const skipped = service.logEntries().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
   t.deepEqual(skipped.map((line) => line.project), ['Bad_Name', 'project', 'twofiles', 'badroutes', 'duplicates', 'noexport', 'notarray', 'syntax', 'throws']);
-  const badRoutesEntry = skipped.find((line) => line.project === 'badroutes');
-  t.is((badRoutesEntry?.problems as string[]).length, 10);
-  t.is((badRoutesEntry?.problems as string[])[0], EXPECTED_REPORT[4].trim());
+  const badRoutesProblems = skipped.find((line) => line.project === 'badroutes')?.problems as string[] | undefined;
+  t.is(badRoutesProblems?.length, 10);
+  t.is(badRoutesProblems?.[0], EXPECTED_REPORT[4].trim());
 });
 
 test('a PROJECTS_DIR outside the repository is reported with absolute paths', async (t) => {

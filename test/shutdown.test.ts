@@ -25,8 +25,10 @@ async function startMain(lines: string[]): Promise<{ child: ChildProcess; url: s
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const output = child.stdout;
+  if (output === null) throw new Error('the service was started without a stdout pipe');
   const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: output }).on('line', (line) => {
       lines.push(line);
       const entry = line.startsWith('{') ? (JSON.parse(line) as { msg?: string; url?: string }) : {};
       if (entry.msg === 'spaceport listening' && entry.url) resolve(entry.url);

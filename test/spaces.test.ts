@@ -29,7 +29,7 @@ test('POST creates a space: 201, the space, Location, ISO timestamps, a row of t
   t.is(created.headers.get('location'), '/spaces/Payroll');
   const space = created.body.data as Record<string, string>;
   t.deepEqual(created.body, { success: true, data: { name: 'Payroll', schemas: ['hr', 'finance'], createdAt: space.createdAt, updatedAt: space.updatedAt } });
-  t.regex(space.createdAt!, ISO_UTC);
+  t.regex(space.createdAt, ISO_UTC);
   t.is(space.updatedAt, space.createdAt);
   const row = await service.runtime.knex('spaces').where({ name: 'Payroll' }).first();
   t.like(row, { tenant: 'default', schemas: ['hr', 'finance'] });
@@ -45,9 +45,11 @@ test('POST without schemas stores an empty list', async (t) => {
 test('Location carries the name percent-encoded and leads back to the space', async (t) => {
   const name = 'Q1 café-données.v2';
   const created = await call(service, 'POST', '/spaces', { as: admin, json: { name } });
-  t.is(created.headers.get('location'), `/spaces/${encodeURIComponent(name)}`);
-  t.is(created.headers.get('location'), '/spaces/Q1%20caf%C3%A9-donn%C3%A9es.v2');
-  const fetched = await call(service, 'GET', created.headers.get('location')!, { as: member });
+  const location = created.headers.get('location');
+  t.is(location, `/spaces/${encodeURIComponent(name)}`);
+  t.is(location, '/spaces/Q1%20caf%C3%A9-donn%C3%A9es.v2');
+  if (location === null) return;
+  const fetched = await call(service, 'GET', location, { as: member });
   t.is(fetched.status, 200);
   t.deepEqual(fetched.body, created.body);
 });
@@ -92,8 +94,8 @@ test('PUT replaces the schema list and moves updatedAt; the body may repeat the 
   t.is(replaced.status, 200);
   const space = replaced.body.data as Record<string, string>;
   t.like(replaced.body, { success: true, data: { name: 'ledger', schemas: ['c'], createdAt: created.createdAt } });
-  t.regex(space.updatedAt!, ISO_UTC);
-  t.true(space.updatedAt! > created.updatedAt!);
+  t.regex(space.updatedAt, ISO_UTC);
+  t.true(space.updatedAt > created.updatedAt);
   const same = await call(service, 'PUT', '/spaces/ledger', { as: admin, json: { name: 'ledger', schemas: [] } });
   t.is(same.status, 200);
   t.deepEqual((same.body.data as Record<string, unknown>).schemas, []);

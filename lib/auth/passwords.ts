@@ -40,7 +40,8 @@ let decoyHash: Promise<string> | undefined;
 
 /** Makes the decoy ahead of the first login, so that login is not slower for an unknown name. */
 export function prepareDecoyHash(): Promise<string> {
-  return (decoyHash ??= hashPassword(randomBytes(16).toString('hex')));
+  decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
+  return decoyHash;
 }
 
 /**

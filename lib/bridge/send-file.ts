@@ -53,7 +53,10 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
 /** Without a callback, Express passes every failure but a lost client on to `next`. */
 function afterTransfer(target: FileTransferTarget, error: (Error & { code?: string; syscall?: string }) | undefined): void {
   if (!error || error.code === 'ECONNABORTED' || error.syscall === 'write') return;
-  if (error.code === 'EISDIR') return target.next();
+  if (error.code === 'EISDIR') {
+    target.next();
+    return;
+  }
   target.next(publicFileError(error));
 }
 

@@ -16,5 +16,10 @@ const KEY = 'spaceport';
 
 export function requestState(ctx: Pick<Context, 'state'>): RequestState {
   const state = ctx.state as Record<string, RequestState | undefined>;
-  return (state[KEY] ??= { requestId: '' });
+  let own = state[KEY];
+  if (own === undefined) {
+    own = { requestId: '' };
+    state[KEY] = own;
+  }
+  return own;
 }

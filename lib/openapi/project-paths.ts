@@ -36,7 +36,7 @@ export function openApiTemplate(url: string): string {
 }
 
 function pathParameters(template: string): Json[] {
-  const names = new Set([...template.matchAll(TEMPLATE_PARAMETER)].map((match) => match[1]!));
+  const names = new Set([...template.matchAll(TEMPLATE_PARAMETER)].map((match) => match[1]));
   const parameters: Json[] = [ref('parameters', 'Tenant')];
   for (const name of names) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
   return parameters;

@@ -26,7 +26,9 @@ export class ProjectRouter {
       const layer = layers[position];
       if (layer === undefined) return next();
       ctx.params = layer.params(rest, layer.captures(rest), {});
-      return this.#chains.get(layer)!(ctx, () => runLayer(position + 1));
+      const chain = this.#chains.get(layer);
+      if (chain === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
+      return chain(ctx, () => runLayer(position + 1));
     };
     return runLayer(0);
   }

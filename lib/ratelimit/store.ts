@@ -21,10 +21,16 @@ const limiters = new WeakMap<Runtime, Map<string, RateLimiterAbstract>>();
  */
 export function limiterFor(runtime: Runtime, options: LimiterOptions): RateLimiterAbstract {
   let byName = limiters.get(runtime);
-  if (byName === undefined) limiters.set(runtime, (byName = new Map()));
+  if (byName === undefined) {
+    byName = new Map();
+    limiters.set(runtime, byName);
+  }
   const id = `${options.name}:${options.windowMs}:${options.max}`;
   let limiter = byName.get(id);
-  if (limiter === undefined) byName.set(id, (limiter = createLimiter(runtime, options)));
+  if (limiter === undefined) {
+    limiter = createLimiter(runtime, options);
+    byName.set(id, limiter);
+  }
   return limiter;
 }
 

@@ -12,7 +12,8 @@ const SCHEMAS_MAX_COUNT = 1000;
 const NAME_PATTERN = /^[\p{L}\p{Nd}][\p{L}\p{M}\p{Nd} _.-]*$/u;
 
 /** PostgreSQL text cannot hold NUL or a lone surrogate: refused here rather than failing as a 500. */
-const UNSTORABLE_CHARACTER = /[\p{Cs}\u0000]/u;
+const LONE_SURROGATE = /\p{Cs}/u;
+const isStorable = (value: string): boolean => !value.includes('\u0000') && !LONE_SURROGATE.test(value);
 
 const codePoints = (value: string): number => [...value].length;
 
@@ -31,7 +32,7 @@ const schemaName = z
   .string({ error: 'must be a string' })
   .refine((value) => value.length > 0, 'must not be empty')
   .refine((value) => codePoints(value) <= SCHEMA_MAX_CODE_POINTS, `must be at most ${SCHEMA_MAX_CODE_POINTS} characters`)
-  .refine((value) => !UNSTORABLE_CHARACTER.test(value), 'must not contain NUL or unpaired surrogates');
+  .refine(isStorable, 'must not contain NUL or unpaired surrogates');
 
 const schemaList = z
   .array(schemaName, { error: (issue) => (issue.input === undefined ? 'is required' : 'must be an array of strings') })
@@ -78,7 +79,7 @@ export function parseReplaceBody(body: unknown, pathName: string): readonly stri
 function parseOrThrow<Output>(schema: z.ZodType<Output>, body: unknown): Output {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  throw createError(400, describeIssue(result.error.issues[0]!));
+  throw createError(400, describeIssue(result.error.issues[0]));
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -46,7 +46,15 @@ export interface BridgeAppOptions extends BodyParserOptions {
  */
 export async function startBridgeApp(routes: readonly RouteCase[], options: BridgeAppOptions = {}): Promise<RunningApp> {
   const logs: string[] = [];
-  const logger = createLogger('info', new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) }));
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write: (chunk, _encoding, done) => {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  );
   const limits = { ...LIMITS, ...options.limits, handlerMs: options.handlerMs ?? LIMITS.handlerMs };
   const parsers = bodyParsers(limits, options);
   const router = new Router({ prefix: MOUNT });

@@ -235,7 +235,15 @@ export const REQUEST_CASES: DifferentialCase[] = [
 export const ERROR_CASES: DifferentialCase[] = [
   { name: 'next() with nothing after is 404', status: 404, handlers: only((_req, _res, next) => next()), spaceportJson: { error: 'Not Found' } },
   { name: "next('route') with no other route is 404", handlers: only((_req, _res, next) => next('route')), spaceportJson: { error: 'Not Found' } },
-  { name: 'res.status then next() is still 404', status: 404, handlers: only((_req, res, next) => (res.status(201), next())), spaceportJson: { error: 'Not Found' } },
+  {
+    name: 'res.status then next() is still 404',
+    status: 404,
+    handlers: only((_req, res, next) => {
+      res.status(201);
+      next();
+    }),
+    spaceportJson: { error: 'Not Found' },
+  },
   { name: 'next(err) with err.status 403', status: 403, handlers: only((_req, _res, next) => next(Object.assign(new Error('keep out'), { status: 403 }))), spaceportJson: { error: 'keep out' } },
   {
     name: 'next(err) with statusCode and headers', status: 409,

@@ -9,13 +9,18 @@ export function writeOutsideProjects(): { projectsDir: string; outsideRoutes: st
   const root = writeTree({
     'projects/outside/package.json': JSON.stringify({ name: 'outside', private: true, type: 'module' }),
     'projects/outside/node_modules/tiny-greeter/package.json': JSON.stringify({ name: 'tiny-greeter', version: '1.0.0', type: 'module', exports: './index.js' }),
-    'projects/outside/node_modules/tiny-greeter/index.js': 'export function greet(name) {\n  return `hello, ${name}`;\n}\n',
+    'projects/outside/node_modules/tiny-greeter/index.js': TINY_GREETER,
     'projects/outside/api/routes.js': OUTSIDE_ROUTES,
     'projects/bare/api/routes.ts': BARE_ROUTES,
   }, 'spaceport-h4-outside-');
   const projectsDir = path.join(root, 'projects');
   return { projectsDir, outsideRoutes: path.join(projectsDir, 'outside', 'api', 'routes.js') };
 }
+
+const TINY_GREETER = `export function greet(name) {
+  return \`hello, \${name}\`;
+}
+`;
 
 const OUTSIDE_ROUTES = `import { greet } from 'tiny-greeter';
 import * as spaceport from 'spaceport';

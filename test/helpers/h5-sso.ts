@@ -50,25 +50,34 @@ export async function startSsoStandIn(): Promise<SsoStandIn> {
 }
 
 function answer(request: IncomingMessage, response: ServerResponse, body: string): void {
-  if (request.method !== 'POST' || request.url !== '/verify') return void response.writeHead(404).end();
+  if (request.method !== 'POST' || request.url !== '/verify') {
+    response.writeHead(404).end();
+    return;
+  }
   const token = tokenOf(body);
   if (token.startsWith(SSO_TOKENS.employeePrefix)) {
-    return sendJson(response, 200, { employeeId: token.slice(SSO_TOKENS.employeePrefix.length) });
+    sendJson(response, 200, { employeeId: token.slice(SSO_TOKENS.employeePrefix.length) });
+    return;
   }
   switch (token) {
     case SSO_TOKENS.refused:
-      return sendJson(response, 401, { error: 'token expired' });
+      sendJson(response, 401, { error: 'token expired' });
+      return;
     case SSO_TOKENS.garbage:
-      return void response.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json');
+      response.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json');
+      return;
     case SSO_TOKENS.noEmployeeId:
-      return sendJson(response, 200, { name: 'Someone' });
+      sendJson(response, 200, { name: 'Someone' });
+      return;
     case SSO_TOKENS.silent:
       return; // never answers: the caller's time limit must end the wait
     case SSO_TOKENS.stalledBody:
       response.writeHead(200, { 'content-type': 'application/json' });
-      return void response.write('{"employeeId":');
+      response.write('{"employeeId":');
+      return;
     default:
-      return sendJson(response, 400, { error: 'unknown token' });
+      sendJson(response, 400, { error: 'unknown token' });
+      return;
   }
 }
 
