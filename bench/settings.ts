@@ -26,7 +26,7 @@ const environmentSchema = z.object({
   BENCH_ACCOUNTS: z.coerce.number().int().positive().default(100_000),
   BENCH_PROJECTS: z.coerce.number().int().min(2).max(5000).default(500),
   BENCH_ROUTES_PER_PROJECT: z.coerce.number().int().positive().max(200).default(20),
-  BENCH_MEMORY_REQUESTS: z.coerce.number().int().positive().default(100_000),
+  BENCH_MEMORY_REQUESTS: z.coerce.number().int().min(2).default(100_000),
 });
 
 /** Reads the BENCH_* variables; a bad value stops the run with the variable's name. */

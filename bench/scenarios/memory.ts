@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { send } from '../load.ts';
-import { withChildServer } from '../processes.ts';
+import { send, type Measurement } from '../load.ts';
+import { withChildServer, type ChildServer } from '../processes.ts';
 import { serviceProcess, systemToken } from '../service.ts';
 import { megabytes, type Section } from '../table.ts';
 import { fixtureRoute, getOneAccount, heartbeat, mixed } from '../targets.ts';
@@ -12,31 +12,54 @@ const SETTLE_MS = 1000;
 const LIMIT_SECONDS = 150;
 
 /**
- * SPEC §14.5: a freshly started service's RSS, then again after a fixed number of requests
- * (public, JWT and database routes in turn): growth that does not level off is a leak.
+ * SPEC §14.5: a freshly started service's RSS, then again halfway through and after a fixed
+ * number of requests (public, JWT and database routes in turn). Growth that keeps its pace in
+ * the second half is a leak; growth that levels off is the heap settling.
  */
 export async function memorySection(context: BenchContext): Promise<Section> {
   const count = context.settings.memoryRequests;
   context.progress(`5. memory: ${count.toLocaleString('en-US')} requests`);
   const options = serviceProcess(context.setup, 'spaceport-memory', context.projectsDir, 'sample');
-  const { measurement, before, after } = await withChildServer(options, async (service) => {
-    await sleep(SETTLE_MS);
-    const rssBefore = service.rssBytes();
+  const { halves, readings } = await withChildServer(options, async (service) => {
     const requests = mixed(service.origin, [
       heartbeat(service.origin),
       fixtureRoute(service.origin, systemToken(context.setup)),
       getOneAccount(service.origin, context.usernames.slice(0, 1)),
     ]);
-    const result = await send(requests, count, LIMIT_SECONDS, context.settings);
-    await sleep(SETTLE_MS);
-    return { measurement: result, before: rssBefore, after: service.rssBytes() };
+    const rss = [await settledRss(service)];
+    const measured: Measurement[] = [];
+    for (const amount of [Math.ceil(count / 2), Math.floor(count / 2)]) {
+      measured.push(await send(requests, amount, LIMIT_SECONDS / 2, context.settings));
+      rss.push(await settledRss(service));
+    }
+    return { halves: measured, readings: rss };
   });
+  const measurement = combined(halves);
+  const [before = 0, halfway = 0, after = 0] = readings;
+  const [firstHalf] = halves;
   return {
     title: '5. memory',
     rows: [{
       server: `spaceport, ${measurement.completed.toLocaleString('en-US')} requests`,
       measurement,
-      note: `RSS ${megabytes(before)} before, ${megabytes(after)} after (heartbeat, JWT route, getOneAccount in turn)`,
+      note: `RSS ${megabytes(before)} before, ${megabytes(halfway)} after ${(firstHalf?.completed ?? 0).toLocaleString('en-US')}, ${megabytes(after)} after all (heartbeat, JWT route, getOneAccount in turn)`,
     }],
+  };
+}
+
+async function settledRss(service: ChildServer): Promise<number> {
+  await sleep(SETTLE_MS);
+  return service.rssBytes();
+}
+
+/** The two halves as one run: requests over time, the worse p99, every failure. */
+function combined(halves: readonly Measurement[]): Measurement {
+  const completed = halves.reduce((sum, half) => sum + half.completed, 0);
+  const seconds = halves.reduce((sum, half) => sum + (half.requestsPerSecond > 0 ? half.completed / half.requestsPerSecond : 0), 0);
+  return {
+    requestsPerSecond: seconds > 0 ? completed / seconds : 0,
+    p99: Math.max(...halves.map((half) => half.p99)),
+    completed,
+    failures: halves.reduce((sum, half) => sum + half.failures, 0),
   };
 }
