@@ -81,8 +81,8 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
   if (path.length === 1 && path[0] === '_id') return idEquals(value);
   if (value === null) return any([not(exists(path)), pathMatches(`${jsonPathOf(path)} ? (@ == null)`)]);
   if (!isScalar(value)) return structureEquals(path, value);
-  const match = pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
-  return isAccountUsername(collection, path, value) ? all([usernameIndexed(value), match]) : match;
+  if (isAccountUsername(collection, path, value)) return usernameIndexed(value);
+  return pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
 }
 
 /** `_id` is also the `id` column, so an `_id` lookup uses the primary key. */
@@ -95,11 +95,13 @@ function isAccountUsername(collection: string, path: FieldPath, value: JsonValue
 }
 
 /**
- * Lets the planner use the unique `(tenant, doc->>'username')` index of accounts. The SQL text
- * is fixed (it must match the index expression); only the value is bound.
+ * Uses the unique `(tenant, doc->>'username')` index of accounts alone: a GIN condition beside it
+ * made the planner AND two bitmaps, ~1.3 ms a lookup instead of ~0.03 ms. The type check keeps
+ * the meaning of the path match it replaces (a number 5 must not equal "5"). The SQL text is
+ * fixed (it must match the index expression); only the value is bound.
  */
 function usernameIndexed(username: string): SqlFragment {
-  return { sql: "(doc->>'username') = ?", bindings: [username] };
+  return { sql: "((doc->>'username') = ? and jsonb_typeof(doc->'username') = 'string')", bindings: [username] };
 }
 
 /** An object or array compared whole (key order aside), or found as an element of an array. */
