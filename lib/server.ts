@@ -1,18 +1,22 @@
 import { createSecretKey } from 'node:crypto';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
 import { createApp } from './app.ts';
 import { loadConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
 import { openEmbeddedDatabase } from './db/embedded.ts';
-import { migrateLatest } from './db/migrations.ts';
-import { createLogger } from './http/logger.ts';
+import { migrateDatabase } from './db/migrations.ts';
+import { createLogger, type Logger } from './http/logger.ts';
+import { answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
 import type { Runtime } from './runtime.ts';
 import { TenantDirectory } from './tenancy/index.ts';
 
 const DRAIN_LIMIT_MS = 10_000;
+
+/** A query of the running service that the database leaves unanswered this long is a 503 (SPEC §7). */
+const SERVING_QUERY_TIMEOUT_MS = 1500;
 
 export interface Service {
   /** `http://host:port` of the listening server. */
@@ -28,14 +32,23 @@ export interface StartOptions extends LoadOptions {
   logDestination?: pino.DestinationStream;
 }
 
+/** How a runtime uses its database. */
+export interface DatabaseOptions {
+  /** Run the migrations first (on a connection of their own, without the query time limit). */
+  migrate?: boolean;
+  /** See `KnexOptions.queryTimeoutMs`: the service sets it, tools leave it out. */
+  queryTimeoutMs?: number;
+}
+
 /** Loads configuration, opens and migrates the database, loads projects, and listens. */
 export async function startService(options: StartOptions = {}): Promise<Service> {
-  const runtime = await createRuntime(options);
+  const runtime = await createRuntime(options, { migrate: true, queryTimeoutMs: SERVING_QUERY_TIMEOUT_MS });
   try {
-    await migrateLatest(runtime.knex);
     const projects = await loadProjects(runtime);
     const app = createApp(runtime, projects);
-    const server = await listen(app.callback(), runtime.config.host, runtime.config.port);
+    const server = createServer(app.callback());
+    answerParserErrors(server, runtime.logger);
+    await listen(server, runtime.config.host, runtime.config.port);
     const { port } = server.address() as AddressInfo;
     const url = `http://${runtime.config.host.includes(':') ? `[${runtime.config.host}]` : runtime.config.host}:${port}`;
     runtime.logger.info({ url }, 'spaceport listening');
@@ -47,17 +60,24 @@ export async function startService(options: StartOptions = {}): Promise<Service>
 }
 
 /** Everything the service shares, without HTTP: also what the CLI commands use. */
-export async function createRuntime(options: StartOptions = {}): Promise<Runtime> {
+export async function createRuntime(options: StartOptions = {}, database: DatabaseOptions = {}): Promise<Runtime> {
   const { config, secrets } = loadConfig(options);
   const logger = createLogger(config.logLevel, options.logDestination);
   const shutdownTasks: Runtime['shutdownTasks'] = [];
+  const log = (message: unknown) => logger.debug({ knex: String(message) }, 'knex');
   let databaseUrl = secrets.databaseUrl;
   if (databaseUrl === undefined) {
     const embedded = await openEmbeddedDatabase(config.dataDir, (line) => logger.warn(line));
     shutdownTasks.push(() => embedded.stop());
     databaseUrl = embedded.url;
   }
-  const knex = createKnex(databaseUrl, (message) => logger.debug({ knex: String(message) }, 'knex'));
+  if (database.migrate) {
+    await migrateDatabase(databaseUrl, { log }).catch(async (error: unknown) => {
+      await runShutdownTasks(shutdownTasks, logger);
+      throw error;
+    });
+  }
+  const knex = createKnex(databaseUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
   return {
     config,
@@ -70,17 +90,20 @@ export async function createRuntime(options: StartOptions = {}): Promise<Runtime
   };
 }
 
-export async function releaseRuntime(runtime: Runtime): Promise<void> {
-  for (const task of [...runtime.shutdownTasks].reverse()) {
-    await task().catch((error: unknown) => runtime.logger.error({ err: error }, 'shutdown task failed'));
+export function releaseRuntime(runtime: Runtime): Promise<void> {
+  return runShutdownTasks(runtime.shutdownTasks, runtime.logger);
+}
+
+async function runShutdownTasks(tasks: Runtime['shutdownTasks'], logger: Logger): Promise<void> {
+  for (const task of [...tasks].reverse()) {
+    await task().catch((error: unknown) => logger.error({ err: error }, 'shutdown task failed'));
   }
 }
 
-function listen(handler: RequestListener, host: string, port: number): Promise<Server> {
+function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const server = createServer(handler);
     server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
+    server.listen(port, host, () => resolve());
   });
 }
 

@@ -66,7 +66,9 @@ const BAD_BODIES: Array<[string, unknown, string]> = [
   ['an operator object as username', { username: { $ne: '' }, password: PASSWORD }, 'username must be a string'],
   ['an operator object as password', { username: 'alice', password: { $gt: '' } }, 'password must be a string'],
   ['a number as username', { username: 5, password: PASSWORD }, 'username must be a string'],
-  ['an array body', [{ username: 'alice', password: PASSWORD }], 'username is required'],
+  ['an array body', [{ username: 'alice', password: PASSWORD }], 'request body must be a JSON object'],
+  ['a string body', '"alice"', 'request body must be a JSON object'],
+  ['a null body', 'null', 'request body must be a JSON object'],
   ['malformed JSON', '{"username": ', 'malformed JSON body'],
 ];
 
@@ -78,10 +80,42 @@ for (const [title, body, error] of BAD_BODIES) {
   });
 }
 
+test.serial('a username with NUL or a lone surrogate is the usual 401, not a 500', async (t) => {
+  for (const username of ['alice\u0000', '\ud800']) {
+    const { response, body } = await login({ username, password: PASSWORD });
+    t.is(response.status, 401);
+    t.deepEqual(body, { error: 'invalid username or password' });
+  }
+});
+
 test.serial('an empty body is 400', async (t) => {
   const response = await service.fetch('/auth/login', { method: 'POST', headers: { tenant: 'acme' } });
   t.is(response.status, 400);
   t.deepEqual(await response.json(), { error: 'username is required' });
+});
+
+test.serial('a login form or JSON sent as text/plain is 400 saying the body must be JSON, not "username is required"', async (t) => {
+  const credentials = { username: 'alice', password: PASSWORD };
+  const sent: Array<[string, string]> = [
+    ['application/x-www-form-urlencoded', new URLSearchParams(credentials).toString()],
+    ['text/plain;charset=UTF-8', JSON.stringify(credentials)],
+  ];
+  for (const [contentType, body] of sent) {
+    const response = await service.fetch('/auth/login', { method: 'POST', headers: { tenant: 'acme', 'content-type': contentType }, body });
+    t.is(response.status, 400, contentType);
+    t.deepEqual(await response.json(), { error: 'request body must be JSON (Content-Type: application/json)' });
+  }
+});
+
+test.serial('expiresIn is auth.tokenTtl in seconds, and a tokenTtl of digits counts seconds, not milliseconds', async (t) => {
+  for (const [tokenTtl, seconds] of [['3600', 3600], ['90m', 5400], [120, 120]] as const) {
+    const other = await startTestService(t, { expert: { auth: { tokenTtl } } });
+    const response = await other.fetch('/auth/login', jsonPost({ username: 'alice', password: PASSWORD }, { tenant: 'acme' }));
+    const body = (await response.json()) as { token: string; expiresIn: number };
+    t.is(body.expiresIn, seconds, String(tokenTtl));
+    const claims = verifySystemToken(other.runtime, body.token);
+    t.is(claims.exp - claims.iat, seconds);
+  }
 });
 
 test.serial('GET /auth/login is 405 with Allow', async (t) => {

@@ -66,6 +66,7 @@ const REJECTED: Array<[string, () => string | undefined, string]> = [
   ['RS256 signed with a private key', () => `Bearer ${jwt.sign(CLAIMS, privateKey, { algorithm: 'RS256' })}`, 'invalid token'],
   ['HS256 keyed with an RSA public key (algorithm confusion)', () => `Bearer ${hs256WithKey(publicPem)}`, 'invalid token'],
   ['a token for another tenant', () => `Bearer ${jwt.sign({ ...CLAIMS, tenant: 'globex' }, TEST_JWT_SECRET, { algorithm: 'HS256' })}`, 'invalid token'],
+  ['a token that never expires (no exp)', () => `Bearer ${jwt.sign(CLAIMS, TEST_JWT_SECRET, { algorithm: 'HS256' })}`, 'invalid token'],
   ['a token without a uid', () => `Bearer ${jwt.sign({ tenant: 'acme', username: 'x', role: 'member' }, TEST_JWT_SECRET, { algorithm: 'HS256' })}`, 'invalid token'],
   ['a token with a changed payload', () => `Bearer ${tampered()}`, 'invalid token'],
 ];

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import test from 'ava';
 import { setTimeout as delay } from 'node:timers/promises';
 import { logEntries, MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from './helpers/h3-apps.ts';
+import { FIXTURES } from './helpers/h3-cases.ts';
 
 /**
  * When a bridged handler is over (SPEC §10.1-§10.2): not when its function returns but when it
@@ -105,6 +107,26 @@ const routes: RouteCase[] = [
   },
   {
     method: 'get',
+    path: '/file-callback-throws',
+    handlers: [
+      (_req, res) =>
+        res.sendFile(path.join(FIXTURES, 'hello.txt'), () => {
+          throw new Error('bug in the callback, after the file');
+        }),
+    ],
+  },
+  {
+    method: 'get',
+    path: '/missing-file-callback-throws',
+    handlers: [
+      (_req, res) =>
+        res.sendFile(path.join(FIXTURES, 'missing.txt'), () => {
+          throw new Error('bug in the callback, before any answer');
+        }),
+    ],
+  },
+  {
+    method: 'get',
     path: '/addresses',
     handlers: [(req, res) => res.json({ ip: req.ip, ips: req.ips, protocol: req.protocol, secure: req.secure, hostname: req.hostname })],
   },
@@ -200,6 +222,20 @@ test('a client that leaves before the answer ends the handler quietly', async (t
   t.deepEqual(warnings('h3-left'), [], 'the answer nobody receives is not a second answer');
   const after = await get('/to-koa-json');
   t.is(after.status, 200, 'the service goes on');
+});
+
+test('a sendFile callback that throws is a handler failure, not the end of the service', async (t) => {
+  const sent = await get('/file-callback-throws', { headers: { 'x-request-id': 'h3-callback-sent' } });
+  t.is(sent.status, 200);
+  t.is(await sent.text(), 'hello world, from a file on disk\n');
+  const unanswered = await get('/missing-file-callback-throws', { headers: { 'x-request-id': 'h3-callback-unanswered' } });
+  t.is(unanswered.status, 500);
+  t.deepEqual(await unanswered.json(), { success: false, message: 'Internal Server Error' });
+  await delay(20);
+  const logged = (requestId: string) => logEntries(bridge).find((entry) => entry.requestId === requestId && entry.level === 50);
+  t.regex(String((logged('h3-callback-sent')?.err as { stack?: string } | undefined)?.stack), /after the file/);
+  t.regex(String((logged('h3-callback-unanswered')?.err as { stack?: string } | undefined)?.stack), /before any answer/);
+  t.is((await get('/to-koa-json')).status, 200, 'the service goes on');
 });
 
 test('req.ip, ips and protocol follow X-Forwarded-* only when trusting the proxy, as in Express', async (t) => {

@@ -21,11 +21,11 @@ interface Answer {
 const slugs = new Map(ALL_CASES.map((each, index) => [each, `/case${index}`]));
 const slugOf = (each: DifferentialCase): string => slugs.get(each) as string;
 
-const routes: RouteCase[] = ALL_CASES.map((each) => ({
-  method: each.method ?? 'get',
-  path: `${slugOf(each)}${each.path ?? ''}`,
-  handlers: each.handlers,
-}));
+const routes: RouteCase[] = ALL_CASES.flatMap((each) => {
+  const route = { method: each.method ?? 'get', path: `${slugOf(each)}${each.path ?? ''}` } as const;
+  const nextRoute = each.nextRoute === undefined ? [] : [{ ...route, handlers: [each.nextRoute] }];
+  return [{ ...route, handlers: each.handlers }, ...nextRoute];
+});
 
 let express: RunningApp;
 let bridge: RunningApp;

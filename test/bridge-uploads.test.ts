@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -83,6 +83,8 @@ const routes: RouteCase[] = [
     ],
   },
   { method: 'post', path: '/slow', handlers: [(_req, res) => void setTimeout(() => res.json({ late: true }), 400)] },
+  { method: 'post', path: '/handed-on', handlers: [(_req, _res, next) => next()] },
+  { method: 'post', path: '/:any', handlers: [(req, res) => res.json({ reached: req.params.any, files: list(req.files, 'file').map(describe), body: req.body })] },
 ];
 
 let bridge: RunningApp;
@@ -242,4 +244,30 @@ test.serial('no temporary file is left after 200 uploads', async (t) => {
   t.is(statuses.length, 200);
   t.true(statuses.every((status) => status === 200));
   t.deepEqual(await temporaryFiles(), []);
+});
+
+test.serial('a multipart body handed on with next() reaches the next route parsed, not read twice', async (t) => {
+  const data = form(['file', 'handed.txt', 'on and on']);
+  data.append('note', 'kept');
+  const response = await post('/handed-on', data);
+  t.is(response.status, 200);
+  const answer = (await response.json()) as { reached: string; files: Described[]; body: unknown };
+  t.is(answer.reached, 'handed-on');
+  t.like(answer.files[0], { name: 'handed.txt', size: 9, temporaryExists: true });
+  t.deepEqual(answer.body, { note: 'kept' });
+  t.deepEqual(await temporaryFiles(), []);
+});
+
+test.serial('by default uploads wait in a folder of the process, readable by its owner only', async (t) => {
+  const where: RouteCase = { method: 'post', path: '/where', handlers: [(req, res) => res.json({ file: list(req.files, 'file')[0]?.tempFilePath })] };
+  const defaults = await startBridgeApp([where]);
+  t.teardown(() => defaults.close());
+  const answer = await fetch(`${defaults.url}${MOUNT}/where`, { method: 'POST', body: form(['file', 'private.txt', 'tenant data']) });
+  const { file } = (await answer.json()) as { file: string };
+  const folder = path.dirname(file);
+  t.is(path.dirname(folder), tmpdir());
+  t.regex(path.basename(folder), /^spaceport-uploads-\w{6}$/, 'a name of its own, not one another user could take first');
+  t.is(statSync(folder).mode & 0o777, 0o700);
+  for (let attempt = 0; attempt < 50 && existsSync(file); attempt++) await delay(20);
+  t.false(existsSync(file), 'the upload itself is removed once answered');
 });

@@ -1,7 +1,8 @@
 import test from 'ava';
+import { readdirSync } from 'node:fs';
 import jwt from 'jsonwebtoken';
 import { createKnex } from '../lib/db/connect.ts';
-import { migrateLatest } from '../lib/db/migrations.ts';
+import { MIGRATIONS_DIR, migrateLatest } from '../lib/db/migrations.ts';
 import { cli, make, type CommandOutcome } from './helpers/h1-cli.ts';
 import { createFreshDatabase } from './helpers/database.ts';
 import { TEST_JWT_SECRET } from './helpers/service.ts';
@@ -88,6 +89,8 @@ test.serial('user fails in one line for a missing argument, an unknown tenant or
     [make(['user', 'TENANT=acme', 'USERNAME=bob'], databaseUrl), /a new account needs a password/],
     [make(['user', 'TENANT=acme', 'USERNAME=bob', 'PASSWORD=pw', 'ROLE=root'], databaseUrl), /ROLE must be admin or member/],
     [cli(['user', '--tenant', 'acme', '--bogus', 'x'], databaseUrl), /Unknown option '--bogus'/],
+    [make(['user', 'TENANT=bad!', 'USERNAME=bob', 'PASSWORD=pw'], databaseUrl), /^user: "bad!" is not a valid tenant name/],
+    [make(['token', 'TENANT=bad!', 'USERNAME=bob'], databaseUrl), /^token: "bad!" is not a valid tenant name/],
   ];
   for (const [outcome, message] of cases) assertFailure(t, await outcome, message);
   t.is(await accountDocument('acme', 'bob'), undefined);
@@ -109,4 +112,16 @@ test.serial('token fails in one line for an unknown account, an unknown tenant o
     [make(['token', 'TENANT=acme'], databaseUrl), /USERNAME is required/],
   ];
   for (const [outcome, message] of cases) assertFailure(t, await outcome, message);
+});
+
+test('migration refuses a missing or invalid NAME in one line and writes nothing', async (t) => {
+  const before = readdirSync(MIGRATIONS_DIR);
+  const cases: Array<[Promise<CommandOutcome>, RegExp]> = [
+    [make(['migration'], databaseUrl), /^migration: usage: make migration NAME=<name>$/],
+    [make(['migration', 'NAME='], databaseUrl), /^migration: usage: make migration NAME=<name>$/],
+    [make(['migration', 'NAME=Bad Name'], databaseUrl), /^migration: migration name "Bad Name" must be lower-case letters, digits, _ or -$/],
+    [make(['migration', 'NAME=../escape'], databaseUrl), /must be lower-case letters, digits, _ or -$/],
+  ];
+  for (const [outcome, message] of cases) assertFailure(t, await outcome, message);
+  t.deepEqual(readdirSync(MIGRATIONS_DIR), before);
 });

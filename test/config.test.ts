@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdtempSync, statSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../lib/config/index.ts';
+import { ConfigError, durationSeconds, loadConfig } from '../lib/config/index.ts';
 
 const scratch = () => mkdtempSync(path.join(tmpdir(), 'spaceport-config-'));
 const baseEnv = () => ({ JWT_SECRET: 'a-secret-that-is-long-enough', DATA_DIR: scratch() });
@@ -57,9 +57,15 @@ const invalid: Array<[string, unknown, RegExp]> = [
   ['an unknown section', { colour: 'red' }, /colour: unknown key/],
   ['an invalid enum', { projects: { onError: 'ignore' } }, /projects\.onError: /],
   ['a negative limit', { limits: { fileBytes: -1 } }, /limits\.fileBytes: /],
-  ['a bad rate window', { rateLimit: { public: { windowMs: 1000 } } }, /rateLimit\.public\.max: /],
+  ['a bad rate window', { rateLimit: { public: { windowMs: 0 } } }, /rateLimit\.public\.windowMs: /],
+  ['a referer URL where a host belongs', { referer: { allow: ['https://app.example.com/'] } }, /referer\.allow\.0: must be a host/],
+  ['an SSO address that is not http(s)', { sso: { authUrl: 'ftp://sso.example.com' } }, /sso\.authUrl: must be an http/],
   ['an invalid default tenant', { tenancy: { defaultTenant: 'no spaces' } }, /tenancy\.defaultTenant: /],
   ['a non-URL SSO address', { sso: { authUrl: 'not a url' } }, /sso\.authUrl: /],
+  ['a token lifetime under one second', { auth: { tokenTtl: '500ms' } }, /auth\.tokenTtl: must be a whole number of seconds/],
+  ['a token lifetime of zero', { auth: { tokenTtl: '0s' } }, /auth\.tokenTtl: /],
+  ['a token lifetime with a space', { auth: { tokenTtl: '12 h' } }, /auth\.tokenTtl: /],
+  ['a fractional token lifetime', { auth: { tokenTtl: 1.5 } }, /auth\.tokenTtl: /],
 ];
 
 for (const [what, expert, message] of invalid) {
@@ -83,8 +89,30 @@ test('an EXPERT_CONFIG naming a missing file is refused', (t) => {
   t.regex(error.message, /EXPERT_CONFIG/);
 });
 
+test('a rate limit given in part keeps the default of the key left out', (t) => {
+  const { config } = loadConfig({ env: baseEnv(), expert: { rateLimit: { login: { max: 5 }, public: { windowMs: 1000 } } } });
+  t.deepEqual(config.rateLimit.login, { windowMs: 60_000, max: 5 });
+  t.deepEqual(config.rateLimit.public, { windowMs: 1000, max: 600 });
+});
+
+test('referer hosts: names, wildcards, ports and IP addresses are accepted', (t) => {
+  const allow = ['example.com', '*.example.org', 'localhost:8080', '127.0.0.1', '[::1]:3000', 'App.Example.com'];
+  t.deepEqual(loadConfig({ env: baseEnv(), expert: { referer: { allow } } }).config.referer.allow, allow);
+});
+
+test('an environment variable set to nothing counts as unset: PORT= is 3000, not a random port', (t) => {
+  const { config, secrets } = loadConfig({ env: { ...baseEnv(), PORT: '', DATABASE_URL: '', LOG_LEVEL: '', REDIS_URL: '' }, expert: {} });
+  t.is(config.port, 3000);
+  t.is(config.logLevel, 'info');
+  t.true(config.database.embedded);
+  t.is(secrets.redisUrl, undefined);
+});
+
 test('invalid environment variables are refused with the variable named', (t) => {
   t.throws(() => loadConfig({ env: { ...baseEnv(), PORT: 'eighty' }, expert: {} }), { message: /environment variable PORT/ });
+  for (const PORT of ['1e3', '0x50', ' 80', '65536', '-1']) {
+    t.throws(() => loadConfig({ env: { ...baseEnv(), PORT }, expert: {} }), { message: /environment variable PORT: must be a port number/ }, PORT);
+  }
   t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_URL: 'mysql://x' }, expert: {} }), { message: /DATABASE_URL/ });
   t.throws(() => loadConfig({ env: { ...baseEnv(), LOG_LEVEL: 'loud' }, expert: {} }), { message: /LOG_LEVEL/ });
 });
@@ -103,4 +131,12 @@ test('without JWT_SECRET a secret is generated once and kept with mode 600', (t)
 test('SAMPLE_API_KEY fills sample.apiKey unless the file sets it', (t) => {
   t.is(loadConfig({ env: { ...baseEnv(), SAMPLE_API_KEY: 'k1' }, expert: {} }).config.sample.apiKey, 'k1');
   t.is(loadConfig({ env: { ...baseEnv(), SAMPLE_API_KEY: 'k1' }, expert: { sample: { apiKey: 'k2' } } }).config.sample.apiKey, 'k2');
+});
+
+test('a token lifetime is read in seconds: numbers and digit strings alike, or with a unit', (t) => {
+  const cases: Array<[string | number, number | undefined]> = [
+    [3600, 3600], ['3600', 3600], ['90s', 90], ['15m', 900], ['12h', 43_200], ['7d', 604_800],
+    ['60000ms', undefined], ['0', undefined], [0, undefined], [-5, undefined], ['1.5h', undefined], ['', undefined],
+  ];
+  for (const [value, seconds] of cases) t.is(durationSeconds(value), seconds, String(value));
 });

@@ -196,6 +196,28 @@ test('documents that JSON cannot hold are refused', async (t) => {
   await t.throwsAsync(things.find({ n: Number.NaN }).toArray(), { instanceOf: DocumentQueryError });
 });
 
+test('text jsonb cannot hold (NUL, a lone surrogate) is refused on write and equals nothing in a filter, never a database error', async (t) => {
+  const things = documentStore(knex, 'acme').collection('unstorable-text');
+  await things.insertOne({ _id: 'plain', name: 'x' });
+  for (const text of ['x\u0000', '\ud800', 'a\udc00b']) {
+    const refused = { instanceOf: DocumentQueryError, message: /NUL .* or an unpaired surrogate cannot be stored/ };
+    await t.throwsAsync(things.insertOne({ name: text }), refused);
+    await t.throwsAsync(things.insertOne({ nested: { [text]: 1 } }), refused);
+    await t.throwsAsync(things.insertOne({ _id: text }), refused);
+    await t.throwsAsync(things.updateOne({ _id: 'plain' }, { $set: { name: text } }), refused);
+    t.is(await things.findOne({ name: text }), null);
+    t.is(await things.findOne({ _id: text }), null);
+    t.deepEqual(await things.find({ name: { $in: ['x', text] } }).toArray(), [{ _id: 'plain', name: 'x' }]);
+    t.is(await things.countDocuments({ name: { $ne: text } }), 1);
+    t.is(await things.countDocuments({ tags: [text] }), 0);
+    await t.throwsAsync(things.find({ name: { $gt: text } }).toArray(), { instanceOf: DocumentQueryError });
+    await t.throwsAsync(things.find({ [`a${text}`]: 1 }).toArray(), { instanceOf: DocumentQueryError, message: /not a valid field path/ });
+  }
+  t.is(await documentStore(knex, 'acme').collection('accounts').findOne({ username: 'x\u0000' }), null);
+  t.throws(() => documentStore(knex, 'acme').collection('bad\u0000name'), { instanceOf: TypeError });
+  t.deepEqual(await things.find().toArray(), [{ _id: 'plain', name: 'x' }]);
+});
+
 test('updateOne with $set and $unset, counting only real changes', async (t) => {
   const things = documentStore(knex, 'acme').collection('updates');
   await things.insertMany([{ _id: 'a', n: 1, keep: true, drop: 'x' }, { _id: 'b', n: 1 }]);

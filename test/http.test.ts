@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
-import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
+import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import Koa from 'koa';
@@ -11,7 +11,8 @@ import { jsonBody } from '../lib/http/json-body.ts';
 import { createLogger } from '../lib/http/logger.ts';
 import { requestLog } from '../lib/http/request-log.ts';
 import { routerMiddleware } from '../lib/http/routing.ts';
-import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
+import { freezableProxy } from './helpers/ra-frozen-proxy.ts';
+import { dropTestDatabase, startTestService, testDatabaseUrl, type TestService } from './helpers/service.ts';
 
 let service: TestService;
 test.before(async () => {
@@ -178,6 +179,25 @@ test('with a database that accepts but never answers, healthz is 503 within 2 s'
   t.true(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
 });
 
+test('a database that stops answering on open connections is 503 within 2 s, not a hang, and the service recovers', async (t) => {
+  const proxy = await freezableProxy(await testDatabaseUrl());
+  const relayed = await startTestService(t, { databaseUrl: proxy.url });
+  t.teardown(() => proxy.close());
+  const login = () =>
+    relayed.fetch('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"nobody","password":"x"}' });
+  t.is((await login()).status, 401);
+  proxy.freeze();
+  for (const attempt of [login, () => relayed.fetch('/healthz')]) {
+    const started = Date.now();
+    const response = await attempt();
+    t.is(response.status, 503);
+    t.deepEqual(await response.json(), { error: 'database unavailable' });
+    t.true(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+  }
+  proxy.thaw();
+  t.is((await login()).status, 401);
+});
+
 /** A service whose database goes away after start-up: migrations run first on the real one. */
 async function startDownService(t: ExecutionContext, deadUrl: string) {
   const started = await startTestService(t);
@@ -194,4 +214,34 @@ async function startDownService(t: ExecutionContext, deadUrl: string) {
     await knex.destroy();
   });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+test('a request the HTTP parser refuses still gets a JSON error, an X-Request-Id and a log line', async (t) => {
+  const port = Number(new URL(service.url).port);
+  const cases: Array<[string, number]> = [
+    ['GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n', 400],
+    ['GET /hea lthz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+    [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+  ];
+  for (const [request, status] of cases) {
+    const answer = await rawExchange(port, request);
+    const [head = '', body] = answer.split('\r\n\r\n');
+    t.regex(head, new RegExp(`^HTTP/1.1 ${status} `));
+    t.regex(head, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+    const requestId = /\r\nx-request-id: ([0-9a-f-]{36})/i.exec(head)?.[1];
+    t.truthy(requestId);
+    t.deepEqual(Object.keys(JSON.parse(body ?? '')), ['error']);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    t.like(service.logEntries().find((entry) => entry.requestId === requestId), { status, msg: 'request' });
+  }
+});
+
+/** Sends raw bytes and reads until the server closes the connection. */
+async function rawExchange(port: number, request: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.write(request);
+  await once(socket, 'close');
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,7 +1,12 @@
 import test from 'ava';
-import { readdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { createKnex } from '../lib/db/connect.ts';
-import { MIGRATIONS_DIR, migrateLatest, migrationStatus, rollbackLast } from '../lib/db/migrations.ts';
+import { createMigrationFile, MIGRATIONS_DIR, migrateLatest, migrationStatus, rollbackLast } from '../lib/db/migrations.ts';
 import { createFreshDatabase } from './helpers/database.ts';
 
 async function tables(knex: ReturnType<typeof createKnex>): Promise<string[]> {
@@ -51,4 +56,21 @@ test('tenant data tables lead their primary key with tenant', async (t) => {
        and c.relname not in ('tenants') and c.relname not like 'knex_%'`);
   t.true(result.rows.length > 0);
   for (const row of result.rows) t.is(row.first, 'tenant', `${row.table} has a key that does not start with tenant`);
+});
+
+test('a new migration from make migration passes the type check as it is, and runs up and down', async (t) => {
+  const root = path.resolve(import.meta.dirname, '..');
+  const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-migration-'));
+  symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));
+  writeFileSync(path.join(scratch, 'package.json'), '{"type":"module"}');
+  writeFileSync(path.join(scratch, 'tsconfig.json'), JSON.stringify({ extends: path.join(root, 'tsconfig.json'), include: ['*.ts'] }));
+  const file = createMigrationFile('add_widgets', scratch);
+  t.regex(path.basename(file), /^\d{14}_add_widgets\.ts$/);
+  const tsc = path.join(root, 'node_modules/.bin/tsc');
+  const checked = await promisify(execFile)(tsc, ['--noEmit', '-p', scratch]).then(() => '', (error: { stdout?: string }) => error.stdout ?? 'tsc failed');
+  t.is(checked, '');
+  const migration = (await import(pathToFileURL(file).href)) as { up: (knex: unknown) => Promise<void>; down: (knex: unknown) => Promise<void> };
+  await t.notThrowsAsync(migration.up(undefined));
+  await t.notThrowsAsync(migration.down(undefined));
+  t.throws(() => createMigrationFile('Bad Name', scratch), { message: /must be lower-case letters, digits, _ or -/ });
 });

@@ -104,6 +104,16 @@ test('custom auth that throws or calls next(err) is a 500 without the error text
   }
 });
 
+test("custom auth declining with next('route') never runs the route's handler", async (t) => {
+  const declined = await plain.fetch('/api/guarded/declined');
+  t.is(declined.status, 404);
+  t.deepEqual(await declined.json(), { error: 'Not Found' });
+  const admitted = await plain.fetch('/api/guarded/declined', { headers: { 'x-api-key': 'open-sesame' } });
+  t.like(await json(admitted), { order: ['handler'] });
+  const next = await plain.fetch('/api/guarded/declined-everywhere');
+  t.deepEqual(await json(next), { reached: 'the next route', what: 'everywhere' }, 'the next route matching the URL answers');
+});
+
 test('an unauthenticated multipart request is 401 and writes nothing to disk', async (t) => {
   t.true(plain.runtime.config.dataDir.startsWith(scratch));
   const before = filesUnder(scratch);

@@ -32,7 +32,7 @@ const EXPECTED_REPORT = [
   `  ${shown('duplicates', 'api', 'routes.js')} #2 get /Items/:key/: same method and path as route #0 (case, a trailing slash and parameter names do not count)`,
   `  ${shown('noexport', 'api', 'routes.js')}: has no default export (an array of routes)`,
   `  ${shown('notarray', 'api', 'routes.js')}: the default export must be an array of routes (got object)`,
-  `  ${shown('syntax', 'api', 'routes.js')}: does not load: SyntaxError: Unexpected token ','`,
+  `  ${shown('syntax', 'api', 'routes.js')}: does not load: SyntaxError: Unexpected token ',' (line 2)`,
   `  ${shown('throws', 'api', 'routes.js')}: does not load: Error: cannot reach the partner service at import time (line 1)`,
 ];
 
@@ -58,6 +58,23 @@ test('a PROJECTS_DIR outside the repository is reported with absolute paths', as
   const outside = writeTree({ 'projects/wrong/api/routes.js': "export default [{ method: 'GET', path: '/x', function: 1 }];\n" });
   const error = await t.throwsAsync(startWithProjects(t, path.join(outside, 'projects')));
   t.is(error?.message, `invalid project routes (1 problem):\n  ${path.join(outside, 'projects', 'wrong', 'api', 'routes.js')} #0 GET /x: function must be a function (got number)`);
+});
+
+test('a module the route file imports that fails to load is named with its line', async (t) => {
+  const handler = (body: string) => `export function handler(req, res) {\n${body}\n}\n`;
+  const routes = "import { handler } from './handlers/broken.js';\nexport default [{ method: 'GET', path: '/x', function: handler }];\n";
+  const outside = writeTree({
+    'projects/syntax/api/routes.js': routes,
+    'projects/syntax/api/handlers/broken.js': handler("  res.send('never') ,,"),
+    'projects/throws/api/routes.js': routes,
+    'projects/throws/api/handlers/broken.js': `${handler("  res.send('never');")}\nconst settings = undefined;\nexport const port = settings.port;\n`,
+  });
+  const projectsDir = path.join(outside, 'projects');
+  const error = await t.throwsAsync(startWithProjects(t, projectsDir));
+  t.deepEqual(error?.message.split('\n').slice(1), [
+    `  ${path.join(projectsDir, 'syntax', 'api', 'routes.js')}: does not load: SyntaxError: Unexpected token ',' (api/handlers/broken.js line 2)`,
+    `  ${path.join(projectsDir, 'throws', 'api', 'routes.js')}: does not load: TypeError: Cannot read properties of undefined (reading 'port') (api/handlers/broken.js line 6)`,
+  ]);
 });
 
 test('`node lib/main.ts` prints the whole report and exits 1', async (t) => {

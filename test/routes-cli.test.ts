@@ -60,6 +60,9 @@ test('make routes names the custom auth mode', async (t) => {
     ['/api/guarded/public-custom', '/api/project/public-custom', 'custom'],
     ['/api/guarded/custom-throws', '/api/project/custom-throws', 'custom'],
     ['/api/guarded/custom-next-error', '/api/project/custom-next-error', 'custom'],
+    ['/api/guarded/declined', '/api/project/declined', 'custom'],
+    ['/api/guarded/declined-everywhere', '/api/project/declined-everywhere', 'custom'],
+    ['/api/guarded/declined-:what', '/api/project/declined-:what', 'public'],
   ]);
 });
 

@@ -199,8 +199,9 @@ test('the role is read fresh: a promotion or demotion applies at once', async (t
 
 test('bodies: non-JSON, malformed, not an object, unknown field, wrong types are 400 naming the field', async (t) => {
   const cases: Array<[string, string | undefined, string]> = [
-    ['name=x', 'application/x-www-form-urlencoded', 'request body must be a JSON object'],
-    ['name', 'text/plain', 'request body must be a JSON object'],
+    ['name=x', 'application/x-www-form-urlencoded', 'request body must be JSON (Content-Type: application/json)'],
+    ['name', 'text/plain', 'request body must be JSON (Content-Type: application/json)'],
+    ['{"name":"ok"}', 'text/plain', 'request body must be JSON (Content-Type: application/json)'],
     ['', undefined, 'request body must be a JSON object'],
     ['{"name":', 'application/json', 'malformed JSON body'],
     ['["x"]', 'application/json', 'request body must be a JSON object'],
@@ -214,7 +215,7 @@ test('bodies: non-JSON, malformed, not an object, unknown field, wrong types are
     ['{"name":"ok","schemas":["a\\u0000"]}', 'application/json', 'schemas[0] must not contain NUL or unpaired surrogates'],
     ['{"name":"ok","schemas":["\\ud800"]}', 'application/json', 'schemas[0] must not contain NUL or unpaired surrogates'],
     ['{"name":"-ok"}', 'application/json', 'name may hold only letters, digits, space, "_", "." and "-", and must start with a letter or digit'],
-    ['{"__proto__":{"x":1},"name":"ok"}', 'application/json', 'malformed JSON body'],
+    ['{"__proto__":{"x":1},"name":"ok"}', 'application/json', 'request body must not hold a "__proto__" or "constructor.prototype" key'],
   ];
   for (const [raw, contentType, error] of cases) {
     const answer = await call(service, 'POST', '/spaces', { as: admin, raw: raw || undefined, contentType });

@@ -32,10 +32,17 @@ export function loginHandler(runtime: Runtime): Middleware {
 }
 
 function credentialsOf(body: unknown): Credentials {
-  const fields = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  const fields = bodyFields(body);
   for (const name of ['username', 'password'] as const) {
     if (fields[name] === undefined) throw createError(400, `${name} is required`);
     if (typeof fields[name] !== 'string') throw createError(400, `${name} must be a string`);
   }
   return { username: fields.username as string, password: fields.password as string };
+}
+
+/** No body at all has no fields; a body that is there must be a JSON object. */
+function bodyFields(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === '') return {};
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw createError(400, 'request body must be a JSON object');
+  return body as Record<string, unknown>;
 }

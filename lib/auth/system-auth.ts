@@ -3,7 +3,7 @@ import koaJwt from 'koa-jwt';
 import type { Context, Middleware } from 'koa';
 import { requestState } from '../http/state.ts';
 import type { Runtime } from '../runtime.ts';
-import type { TokenClaims } from './tokens.ts';
+import { hasSystemClaims, type TokenClaims } from './tokens.ts';
 import { VerifiedTokens } from './verified-tokens.ts';
 
 const CLAIMS_KEY = 'systemTokenClaims';
@@ -35,9 +35,9 @@ export function systemAuthentication(runtime: Runtime): Middleware {
     } catch (error) {
       throw rejected(/expired/i.test((error as Error).message) ? 'token expired' : 'invalid token');
     }
-    const claims = ctx.state[CLAIMS_KEY] as TokenClaims;
+    const claims = ctx.state[CLAIMS_KEY] as object;
     ctx.state[CLAIMS_KEY] = undefined;
-    if (typeof claims.uid !== 'string' || typeof claims.tenant !== 'string') throw rejected('invalid token');
+    if (!hasSystemClaims(claims)) throw rejected('invalid token');
     verified.remember(token, claims);
     return claims;
   }

@@ -1,4 +1,5 @@
 import jwt from 'jsonwebtoken';
+import { durationSeconds } from '../config/index.ts';
 import type { Runtime } from '../runtime.ts';
 
 /** The claims of a system JWT (SPEC §5.3). */
@@ -34,7 +35,8 @@ export function signSystemToken(runtime: Runtime, subject: TokenSubject, request
     username: typeof subject.username === 'string' ? subject.username : '',
     role: subject.role === 'admin' ? 'admin' : 'member',
   };
-  const expiresIn = runtime.config.auth.tokenTtl as jwt.SignOptions['expiresIn'];
+  // The configuration was validated at start-up; seconds as a number leave jsonwebtoken nothing to guess.
+  const expiresIn = durationSeconds(runtime.config.auth.tokenTtl);
   return new Promise((resolve, reject) => {
     jwt.sign(payload, runtime.jwtKey, { algorithm: 'HS256', expiresIn }, (error, token) => {
       if (error || token === undefined) reject(error ?? new Error('signToken failed'));
@@ -46,10 +48,17 @@ export function signSystemToken(runtime: Runtime, subject: TokenSubject, request
 /** Verifies signature (HS256 only) and expiry; returns the claims or throws. */
 export function verifySystemToken(runtime: Runtime, token: string): TokenClaims {
   const claims = jwt.verify(token, runtime.jwtKey, { algorithms: ALGORITHMS });
-  if (typeof claims === 'string' || typeof claims.uid !== 'string' || typeof claims.tenant !== 'string') {
-    throw new jwt.JsonWebTokenError('token lacks the system claims');
-  }
-  return claims as TokenClaims;
+  if (typeof claims === 'string' || !hasSystemClaims(claims)) throw new jwt.JsonWebTokenError('token lacks the system claims');
+  return claims;
+}
+
+/**
+ * The claims every system JWT carries (SPEC §5.3). `exp` among them: a token without one, even
+ * correctly signed, would never expire, and the service issues none like it.
+ */
+export function hasSystemClaims(claims: object): claims is TokenClaims {
+  const { uid, tenant, exp } = claims as Partial<Record<keyof TokenClaims, unknown>>;
+  return typeof uid === 'string' && typeof tenant === 'string' && typeof exp === 'number';
 }
 
 /** Token lifetime in seconds, for the `expiresIn` of a login answer. */

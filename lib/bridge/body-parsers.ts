@@ -1,24 +1,30 @@
 import type { EventEmitter } from 'node:events';
-import { mkdir, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { unlink } from 'node:fs/promises';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import type { File as FormidableFile } from 'formidable';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import onFinished from 'on-finished';
 import type { Config } from '../config/index.ts';
+import { uploadFolder } from './upload-folder.ts';
 import { recordUploads, type StoredFile } from './uploads.ts';
 
 type Limits = Config['limits'];
 
 export interface BodyParserOptions {
-  /** Where uploads wait until the response ends (default: `spaceport-uploads` in the OS temp folder). */
+  /** Where uploads wait until the response ends (default: a private folder of the process, see `uploadFolder`). */
   temporaryDirectory?: string;
 }
 
 /** Express parses a body whatever the method; so do we (a request without a body is skipped). */
 const EVERY_METHOD = Object.values(HttpMethodEnum);
+
+/**
+ * Requests whose body was read. A body is read once: a later route reached with `next()` or
+ * `next('route')` finds it parsed (Express's `req._body`), where reading the spent stream again
+ * would answer 400, or wait forever for a multipart body.
+ */
+const bodyRead = new WeakSet<Context>();
 
 /**
  * Body parsing for project routes (SPEC §8.3). `fields` reads JSON, urlencoded and text bodies
@@ -27,12 +33,11 @@ const EVERY_METHOD = Object.values(HttpMethodEnum);
  * `limits.fileBytes` and `limits.files` and removes them when the response ends.
  */
 export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { fields: Middleware; multipart: Middleware } {
-  const directory = options.temporaryDirectory ?? path.join(tmpdir(), 'spaceport-uploads');
-  return { fields: fieldParser(limits), multipart: multipartParser(limits, directory) };
+  return { fields: fieldParser(limits), multipart: multipartParser(limits, options.temporaryDirectory) };
 }
 
 function fieldParser(limits: Limits): Middleware {
-  return koaBody({
+  const parse = koaBody({
     json: true,
     urlencoded: true,
     text: true,
@@ -50,17 +55,21 @@ function fieldParser(limits: Limits): Middleware {
       throw bodyError(error, ctx.is('application/json') ? 'malformed JSON body' : 'malformed request body');
     },
   });
+  return (ctx, next) => {
+    if (bodyRead.has(ctx)) return next();
+    return parse(ctx, () => {
+      // koa-body leaves the body undefined for a type it does not read, and the stream unread.
+      if (ctx.request.body !== undefined) bodyRead.add(ctx);
+      return next();
+    });
+  };
 }
 
-function multipartParser(limits: Limits, directory: string): Middleware {
-  let directoryReady: Promise<unknown> | undefined;
+function multipartParser(limits: Limits, chosenDirectory: string | undefined): Middleware {
   return async (ctx, next) => {
-    if (!ctx.is('multipart')) return next();
-    directoryReady ??= mkdir(directory, { recursive: true }).catch((error: unknown) => {
-      directoryReady = undefined;
-      throw error;
-    });
-    await directoryReady;
+    if (!ctx.is('multipart') || bodyRead.has(ctx)) return next();
+    bodyRead.add(ctx);
+    const directory = await uploadFolder(chosenDirectory);
     const stored: Array<[string, FormidableFile]> = [];
     const parsing = parseMultipart(ctx, limits, directory, stored);
     onFinished(ctx.res, () => {

@@ -4,9 +4,15 @@
  */
 export type Outcome =
   | { readonly kind: 'answered' }
-  | { readonly kind: 'passed' }
+  | { readonly kind: 'passed'; readonly to: PassedTo }
   | { readonly kind: 'failed'; readonly error: unknown }
   | { readonly kind: 'closed' };
+
+/**
+ * Where `next` hands on: the next step of the route's chain (`next()`), the next matching route
+ * (`next('route')`, skipping the rest of this one), or past the router (`next('router')`).
+ */
+export type PassedTo = 'chain' | 'route' | 'router';
 
 /** Told about an attempt to end a handler that had already ended (`attempt` names the call). */
 export type IgnoredAttempt = (attempt: string, first: Outcome | undefined, error?: unknown) => void;

@@ -1,5 +1,6 @@
-import createError, { type HttpError } from 'http-errors';
+import createError from 'http-errors';
 import statuses from 'statuses';
+import { isDatabaseUnreachable } from '../db/connect.ts';
 
 interface ErrorFields {
   status?: unknown;
@@ -12,9 +13,11 @@ interface ErrorFields {
  * The error a failed handler answers with, its status chosen as Express's final handler does:
  * the error's own `status`/`statusCode` when 400-599, else a 4xx/5xx the handler had already
  * set with `res.status`, else 500. A 4xx shows its message and headers; a 5xx shows nothing of
- * the original, which stays attached as `cause` for the log.
+ * the original, which stays attached as `cause` for the log. A database that is down is the
+ * service's to answer (503, SPEC §7), so that error passes on as it is.
  */
-export function handlerFailure(error: unknown, responseStatus: number): HttpError {
+export function handlerFailure(error: unknown, responseStatus: number): Error {
+  if (errorStatus(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
   const status = errorStatus(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
   const fields = (error !== null && typeof error === 'object' ? error : {}) as ErrorFields;
   const message = typeof fields.message === 'string' ? fields.message : typeof error === 'string' ? error : '';

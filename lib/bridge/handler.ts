@@ -3,10 +3,11 @@ import type { Context, Middleware } from 'koa';
 import onFinished from 'on-finished';
 import type { Logger } from '../http/logger.ts';
 import { requestState } from '../http/state.ts';
-import { Completion, type Outcome } from './completion.ts';
+import { Completion, type Outcome, type PassedTo } from './completion.ts';
 import { handlerFailure } from './errors.ts';
 import { exchangeFor, type Exchange } from './exchange.ts';
 import { BridgeResponse } from './response.ts';
+import { routeMatch } from './route-match.ts';
 import type { NextFunction, RouteHandler } from './types.ts';
 
 export interface BridgeOptions {
@@ -31,26 +32,39 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
     invoke(handler, exchange, completion);
     const outcome = await completion.outcome;
     stopWatching();
-    if (outcome.kind === 'passed') return next();
+    if (outcome.kind === 'passed') return handOn(ctx, outcome.to, next);
     if (outcome.kind === 'failed') {
       // A file transfer had Koa stand aside: if it never started, the error answer goes through
-      // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes.
-      if (ctx.res.headersSent) ctx.res.destroy();
-      else ctx.respond = true;
+      // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes;
+      // if it was whole (its callback failed), the answer stands and the failure is only logged.
+      if (!ctx.res.headersSent) ctx.respond = true;
+      else if (!ctx.res.writableEnded) ctx.res.destroy();
       throw outcome.error;
     }
   };
 }
 
-/** Express's `next`: continue on nothing (or `'route'`/`'router'`), fail on anything else. */
+/** Express's `next`: continue on nothing, skip on `'route'`/`'router'`, fail on anything else. */
 function expressNext(completion: Completion, exchange: Exchange): NextFunction {
   return (error?: unknown) => {
-    if (!error || error === 'route' || error === 'router') {
-      completion.settleOrReport({ kind: 'passed' }, 'next()');
+    if (!error) {
+      completion.settleOrReport({ kind: 'passed', to: 'chain' }, 'next()');
+    } else if (error === 'route' || error === 'router') {
+      completion.settleOrReport({ kind: 'passed', to: error }, `next('${error}')`);
     } else {
       completion.settleOrReport({ kind: 'failed', error: handlerFailure(error, exchange.res.statusCode) }, 'next(error)');
     }
   };
+}
+
+/**
+ * `next('route')` from a custom auth skips the route's handler, as in Express: it must never
+ * fall through to it. Without a router that says where the next route is, only `next()` is known.
+ */
+function handOn(ctx: Context, to: PassedTo, next: () => Promise<void>): Promise<void> {
+  const match = routeMatch(ctx);
+  if (match === undefined || to === 'chain') return next();
+  return to === 'route' ? match.nextRoute() : match.leaveRouter();
 }
 
 /** A synchronous throw and a rejected promise fail the handler like `next(error)`. */

@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import rangeParser from 'range-parser';
 import { requestState } from '../http/state.ts';
 import type { BridgeResponse } from './response.ts';
+import { routeMatch } from './route-match.ts';
 import type { NextFunction } from './types.ts';
 import { uploadedFiles, type UploadedFiles } from './uploads.ts';
 
@@ -39,10 +40,11 @@ export class BridgeRequest {
     this.#assigned.set('body', value);
   }
 
-  get params(): Record<string, string> {
-    return this.#assignedOr('params', () => (this.#context as Context & { params?: Record<string, string> }).params ?? {});
+  /** Route parameters, decoded; a wildcard (`*rest`) is the array of its segments, as in Express 5. */
+  get params(): Record<string, string | string[]> {
+    return this.#assignedOr('params', () => routeMatch(this.#context)?.params ?? {});
   }
-  set params(value: Record<string, string>) {
+  set params(value: Record<string, string | string[]>) {
     this.#assigned.set('params', value);
   }
 

@@ -1,11 +1,10 @@
-import path from 'node:path';
 import type { PassThrough } from 'node:stream';
-import { create as contentDisposition } from 'content-disposition';
 import etag from 'etag';
 import type { Context } from 'koa';
 import statuses from 'statuses';
 import { followSocketEvents, openBodyStream } from './body-stream.ts';
 import { Completion } from './completion.ts';
+import { downloadCall } from './download.ts';
 import { handlerFailure } from './errors.ts';
 import type { BridgeRequest } from './request.ts';
 import { redirectBody, toBuffer, withCharset } from './response-bodies.ts';
@@ -130,8 +129,8 @@ export class BridgeResponse extends ResponseHeaders {
     return this;
   }
 
-  sendFile(filePath: string, optionsOrCallback?: SendFileOptions | SendFileCallback, callback?: SendFileCallback): void {
-    const options = typeof optionsOrCallback === 'object' ? optionsOrCallback : {};
+  sendFile(filePath: string, optionsOrCallback?: SendFileOptions | SendFileCallback | null, callback?: SendFileCallback): void {
+    const options = typeof optionsOrCallback === 'object' && optionsOrCallback !== null ? optionsOrCallback : {};
     const done = typeof optionsOrCallback === 'function' ? optionsOrCallback : callback;
     const target = {
       context: this.context,
@@ -142,12 +141,15 @@ export class BridgeResponse extends ResponseHeaders {
     transferFile(target, filePath, options, done);
   }
 
-  /** Express's `download`: `sendFile` as an attachment named after the file (or `filename`). */
-  download(filePath: string, filename?: string | SendFileCallback, callback?: SendFileCallback): void {
-    const name = typeof filename === 'string' ? filename : filePath;
-    const done = typeof filename === 'function' ? filename : callback;
-    const headers = { 'Content-Disposition': contentDisposition(path.basename(name)) };
-    this.sendFile(path.resolve(filePath), { headers }, done);
+  /** Express 5's `download(path, [filename], [options], [callback])`: `sendFile` as an attachment. */
+  download(
+    filePath: string,
+    filename?: string | SendFileOptions | SendFileCallback,
+    options?: SendFileOptions | SendFileCallback,
+    callback?: SendFileCallback,
+  ): void {
+    const call = downloadCall(filePath, filename, options, callback);
+    this.sendFile(call.filePath, call.options, call.callback);
   }
 
   /** The answer is a file, which `send` writes to the socket itself: Koa stands aside. */

@@ -38,7 +38,7 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
   const file = send(target.context.req, encodeURI(filePath), { ...options, etag: true });
   followTransfer(target, file, (error) => {
     if (error && !target.context.res.headersSent) target.release();
-    if (callback) callback(error);
+    if (callback) runCallback(target, callback, error);
     else afterTransfer(target, error);
   });
   if (options.headers) {
@@ -48,6 +48,18 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
     });
   }
   file.pipe(target.context.res);
+}
+
+/**
+ * The handler's callback runs from a stream event, where a throw would be uncaught and end the
+ * whole service (as it would end Express): it fails the handler instead, like any other throw.
+ */
+function runCallback(target: FileTransferTarget, callback: SendFileCallback, error: Error | undefined): void {
+  try {
+    callback(error);
+  } catch (thrown) {
+    target.next(thrown || new Error('the sendFile callback threw'));
+  }
 }
 
 /** Without a callback, Express passes every failure but a lost client on to `next`. */

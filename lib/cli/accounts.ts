@@ -28,7 +28,7 @@ type Flags = Partial<Record<keyof typeof USER_OPTIONS, string>>;
 export const accountCommands: CommandTable = {
   tenant: async ([name, ...rest]) => {
     if (!name || rest.length > 0) throw new UsageError(USAGE.tenant);
-    if (!isTenantName(name)) throw new UsageError(`"${name}" is not a valid tenant name (letters, digits, _ and -, starting with a letter or digit, at most 63)`);
+    if (!isTenantName(name)) throw new UsageError(invalidTenantMessage(name));
     return withRuntime(async ({ knex }) => ((await createTenant(knex, name)) ? `created tenant ${name}` : `tenant ${name} already exists`));
   },
   user: async (args) => {
@@ -87,7 +87,10 @@ function list(value: string): string[] {
 }
 
 async function requireTenant(runtime: Runtime, tenant: string): Promise<void> {
-  if (!isTenantName(tenant) || !(await runtime.tenants.exists(tenant))) {
-    throw new UsageError(`unknown tenant "${tenant}" (create it with make tenant NAME=${tenant})`);
-  }
+  if (!isTenantName(tenant)) throw new UsageError(invalidTenantMessage(tenant));
+  if (!(await runtime.tenants.exists(tenant))) throw new UsageError(`unknown tenant "${tenant}" (create it with make tenant NAME=${tenant})`);
+}
+
+function invalidTenantMessage(name: string): string {
+  return `"${name}" is not a valid tenant name (letters, digits, _ and -, starting with a letter or digit, at most 63)`;
 }

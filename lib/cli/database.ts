@@ -6,7 +6,7 @@ import type { Runtime } from '../runtime.ts';
  * (joined when a running service owns it, started for the command otherwise).
  */
 export async function withRuntime<Result>(work: (runtime: Runtime) => Promise<Result>): Promise<Result> {
-  const runtime = await createRuntime({ env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
+  const runtime = await createRuntime({ env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'warn' } });
   try {
     return await work(runtime);
   } finally {

@@ -16,7 +16,7 @@ async function main(): Promise<number> {
   let stop = async (): Promise<void> => {};
   const env = { ...process.env };
   if (!env.DATABASE_URL) {
-    const embedded = await openEmbeddedDatabase(path.resolve(env.DATA_DIR ?? './.data'), (line) => process.stderr.write(`${line}\n`));
+    const embedded = await openEmbeddedDatabase(path.resolve(env.DATA_DIR || './.data'), (line) => process.stderr.write(`${line}\n`));
     env.DATABASE_URL = embedded.url;
     stop = () => embedded.stop();
   }

@@ -19,7 +19,7 @@ export interface LoadOptions {
 
 /** Reads environment and expert file, validates both, and returns frozen config plus secrets. */
 export function loadConfig({ env = process.env, expert }: LoadOptions = {}): LoadedConfig {
-  const environment = parseWith(environmentSchema, env, 'environment variable ');
+  const environment = parseWith(environmentSchema, withoutEmptyValues(env), 'environment variable ');
   const expertSettings = parseWith(expertSchema, expert ?? readExpertFile(environment.EXPERT_CONFIG), 'expert configuration: ');
   const config: Config = {
     ...expertSettings,
@@ -40,6 +40,11 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
       redisUrl: environment.REDIS_URL,
     }),
   };
+}
+
+/** `PORT=` or `DATABASE_URL=` set to nothing means "not set", as in most tools (not port 0). */
+function withoutEmptyValues(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
 }
 
 function readExpertFile(explicitPath: string | undefined): unknown {

@@ -1,12 +1,22 @@
 import { z } from 'zod';
-
-const rateWindow = z.strictObject({
-  windowMs: z.number().int().positive(),
-  max: z.number().int().positive(),
-});
+import { durationSeconds } from './duration.ts';
 
 /** A section of the file: every key has a default, so an absent section is an empty one. */
 const section = <Shape extends z.ZodRawShape>(shape: Shape) => z.strictObject(shape).prefault({} as never);
+
+/** A rate limit; a key left out keeps its default, so `{"max": 5}` alone keeps the window. */
+const rateWindow = (defaults: { windowMs: number; max: number }) =>
+  section({
+    windowMs: z.number().int().positive().default(defaults.windowMs),
+    max: z.number().int().positive().default(defaults.max),
+  });
+
+/**
+ * An allowed referer host as `lib/projects/referer.ts` compares it: `example.com`,
+ * `*.example.com`, `localhost:8080`, `[::1]:8080`. A URL (`https://example.com/`) would
+ * never match, so it is refused here rather than silently refusing every request.
+ */
+const HOST_ENTRY = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
 const tenantName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'must be a valid tenant name');
 
@@ -16,7 +26,7 @@ export const expertSchema = z.strictObject({
   tenancy: section({ defaultTenant: tenantName.nullable().default('default') }),
   referer: section({
     enabled: z.boolean().default(false),
-    allow: z.array(z.string().min(1)).default([]),
+    allow: z.array(z.string().regex(HOST_ENTRY, 'must be a host such as "example.com", "*.example.com" or "localhost:8080", not a URL')).default([]),
     allowMissing: z.boolean().default(true),
   }),
   projects: section({
@@ -24,15 +34,18 @@ export const expertSchema = z.strictObject({
     onError: z.enum(['fail', 'skip']).default('fail'),
   }),
   rateLimit: section({
-    public: rateWindow.default({ windowMs: 60_000, max: 600 }),
-    login: rateWindow.default({ windowMs: 60_000, max: 20 }),
+    public: rateWindow({ windowMs: 60_000, max: 600 }),
+    login: rateWindow({ windowMs: 60_000, max: 20 }),
   }),
   http: section({ trustProxy: z.boolean().default(false) }),
   auth: section({
-    tokenTtl: z.union([z.string().regex(/^\d+(ms|s|m|h|d)?$/, 'must be a duration such as "12h"'), z.number().int().positive()]).default('12h'),
+    tokenTtl: z
+      .union([z.string(), z.number()])
+      .refine((value) => durationSeconds(value) !== undefined, 'must be a whole number of seconds (at least 1) or a duration such as "90s", "15m", "12h", "7d"')
+      .default('12h'),
   }),
   sso: section({
-    authUrl: z.url().optional(),
+    authUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     timeoutMs: z.number().int().positive().default(5000),
   }),
   limits: section({
@@ -54,7 +67,12 @@ const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'si
 
 /** The environment variables of SPEC §2.3. */
 export const environmentSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number from 0 to 65535')
+    .transform(Number)
+    .refine((port) => port <= 65_535, 'must be a port number from 0 to 65535')
+    .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -1,28 +1,58 @@
 import knexFactory, { type Knex } from 'knex';
+import type pg from 'pg';
 
 /** How long a caller waits for a connection before the database counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 1500;
 
 type LogLine = (message: unknown) => void;
 
-/** A knex over pg whose own warnings go to `log` (the service logger at debug) instead of the console. */
-export function createKnex(url: string, log: LogLine = () => {}): Knex {
+export interface KnexOptions {
+  /** Where knex's own warnings go (the service logger at debug) instead of the console. */
+  log?: LogLine;
+  /**
+   * A query left unanswered this long fails as "database unreachable", so a database that
+   * stops answering on an open connection is a 503, never a hang (SPEC §7). The service sets
+   * it; migrations and tools, whose statements may rightly run long, leave it out.
+   */
+  queryTimeoutMs?: number;
+}
+
+/** A knex over pg. */
+export function createKnex(url: string, { log = () => {}, queryTimeoutMs }: KnexOptions = {}): Knex {
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
-    pool: { min: 0, max: 10 },
+    connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: queryTimeoutMs, keepAlive: true },
+    pool: { min: 0, max: 10, validate: isReusable },
     log: { warn: log, error: log, deprecate: log, debug: log },
     acquireConnectionTimeout: CONNECT_TIMEOUT_MS + 200,
   });
 }
 
+/**
+ * The pool hands a connection out again only when it is idle and outside any transaction. After
+ * the query time limit, the query may still be pending on that connection, and a `BEGIN` that
+ * timed out may complete later and leave it inside a transaction nobody will commit: whatever
+ * ran on it next would be silently lost. Such a connection is closed (the server then rolls
+ * back), never reused.
+ */
+function isReusable(connection: pg.Client & { readyForQuery?: boolean }): boolean {
+  return connection.readyForQuery === true && connection.getTransactionStatus() === 'I';
+}
+
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P03', '08006', '08001']);
+
+/**
+ * pg's own words for a server that went away or stopped answering: a dropped connection, the
+ * pool's and the client's connect time limits, and the query time limit above. Knex puts the
+ * SQL text in front of a failed query's message, so these are not anchored at the start.
+ */
+const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|(?:^|- )timeout expired$|Query read timeout|not queryable/i;
 
 /** True for errors that mean "the database is not there", as opposed to a bad query. */
 export function isDatabaseUnreachable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'KnexTimeoutError') return true;
-  if (/Connection terminated|timeout exceeded when trying to connect/i.test(error.message)) return true;
+  if (UNREACHABLE_MESSAGES.test(error.message)) return true;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && UNREACHABLE_CODES.has(code);
 }

@@ -2,6 +2,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
+import { createKnex, type KnexOptions } from './connect.ts';
 
 export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../migrations');
 
@@ -26,6 +27,19 @@ export async function migrateLatest(knex: Knex): Promise<string[]> {
   return applied;
 }
 
+/**
+ * Brings the database at `url` up to date over a connection of its own, free of the time limit
+ * the service puts on its queries: a migration may rightly run long.
+ */
+export async function migrateDatabase(url: string, options: Pick<KnexOptions, 'log'> = {}): Promise<string[]> {
+  const knex = createKnex(url, options);
+  try {
+    return await migrateLatest(knex);
+  } finally {
+    await knex.destroy();
+  }
+}
+
 export async function rollbackLast(knex: Knex, all = false): Promise<string[]> {
   const [, reverted] = (await knex.migrate.rollback(migratorConfig, all)) as [number, string[]];
   return reverted;
@@ -36,20 +50,19 @@ export async function migrationStatus(knex: Knex): Promise<{ applied: string[]; 
   return { applied: applied.map((entry) => entry.name), pending };
 }
 
+/** The parameters start with `_` so that an empty migration passes `make check` (unused parameters). */
 const TEMPLATE = `import type { Knex } from 'knex';
 
-export async function up(knex: Knex): Promise<void> {
-}
+export async function up(_knex: Knex): Promise<void> {}
 
-export async function down(knex: Knex): Promise<void> {
-}
+export async function down(_knex: Knex): Promise<void> {}
 `;
 
 /** Writes an empty migration named `<UTC timestamp>_<name>.ts` and returns its path. */
-export function createMigrationFile(name: string): string {
+export function createMigrationFile(name: string, directory = MIGRATIONS_DIR): string {
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(name)) throw new Error(`migration name "${name}" must be lower-case letters, digits, _ or -`);
   const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
-  const file = path.join(MIGRATIONS_DIR, `${stamp}_${name}.ts`);
+  const file = path.join(directory, `${stamp}_${name}.ts`);
   writeFileSync(file, TEMPLATE, { flag: 'wx' });
   return file;
 }

@@ -1,21 +1,38 @@
 import createError from 'http-errors';
 import { koaBody } from 'koa-body';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 
-/** JSON bodies for system endpoints: 400 for malformed JSON, 413 past `limits.jsonBytes`. */
+/** The content types read as JSON (koa-body's own list, named here so the check below agrees with it). */
+const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
+
+/**
+ * JSON bodies for system endpoints: 400 for malformed JSON and for a body of another type (a
+ * form, or JSON sent as text/plain, which would otherwise be dropped unread and answered as if
+ * it were missing), 413 past `limits.jsonBytes`. A request without a body passes, unparsed.
+ */
 export function jsonBody(limitBytes: number): Middleware {
-  return koaBody({
+  const parse = koaBody({
     json: true,
+    jsonTypes: JSON_TYPES,
     urlencoded: false,
     text: false,
     multipart: false,
     jsonLimit: limitBytes,
     jsonStrict: false,
     onError: (error) => {
-      const status = (error as { status?: number }).status;
+      const { status, message } = error as { status?: number; message?: string };
       if (status === 413) throw createError(413, 'request body too large');
       if (status === 415) throw createError(415, 'unsupported content encoding');
+      if (message === 'Object contains forbidden prototype property') throw createError(400, 'request body must not hold a "__proto__" or "constructor.prototype" key');
       throw createError(400, 'malformed JSON body');
     },
   });
+  return (ctx, next) => {
+    if (hasBody(ctx) && !ctx.is(JSON_TYPES)) throw createError(400, 'request body must be JSON (Content-Type: application/json)');
+    return parse(ctx, next);
+  };
+}
+
+function hasBody(ctx: Context): boolean {
+  return ctx.get('Transfer-Encoding') !== '' || (ctx.request.length ?? 0) > 0;
 }

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
+import { enterRoute } from '../bridge/index.ts';
 import { requestState } from '../http/state.ts';
+import { looseRoutePath, routeParams } from './params.ts';
 
 /** `/api/<segment>` and the rest of the path; `/api` itself matches case-insensitively too. */
 const MOUNT = /^(\/api\/([^/]+))(\/.*)?$/i;
@@ -12,11 +14,14 @@ export class ProjectRouter {
 
   /** Registers a route whose chain is already composed; GET also answers HEAD. */
   add(method: string, path: string, chain: Middleware): void {
-    const layer = this.#router.register(path, [method], chain);
+    const layer = this.#router.register(looseRoutePath(path), [method], chain);
     this.#chains.set(layer, chain);
   }
 
-  /** Runs the matching routes in declaration order (a handler's `next()` reaches the next one). */
+  /**
+   * Runs the matching routes in declaration order: a handler's `next()`, or `next('route')` from
+   * anywhere in a route, reaches the next one; `next('router')` leaves them all.
+   */
   dispatch(ctx: Context, next: Next, mount: string, rest: string): Promise<void> | void {
     const match = this.#router.match(rest, ctx.method);
     if (!match.route) return match.path.length === 0 ? next() : methodNotAllowed(ctx, match.path);
@@ -25,10 +30,11 @@ export class ProjectRouter {
     const runLayer = (position: number): Promise<void> => {
       const layer = layers[position];
       if (layer === undefined) return next();
-      ctx.params = layer.params(rest, layer.captures(rest), {});
       const chain = this.#chains.get(layer);
       if (chain === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
-      return chain(ctx, () => runLayer(position + 1));
+      const nextRoute = () => runLayer(position + 1);
+      enterRoute(ctx, { params: routeParams(layer, rest), nextRoute, leaveRouter: next });
+      return chain(ctx, nextRoute);
     };
     return runLayer(0);
   }

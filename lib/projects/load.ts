@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { discoverProjects } from './discovery.ts';
+import { describeLoadError } from './load-error.ts';
 import type { RouteProblem } from './report.ts';
 import { validateRoutes } from './validation.ts';
 
@@ -33,19 +34,10 @@ export async function scanProjects(projectsDir: string): Promise<ProjectScan> {
 type Imported = { ok: true; exported: unknown } | { ok: false; reason: string };
 
 async function importRouteFile(file: string): Promise<Imported> {
-  const url = pathToFileURL(file).href;
   try {
-    const namespace = (await import(url)) as { default?: unknown };
+    const namespace = (await import(pathToFileURL(file).href)) as { default?: unknown };
     return { ok: true, exported: namespace.default };
   } catch (error) {
-    return { ok: false, reason: `does not load: ${describeLoadError(error, url)}` };
+    return { ok: false, reason: `does not load: ${describeLoadError(error, file)}` };
   }
-}
-
-/** The error's first line, and the line of the route file it came from when the stack says. */
-function describeLoadError(error: unknown, url: string): string {
-  if (!(error instanceof Error)) return `it threw ${String(error)}`;
-  const firstLine = error.message.split('\n')[0] ?? '';
-  const line = error.stack?.split(`${url}:`)[1]?.match(/^\d+/)?.[0];
-  return `${error.name}: ${firstLine}${line === undefined ? '' : ` (line ${line})`}`;
 }

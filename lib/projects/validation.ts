@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
+import { looseRoutePath } from './params.ts';
 import { kindOf, type RouteProblem } from './report.ts';
 
 const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth']);
@@ -68,10 +69,10 @@ function definitionOf(route: Record<string, unknown>): RouteDefinition {
   });
 }
 
-/** The router's own parser decides, so what validates is exactly what mounts. */
+/** The router's own parser decides, on the pattern it will register: what validates is what mounts. */
 function pathSyntaxProblem(path: string): string | undefined {
   try {
-    new Router().get(path, () => {});
+    compiledPattern(path);
     return undefined;
   } catch (error) {
     return (error as Error).message.replace(/; visit https?:\/\/\S+ for info$/, '');
@@ -79,12 +80,17 @@ function pathSyntaxProblem(path: string): string | undefined {
 }
 
 /**
- * Two paths the router matches alike get one key: case and a trailing slash are ignored, and
- * parameter names do not matter (`/items/:id` and `/Items/:key/` match the same URLs).
+ * Two paths get one key when the router matches them alike: the key is the pattern the router
+ * compiles (case-insensitive, so lower-cased), in which parameter names no longer appear.
  */
 export function matchingKey(path: string): string {
-  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
-  return trimmed.toLowerCase().replace(/([:*])[^/{}()\\.-]+/g, '$1');
+  return compiledPattern(path).source.toLowerCase();
+}
+
+function compiledPattern(path: string): RegExp {
+  const router = new Router();
+  router.register(looseRoutePath(path), ['GET'], () => {});
+  return router.stack[0].regexp;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

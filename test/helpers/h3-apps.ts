@@ -2,19 +2,19 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import Router from '@koa/router';
 import express from 'express';
 import Koa from 'koa';
+import compose from 'koa-compose';
 import { bodyParsers, bridgeHandler, type RouteHandler } from '../../lib/bridge/index.ts';
 import type { BodyParserOptions } from '../../lib/bridge/index.ts';
 import { errorHandler } from '../../lib/http/errors.ts';
 import { createLogger } from '../../lib/http/logger.ts';
 import { requestLog } from '../../lib/http/request-log.ts';
-import { routerMiddleware } from '../../lib/http/routing.ts';
-import { requestState } from '../../lib/http/state.ts';
+import { projectDispatcher, ProjectRouter } from '../../lib/projects/dispatch.ts';
 
-/** Where both apps mount their routes, as a project is mounted: it becomes `req.baseUrl`. */
-export const MOUNT = '/api/demo';
+/** The project both apps serve, mounted where the service mounts it: it becomes `req.baseUrl`. */
+const PROJECT = 'demo';
+export const MOUNT = `/api/${PROJECT}`;
 
 export const LIMITS = { jsonBytes: 2048, fileBytes: 64 * 1024, files: 3, handlerMs: 2000 };
 
@@ -42,7 +42,8 @@ export interface BridgeAppOptions extends BodyParserOptions {
 
 /**
  * The bridge the way the service runs it: a bare Koa app with the real request log, error
- * middleware, router with 405s, body parsers and `bridgeHandler`, routes under `MOUNT`.
+ * middleware, project router (matching, params, 405s), body parsers and `bridgeHandler`, routes
+ * under `MOUNT`.
  */
 export async function startBridgeApp(routes: readonly RouteCase[], options: BridgeAppOptions = {}): Promise<RunningApp> {
   const logs: string[] = [];
@@ -57,22 +58,17 @@ export async function startBridgeApp(routes: readonly RouteCase[], options: Brid
   );
   const limits = { ...LIMITS, ...options.limits, handlerMs: options.handlerMs ?? LIMITS.handlerMs };
   const parsers = bodyParsers(limits, options);
-  const router = new Router({ prefix: MOUNT });
+  const router = new ProjectRouter();
   for (const route of routes) {
     const steps = route.handlers.map((handler) => bridgeHandler(handler, { handlerMs: limits.handlerMs, logger }));
     if (route.koaTail) steps.push(route.koaTail);
-    router[route.method](route.path, parsers.fields, parsers.multipart, ...steps);
+    router.add(route.method, route.path, compose([parsers.fields, parsers.multipart, ...steps]));
   }
   const app = new Koa({ proxy: options.trustProxy ?? false });
   app.silent = true;
   app.use(requestLog(logger));
   app.use(errorHandler(logger));
-  app.use(async (ctx, next) => {
-    // The project dispatcher's job in the service: the mount as it appeared in the URL.
-    if (ctx.path.toLowerCase().startsWith(MOUNT)) requestState(ctx).baseUrl = ctx.path.slice(0, MOUNT.length);
-    await next();
-  });
-  app.use(routerMiddleware(router));
+  app.use(projectDispatcher(new Map([[PROJECT, router]])));
   return listen(createServer(app.callback()), logs);
 }
 

@@ -31,6 +31,8 @@ export interface DifferentialCase {
   readonly status?: number;
   /** The mount as spelt in the request URL (default `MOUNT`): mounts match in any case. */
   readonly mountAs?: string;
+  /** A second route at the same path, declared after the case's own: what `next('route')` reaches. */
+  readonly nextRoute?: RouteHandler;
 }
 
 /** fetch marks a conditional request `Cache-Control: no-cache` (which defeats it) unless one is given. */
@@ -178,6 +180,14 @@ export const REQUEST_CASES: DifferentialCase[] = [
     spaceportJson: { error: "Failed to decode param '%E0%A4%A'" },
   },
   {
+    name: 'a wildcard parameter is the array of its decoded segments',
+    path: '/tree/*rest',
+    handlers: only((req, res) => res.json(req.params)),
+    request: { path: '/tree/a/b%20c/%2F' },
+  },
+  { name: 'an absent optional segment is left out of req.params', path: '/optional{/:tail}', handlers: only((req, res) => res.json(req.params)), request: { path: '/optional' } },
+  { name: 'a route declared with a trailing slash answers without it', path: '/slashed/', handlers: only((req, res) => res.json({ path: req.path })), request: { path: '/slashed' } },
+  {
     name: 'req.path, url, baseUrl, originalUrl under a mixed-case mount',
     mountAs: '/API/Demo',
     path: '/where',
@@ -235,6 +245,38 @@ export const REQUEST_CASES: DifferentialCase[] = [
 export const ERROR_CASES: DifferentialCase[] = [
   { name: 'next() with nothing after is 404', status: 404, handlers: only((_req, _res, next) => next()), spaceportJson: { error: 'Not Found' } },
   { name: "next('route') with no other route is 404", handlers: only((_req, _res, next) => next('route')), spaceportJson: { error: 'Not Found' } },
+  {
+    name: "next('route') from a custom auth skips the rest of its route, never reaching the handler",
+    handlers: [(_req, _res, next) => next('route'), (_req, res) => res.json({ reached: 'the guarded handler' })],
+    nextRoute: (_req, res) => res.json({ reached: 'the next route' }),
+  },
+  {
+    name: "next('route') from a custom auth with no other route is 404",
+    status: 404,
+    handlers: [(_req, _res, next) => next('route'), (_req, res) => res.json({ reached: 'the guarded handler' })],
+    spaceportJson: { error: 'Not Found' },
+  },
+  {
+    name: 'a body read by one route reaches the next route intact',
+    method: 'post',
+    handlers: only((_req, _res, next) => next()),
+    nextRoute: (req, res) => res.json({ body: req.body }),
+    request: { init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"order":42}' } },
+  },
+  {
+    name: "a form read before a custom auth declines with next('route') reaches the next route",
+    method: 'post',
+    handlers: [(_req, _res, next) => next('route'), (_req, res) => res.json({ reached: 'the guarded handler' })],
+    nextRoute: (req, res) => res.json({ body: req.body }),
+    request: { init: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1&a=2' } },
+  },
+  {
+    name: "next('router') leaves every route: 404",
+    status: 404,
+    handlers: [(_req, _res, next) => next('router'), (_req, res) => res.json({ reached: 'the guarded handler' })],
+    nextRoute: (_req, res) => res.json({ reached: 'the next route' }),
+    spaceportJson: { error: 'Not Found' },
+  },
   {
     name: 'res.status then next() is still 404',
     status: 404,
@@ -308,6 +350,7 @@ export const FILE_CASES: DifferentialCase[] = [
   { name: 'res.sendFile HEAD', handlers: only((_req, res) => res.sendFile(HELLO)), request: { init: { method: 'HEAD' } }, headers: FILE_HEADERS },
   { name: 'res.sendFile keeps a status set before', handlers: only((_req, res) => res.status(201).sendFile(HELLO)), headers: FILE_HEADERS },
   { name: 'res.sendFile with root and a relative path', handlers: only((_req, res) => res.sendFile('folder/note.txt', { root: FIXTURES })), headers: FILE_HEADERS },
+  { name: 'res.sendFile(path, null): no options', handlers: only((_req, res) => res.sendFile(HELLO, null)), headers: FILE_HEADERS },
   { name: 'res.sendFile with headers option', handlers: only((_req, res) => res.sendFile(HELLO, { headers: { 'X-File': 'hello' }, maxAge: 60_000 })), headers: [...FILE_HEADERS, 'x-file'] },
   { name: 'res.sendFile of a dotfile is 404', status: 404, handlers: only((_req, res) => res.sendFile(path.join(FIXTURES, '.secret'))), spaceportJson: { error: 'Not Found' } },
   { name: 'res.sendFile under a dot folder is 404', handlers: only((_req, res) => res.sendFile(path.join(FIXTURES, '.hidden', 'inside.txt'))), spaceportJson: { error: 'Not Found' } },
@@ -325,6 +368,20 @@ export const FILE_CASES: DifferentialCase[] = [
   { name: 'res.sendFile callback after success', handlers: only((_req, res) => res.sendFile(HELLO, (error) => void (error && res.status(500).end()))), headers: FILE_HEADERS },
   { name: 'res.sendFile of a directory falls through to 404', status: 404, handlers: only((_req, res) => res.sendFile(path.join(FIXTURES, 'folder'))), spaceportJson: { error: 'Not Found' } },
   { name: 'res.download names the attachment', handlers: only((_req, res) => res.download(HELLO, 'greeting.txt')), headers: [...FILE_HEADERS, 'content-disposition'] },
+  {
+    name: 'res.download(path, filename, options) keeps the options and its own disposition',
+    handlers: only((_req, res) => res.download(HELLO, 'greeting.txt', { headers: { 'X-File': 'yes', 'Content-Disposition': 'inline' }, maxAge: 60_000 })),
+    headers: [...FILE_HEADERS, 'content-disposition', 'x-file'],
+  },
+  {
+    name: 'res.download(relative path, options with root)',
+    handlers: only((_req, res) => res.download('folder/note.txt', { root: FIXTURES })),
+    headers: [...FILE_HEADERS, 'content-disposition'],
+  },
+  {
+    name: 'res.download(path, filename, options, callback) of a missing file', status: 410,
+    handlers: only((_req, res) => res.download(path.join(FIXTURES, 'missing.txt'), 'x.txt', {}, (error) => void res.status(410).json({ failed: Boolean(error) }))),
+  },
 ];
 
 /** The conditional-GET case for files needs the file's ETag, which both apps compute alike. */

@@ -7,7 +7,7 @@ import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
 import type { DeleteResult, Document, Filter, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateResult, UpdateSpec } from './types.ts';
 import { applyUpdate, compileUpdate, documentChanged } from './update.ts';
-import { isPlainObject, toJsonValue } from './values.ts';
+import { isPlainObject, isStorableText, toStorableValue } from './values.ts';
 
 /** The database and tenant one operation runs against. */
 export interface StoreScope {
@@ -33,8 +33,8 @@ export class Collection {
   readonly #resolveScope: () => StoreScope;
 
   constructor(name: string, resolveScope: () => StoreScope) {
-    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) {
-      throw new TypeError(`a collection name must be a string of 1 to ${MAX_NAME_LENGTH} characters`);
+    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH || !isStorableText(name)) {
+      throw new TypeError(`a collection name must be a string of 1 to ${MAX_NAME_LENGTH} characters, without NUL or unpaired surrogates`);
     }
     this.collectionName = name;
     this.#resolveScope = resolveScope;
@@ -154,7 +154,7 @@ export class Collection {
 /** A plain JSON copy of `document` with a string `_id` (generated when absent). */
 function toStoredDocument(document: unknown): Document {
   if (!isPlainObject(document)) throw new DocumentQueryError('a document must be a plain object');
-  const stored = toJsonValue(document, 'document') as Record<string, unknown>;
+  const stored = toStorableValue(document, 'document') as Record<string, unknown>;
   const id = stored._id ?? newDocumentId();
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_NAME_LENGTH) {
     throw new DocumentQueryError(`_id must be a string of 1 to ${MAX_NAME_LENGTH} characters`);

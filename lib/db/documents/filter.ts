@@ -1,7 +1,7 @@
 import { DocumentQueryError } from './errors.ts';
 import { jsonPathOf, parsePath, type FieldPath } from './paths.ts';
 import type { Filter, SqlFragment } from './types.ts';
-import { isPlainObject, isScalar, jsonPathLiteral, toJsonValue, type JsonValue } from './values.ts';
+import { isPlainObject, isScalar, isStorable, jsonPathLiteral, toJsonValue, type JsonValue } from './values.ts';
 
 /**
  * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
@@ -73,11 +73,14 @@ const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 function compare(path: FieldPath, operator: keyof typeof COMPARISONS, operand: unknown): SqlFragment {
   const value = toJsonValue(operand, operator);
   if (!isScalar(value)) throw new DocumentQueryError(`${operator} needs a number, string, boolean or date`);
+  if (!isStorable(value)) throw new DocumentQueryError(`${operator}: text with NUL (\\u0000) or an unpaired surrogate cannot be compared`);
   return pathMatches(`${jsonPathOf(path)} ? (@ ${COMPARISONS[operator]} ${jsonPathLiteral(value)})`);
 }
 
 function equals(path: FieldPath, operand: unknown, collection: string): SqlFragment {
   const value = toJsonValue(operand, 'filter');
+  // No stored document can hold such text (see toStorableValue), so nothing equals it.
+  if (!isStorable(value)) return FALSE;
   if (path.length === 1 && path[0] === '_id') return idEquals(value);
   if (value === null) return any([not(exists(path)), pathMatches(`${jsonPathOf(path)} ? (@ == null)`)]);
   if (!isScalar(value)) return structureEquals(path, value);

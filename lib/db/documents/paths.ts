@@ -1,5 +1,5 @@
 import { DocumentQueryError } from './errors.ts';
-import { isPlainObject } from './values.ts';
+import { isPlainObject, isStorableText } from './values.ts';
 
 /** A field name or dotted path split into its keys: `"a.b"` → `["a", "b"]`. */
 export type FieldPath = readonly string[];
@@ -7,7 +7,7 @@ export type FieldPath = readonly string[];
 export function parsePath(path: string, where: string): FieldPath {
   const keys = path.split('.');
   for (const key of keys) {
-    if (key.length === 0) throw new DocumentQueryError(`${where}: "${path}" is not a valid field path`);
+    if (key.length === 0 || !isStorableText(key)) throw new DocumentQueryError(`${where}: "${path}" is not a valid field path`);
     if (key.startsWith('$')) throw new DocumentQueryError(`${where}: unknown operator "${key}"`);
   }
   return keys;

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { DocumentQueryError } from './errors.ts';
 import { parsePath, setAt, unsetAt, type FieldPath } from './paths.ts';
 import type { Document } from './types.ts';
-import { isPlainObject, toJsonValue, type JsonValue } from './values.ts';
+import { isPlainObject, toStorableValue, type JsonValue } from './values.ts';
 
 interface CompiledUpdate {
   sets: Array<{ path: FieldPath; value: JsonValue }>;
@@ -21,7 +21,7 @@ export function compileUpdate(update: unknown): CompiledUpdate {
     if (!isPlainObject(fields)) throw new DocumentQueryError(`${operator} needs an object of fields`);
     for (const [name, value] of Object.entries(fields)) {
       const path = parsePath(name, operator);
-      if (operator === '$set') compiled.sets.push({ path, value: toJsonValue(value, `$set "${name}"`) });
+      if (operator === '$set') compiled.sets.push({ path, value: toStorableValue(value, `$set "${name}"`) });
       else compiled.unsets.push(path);
     }
   }

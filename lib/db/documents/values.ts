@@ -23,6 +23,31 @@ export function toJsonValue(value: unknown, where: string): JsonValue {
   }
 }
 
+/**
+ * The value as a document stores it: `toJsonValue`, refusing text that PostgreSQL's jsonb
+ * cannot hold (NUL, an unpaired surrogate) with a clear error rather than a database failure.
+ */
+export function toStorableValue(value: unknown, where: string): JsonValue {
+  const json = toJsonValue(value, where);
+  if (!isStorable(json)) throw new DocumentQueryError(`${where}: text with NUL (\\u0000) or an unpaired surrogate cannot be stored`);
+  return json;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** True when `text` could be stored: jsonb and PostgreSQL text hold neither NUL nor a lone surrogate. */
+export function isStorableText(text: string): boolean {
+  return !text.includes('\u0000') && !LONE_SURROGATE.test(text);
+}
+
+/** True when every string and key inside `value` could be stored. */
+export function isStorable(value: JsonValue): boolean {
+  if (typeof value === 'string') return isStorableText(value);
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) return value.every(isStorable);
+  return Object.entries(value).every(([key, child]) => isStorableText(key) && isStorable(child));
+}
+
 function rejectUnstorable(value: unknown, where: string): void {
   const type = typeof value;
   if (type === 'function' || type === 'symbol' || type === 'bigint') throw new DocumentQueryError(`${where}: a ${type} cannot be stored`);

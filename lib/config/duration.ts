@@ -1,0 +1,19 @@
+const SECONDS_PER_UNIT = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+const DURATION = /^(\d+)([smhd])?$/;
+
+/**
+ * A lifetime such as `auth.tokenTtl` in whole seconds: a number counts seconds, and so does a
+ * string of digits; otherwise the string carries its unit (`"90s"`, `"15m"`, `"12h"`, `"7d"`).
+ * Undefined for anything else, and for less than one second (a token would be born expired).
+ */
+export function durationSeconds(value: string | number): number | undefined {
+  const seconds = typeof value === 'number' ? value : secondsOfText(value);
+  return Number.isSafeInteger(seconds) && seconds >= 1 ? seconds : undefined;
+}
+
+function secondsOfText(text: string): number {
+  const match = DURATION.exec(text);
+  if (match === null) return Number.NaN;
+  const unit = (match[2] ?? 's') as keyof typeof SECONDS_PER_UNIT;
+  return Number(match[1]) * SECONDS_PER_UNIT[unit];
+}

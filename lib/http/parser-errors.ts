@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from './logger.ts';
+
+/** Node's own statuses for what its parser refuses; anything else is a plain 400. */
+const STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
+/**
+ * A request Node's HTTP parser refuses (a malformed request line or header, headers too large)
+ * never reaches Koa, and Node would answer it with a bare status line. Answered here the way
+ * every other error is (SPEC §2.4, §7): a JSON `{error}` body, an `X-Request-Id`, one log line.
+ */
+export function answerParserErrors(server: Server, logger: Logger): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = STATUS_BY_CODE[error.code ?? ''] ?? 400;
+    const requestId = randomUUID();
+    const body = JSON.stringify({ error: STATUS_CODES[status] ?? 'Bad Request' });
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'Connection: close',
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${requestId}`,
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+    logger.info({ status, error: error.code, requestId }, 'request');
+  });
+}
