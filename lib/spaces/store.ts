@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { currentTenantContext } from '../tenancy/context.ts';
+import { requestScope, tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import type { NameGrant, SpaceAccess } from './access.ts';
 import type { SpaceDraft } from './validation.ts';
 
@@ -20,20 +20,12 @@ interface SpaceRow {
 
 const COLUMNS = ['name', 'schemas', 'created_at', 'updated_at'];
 
-interface TenantScope {
-  readonly knex: Knex;
-  readonly tenant: string;
-}
-
-/** The one place the tenant condition comes from: the request's tenant context (SPEC §4.2). */
 function tenantScope(): TenantScope {
-  const context = currentTenantContext();
-  if (context === undefined) throw new Error('spaces are only reachable inside a tenant context');
-  return { knex: context.runtime.knex, tenant: context.tenant };
+  return requestScope('the spaces store');
 }
 
 function tenantSpaces(scope: TenantScope): Knex.QueryBuilder {
-  return scope.knex('spaces').where('tenant', scope.tenant);
+  return tenantRows(scope.knex, 'spaces', scope.tenant);
 }
 
 /** Every space `access` may see, sorted by name in byte order, schemas filtered to the readable ones. */

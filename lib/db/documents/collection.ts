@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { tenantRows, type TenantScope } from '../../tenancy/scope.ts';
 import { FindCursor, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
 import { compileFilter } from './filter.ts';
@@ -10,10 +11,7 @@ import { applyUpdate, compileUpdate, documentChanged } from './update.ts';
 import { isPlainObject, isStorableText, toStorableValue } from './values.ts';
 
 /** The database and tenant one operation runs against. */
-export interface StoreScope {
-  readonly knex: Knex;
-  readonly tenant: string;
-}
+export type StoreScope = TenantScope;
 
 export interface FindOneOptions {
   sort?: SortSpec;
@@ -40,9 +38,9 @@ export class Collection {
     this.#resolveScope = resolveScope;
   }
 
-  /** The one place the tenant condition is written: every statement starts from these rows. */
+  /** Every statement starts from these rows: the tenant's (see `tenantRows`), this collection's. */
   #rows(executor: Knex, tenant: string): Knex.QueryBuilder {
-    return executor(TABLE).where({ tenant, collection: this.collectionName });
+    return tenantRows(executor, TABLE, tenant).where('collection', this.collectionName);
   }
 
   /** Rows of this collection matching a compiled filter. */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { currentTenantContext } from '../../tenancy/context.ts';
+import { requestScope } from '../../tenancy/scope.ts';
 import { Collection, type StoreScope } from './collection.ts';
 
 export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';
@@ -19,16 +19,13 @@ export function documentStore(knex: Knex, tenant: string): DocumentStore {
   return Object.freeze({ collection: (name: string) => new Collection(name, () => scope) });
 }
 
-function requestScope(): StoreScope {
-  const context = currentTenantContext();
-  if (context === undefined) {
-    throw new Error('db is used outside a request: no tenant context (outside requests, use documentStore(knex, tenant))');
-  }
-  return { knex: context.runtime.knex, tenant: context.tenant };
+/** The scope of the request being served; the error outside one says what to use instead. */
+function currentRequestScope(): StoreScope {
+  return requestScope('db', ' (outside requests, use documentStore(knex, tenant))');
 }
 
 /**
  * The facility route handlers import: each operation runs against the tenant of the request
  * being served (SPEC §4.2), and fails outside one.
  */
-export const db: DocumentStore = Object.freeze({ collection: (name: string) => new Collection(name, requestScope) });
+export const db: DocumentStore = Object.freeze({ collection: (name: string) => new Collection(name, currentRequestScope) });
