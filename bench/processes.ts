@@ -1,7 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../lib/free-port.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A server under test, running in its own process so it does not share a core with the load generator. */
@@ -105,18 +105,6 @@ function residentSetBytes(pid: number): number {
     if (line) return Number(line.replace(/\D+/g, '')) * 1024;
   }
   return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) * 1024;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts a server, hands it to `work`, and stops it whatever happens. */

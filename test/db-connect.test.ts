@@ -3,12 +3,12 @@ import { createKnex, isDatabaseUnreachable } from '../lib/db/connect.ts';
 import { migrateLatest } from '../lib/db/migrations.ts';
 import { documentStore } from '../lib/db/documents/index.ts';
 import { createFreshDatabase } from './helpers/database.ts';
-import { freezableProxy } from './helpers/ra-frozen-proxy.ts';
+import { databaseProxy } from './helpers/database-proxy.ts';
 
 test('a BEGIN cut by the query time limit does not leave its connection in a transaction that swallows later writes', async (t) => {
   const database = await createFreshDatabase();
   const direct = createKnex(database.url);
-  const proxy = await freezableProxy(database.url);
+  const proxy = await databaseProxy(database.url);
   const limited = createKnex(proxy.url, { queryTimeoutMs: 300 });
   t.teardown(async () => {
     await limited.destroy();

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Knex } from 'knex';
 import { DocumentQueryError, DuplicateKeyError, documentStore, type Collection } from '../lib/db/documents/index.ts';
-import { migratedDatabase, type MigratedDatabase } from './helpers/h1-store.ts';
+import { migratedDatabase, type MigratedDatabase } from './helpers/database.ts';
 
 let database: MigratedDatabase;
 let knex: Knex;

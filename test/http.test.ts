@@ -11,7 +11,7 @@ import { jsonBody } from '../lib/http/json-body.ts';
 import { createLogger } from '../lib/http/logger.ts';
 import { requestLog } from '../lib/http/request-log.ts';
 import { routerMiddleware } from '../lib/http/routing.ts';
-import { freezableProxy } from './helpers/ra-frozen-proxy.ts';
+import { databaseProxy } from './helpers/database-proxy.ts';
 import { dropTestDatabase, startTestService, testDatabaseUrl, type TestService } from './helpers/service.ts';
 
 let service: TestService;
@@ -180,7 +180,7 @@ test('with a database that accepts but never answers, healthz is 503 within 2 s'
 });
 
 test('a database that stops answering on open connections is 503 within 2 s, not a hang, and the service recovers', async (t) => {
-  const proxy = await freezableProxy(await testDatabaseUrl());
+  const proxy = await databaseProxy(await testDatabaseUrl());
   const relayed = await startTestService(t, { databaseUrl: proxy.url });
   t.teardown(() => proxy.close());
   const login = () =>

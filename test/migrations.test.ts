@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { createKnex } from '../lib/db/connect.ts';
 import { createMigrationFile, MIGRATIONS_DIR, migrateLatest, migrationStatus, rollbackLast } from '../lib/db/migrations.ts';
-import { createFreshDatabase } from './helpers/database.ts';
+import type { Knex } from 'knex';
+import { freshKnex } from './helpers/database.ts';
 
-async function tables(knex: ReturnType<typeof createKnex>): Promise<string[]> {
+async function tables(knex: Knex): Promise<string[]> {
   const result = await knex.raw<{ rows: { tablename: string }[] }>(
     "select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_%' order by tablename",
   );
@@ -17,12 +17,7 @@ async function tables(knex: ReturnType<typeof createKnex>): Promise<string[]> {
 }
 
 test('every migration runs down and up again', async (t) => {
-  const database = await createFreshDatabase();
-  const knex = createKnex(database.url);
-  t.teardown(async () => {
-    await knex.destroy();
-    await database.drop();
-  });
+  const knex = await freshKnex(t);
   const files = readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.ts'));
   t.deepEqual(await migrateLatest(knex), files.sort());
   const migrated = await tables(knex);
@@ -39,12 +34,7 @@ test('every migration runs down and up again', async (t) => {
 });
 
 test('tenant data tables lead their primary key with tenant', async (t) => {
-  const database = await createFreshDatabase();
-  const knex = createKnex(database.url);
-  t.teardown(async () => {
-    await knex.destroy();
-    await database.drop();
-  });
+  const knex = await freshKnex(t);
   await migrateLatest(knex);
   const result = await knex.raw<{ rows: { table: string; first: string }[] }>(`
     select c.relname as table, a.attname as first

@@ -1,7 +1,6 @@
 import test from 'ava';
-import { createKnex } from '../lib/db/connect.ts';
 import { migrateLatest, rollbackLast } from '../lib/db/migrations.ts';
-import { createFreshDatabase } from './helpers/database.ts';
+import { freshKnex } from './helpers/database.ts';
 import { call, callerWith, listedNames, newTenant, spacePath, type Caller } from './helpers/h2-spaces.ts';
 import { dropTestDatabase, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
 import jwt from 'jsonwebtoken';
@@ -316,12 +315,7 @@ test('feature switch: the same data answers once the feature is turned on', asyn
 });
 
 test('the spaces migration runs down and up again', async (t) => {
-  const database = await createFreshDatabase();
-  const knex = createKnex(database.url);
-  t.teardown(async () => {
-    await knex.destroy();
-    await database.drop();
-  });
+  const knex = await freshKnex(t);
   await migrateLatest(knex);
   const key = await knex.raw(
     `select array_agg(a.attname::text order by k.ordinality) as columns

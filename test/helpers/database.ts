@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import type { ExecutionContext } from 'ava';
+import type { Knex } from 'knex';
 import pg from 'pg';
+import { createKnex } from '../../lib/db/connect.ts';
+import { migrateLatest } from '../../lib/db/migrations.ts';
+import { createTenant } from '../../lib/tenancy/index.ts';
 
 /** The server the suite runs against: `make test` always sets DATABASE_URL (embedded or not). */
 export function serverUrl(): string {
@@ -25,4 +30,36 @@ async function adminQuery(sql: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** A knex over a fresh, empty database; both are gone when the test ends. */
+export async function freshKnex(t: ExecutionContext): Promise<Knex> {
+  const database = await createFreshDatabase();
+  const knex = createKnex(database.url);
+  t.teardown(async () => {
+    await knex.destroy();
+    await database.drop();
+  });
+  return knex;
+}
+
+export interface MigratedDatabase {
+  knex: Knex;
+  /** Closes the pool and drops the database. */
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated database for one test file, with the named tenants created. */
+export async function migratedDatabase(tenants: string[]): Promise<MigratedDatabase> {
+  const database = await createFreshDatabase();
+  const knex = createKnex(database.url);
+  await migrateLatest(knex);
+  for (const tenant of tenants) await createTenant(knex, tenant);
+  return {
+    knex,
+    close: async () => {
+      await knex.destroy();
+      await database.drop();
+    },
+  };
 }

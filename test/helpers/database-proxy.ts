@@ -1,22 +1,27 @@
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 
-/** A TCP relay in front of PostgreSQL that can stop passing bytes while keeping every connection open. */
-export interface FreezableProxy {
+/**
+ * A TCP relay in front of PostgreSQL that a test can freeze (bytes stop, connections stay open:
+ * the database "stops answering") or close (connections dropped: the database is gone).
+ */
+export interface DatabaseProxy {
   /** The database URL, pointed at the relay. */
   readonly url: string;
   /** From now on, nothing passes in either direction: the database "stops answering". */
   freeze(): void;
   /** Bytes held back while frozen are delivered, and traffic flows again. */
   thaw(): void;
+  /** Stops accepting and drops every open connection. */
   close(): Promise<void>;
 }
 
-export async function freezableProxy(databaseUrl: string): Promise<FreezableProxy> {
+export async function databaseProxy(databaseUrl: string): Promise<DatabaseProxy> {
   const target = new URL(databaseUrl);
   const sockets = new Set<Socket>();
   const flushes: Array<() => void> = [];
   let frozen = false;
+  let closed: Promise<void> | undefined;
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
     for (const socket of [client, upstream]) {
@@ -42,10 +47,12 @@ export async function freezableProxy(databaseUrl: string): Promise<FreezableProx
       frozen = false;
       for (const flush of flushes) flush();
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-      await once(server, 'close');
+    close: () => {
+      closed ??= new Promise((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      return closed;
     },
   };
 }
