@@ -3,7 +3,7 @@ import jwt from 'jsonwebtoken';
 import { saveAccount } from '../lib/auth/accounts.ts';
 import { verifySystemToken } from '../lib/auth/tokens.ts';
 import { createTenant } from '../lib/tenancy/index.ts';
-import { jsonPost, limitHeaders } from './helpers/h1-http.ts';
+import { jsonPost, limitHeaders } from './helpers/http.ts';
 import { dropTestDatabase, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
 
 const PASSWORD = 'correct horse battery staple';

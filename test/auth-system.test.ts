@@ -3,7 +3,7 @@ import test from 'ava';
 import jwt from 'jsonwebtoken';
 import { signSystemToken, verifySystemToken } from '../lib/auth/tokens.ts';
 import { createTenant } from '../lib/tenancy/index.ts';
-import { startAuthApp, type AuthApp } from './helpers/h1-auth-app.ts';
+import { startAuthApp, type AuthApp } from './helpers/auth-app.ts';
 import { dropTestDatabase, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
 
 let service: TestService;

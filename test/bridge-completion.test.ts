@@ -1,8 +1,8 @@
 import path from 'node:path';
 import test from 'ava';
 import { setTimeout as delay } from 'node:timers/promises';
-import { logEntries, MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from './helpers/h3-apps.ts';
-import { FIXTURES } from './helpers/h3-cases.ts';
+import { logEntries, MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from './helpers/bridge-apps.ts';
+import { FIXTURES } from './helpers/bridge-cases.ts';
 
 /**
  * When a bridged handler is over (SPEC §10.1-§10.2): not when its function returns but when it

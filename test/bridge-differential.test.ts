@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
-import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from './helpers/h3-apps.ts';
-import { conditional, CONDITIONAL_FILE_CASE, ERROR_CASES, FILE_CASES, REQUEST_CASES, RESPONSE_CASES, type DifferentialCase } from './helpers/h3-cases.ts';
+import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from './helpers/bridge-apps.ts';
+import { conditional, CONDITIONAL_FILE_CASE, ERROR_CASES, FILE_CASES, REQUEST_CASES, RESPONSE_CASES, type DifferentialCase } from './helpers/bridge-cases.ts';
 
 /**
  * The bridge against real Express 5.3: every case's functions are mounted in both apps, the same

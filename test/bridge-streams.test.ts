@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { BridgeResponse } from '../lib/bridge/index.ts';
-import { logEntries, MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from './helpers/h3-apps.ts';
+import { logEntries, MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from './helpers/bridge-apps.ts';
 
 /**
  * `res.write`, `res.end` and `readable.pipe(res)` (SPEC §10.3): large bodies arrive whole and

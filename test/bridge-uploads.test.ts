@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { UploadedFile, UploadedFiles } from '../lib/bridge/index.ts';
-import { LIMITS, MOUNT, startBridgeApp, type RouteCase, type RunningApp } from './helpers/h3-apps.ts';
+import { LIMITS, MOUNT, startBridgeApp, type RouteCase, type RunningApp } from './helpers/bridge-apps.ts';
 
 /**
  * Uploads (SPEC §10.5): `req.files.<field>` in express-fileupload's temp-file shape, `mv` as a

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import jwt from 'jsonwebtoken';
 import { createKnex } from '../lib/db/connect.ts';
 import { MIGRATIONS_DIR, migrateLatest } from '../lib/db/migrations.ts';
-import { cli, make, type CommandOutcome } from './helpers/h1-cli.ts';
+import { cli, make, type CommandOutcome } from './helpers/cli.ts';
 import { createFreshDatabase } from './helpers/database.ts';
 import { TEST_JWT_SECRET } from './helpers/service.ts';
 import type { Knex } from 'knex';

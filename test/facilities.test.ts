@@ -4,8 +4,8 @@ import * as facilities from '../lib/facilities/index.ts';
 import facilitiesConfig from '../lib/facilities/config.ts';
 import { createTenant } from '../lib/tenancy/index.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl, type TestService } from './helpers/service.ts';
-import { json, startWithProjects } from './helpers/h4-projects.ts';
-import { writeOutsideProjects } from './helpers/h4-outside.ts';
+import { json, startWithProjects } from './helpers/projects.ts';
+import { writeOutsideProjects } from './helpers/outside-project.ts';
 
 const { projectsDir, outsideRoutes } = writeOutsideProjects();
 let service: TestService;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTenant } from '../lib/tenancy/index.ts';
 import { dropTestDatabase, type TestService } from './helpers/service.ts';
-import { fixtureProjects, json, startWithProjects, tokenFor } from './helpers/h4-projects.ts';
+import { fixtureProjects, json, startWithProjects, tokenFor } from './helpers/projects.ts';
 
 // Uploads that reach the disk land in the temporary folder or the data folder, both made under this.
 const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-h4-chain-'));

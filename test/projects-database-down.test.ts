@@ -1,6 +1,6 @@
 import test from 'ava';
 import { dropTestDatabase, testDatabaseUrl } from './helpers/service.ts';
-import { createAccount, postJson, startSampleService } from './helpers/h5-sample.ts';
+import { createAccount, postJson, startSampleService } from './helpers/sample.ts';
 import { databaseProxy } from './helpers/database-proxy.ts';
 
 test.after.always(dropTestDatabase);

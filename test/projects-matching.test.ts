@@ -1,7 +1,7 @@
 import path from 'node:path';
 import test from 'ava';
 import { dropTestDatabase, type TestService } from './helpers/service.ts';
-import { json, startWithProjects, writeTree } from './helpers/h4-projects.ts';
+import { json, startWithProjects, writeTree } from './helpers/projects.ts';
 
 /**
  * Regressions in how declared paths match URLs and fill `req.params`, checked through the real

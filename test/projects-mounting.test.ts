@@ -1,6 +1,6 @@
 import test from 'ava';
 import { dropTestDatabase, type TestService } from './helpers/service.ts';
-import { fixtureProjects, json, startWithProjects, tokenFor } from './helpers/h4-projects.ts';
+import { fixtureProjects, json, startWithProjects, tokenFor } from './helpers/projects.ts';
 
 let service: TestService;
 test.before(async () => {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createTenant } from '../lib/tenancy/index.ts';
 import { dropTestDatabase } from './helpers/service.ts';
-import { fixtureProjects, startWithProjects } from './helpers/h4-projects.ts';
+import { fixtureProjects, startWithProjects } from './helpers/projects.ts';
 
 const REDIS_URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
 

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { ProjectLoadError } from '../lib/projects/index.ts';
 import { dropTestDatabase, testDatabaseUrl, TEST_JWT_SECRET } from './helpers/service.ts';
-import { fixtureProjects, json, migrateFileDatabase, startWithProjects, writeTree } from './helpers/h4-projects.ts';
+import { fixtureProjects, json, migrateFileDatabase, startWithProjects, writeTree } from './helpers/projects.ts';
 
 test.before(migrateFileDatabase);
 test.after.always(dropTestDatabase);

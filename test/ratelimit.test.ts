@@ -7,8 +7,8 @@ import { errorHandler } from '../lib/http/errors.ts';
 import { requestLog } from '../lib/http/request-log.ts';
 import { rateLimit, type RateLimitOptions } from '../lib/ratelimit/index.ts';
 import { createTenant, resolveTenant } from '../lib/tenancy/index.ts';
-import { jsonPost, limitHeaders } from './helpers/h1-http.ts';
-import { listenApp, type ListeningApp } from './helpers/h1-koa-app.ts';
+import { jsonPost, limitHeaders } from './helpers/http.ts';
+import { listenApp, type ListeningApp } from './helpers/koa-app.ts';
 import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
 
 const REDIS_URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { fixtureProjects } from './helpers/h4-projects.ts';
+import { fixtureProjects } from './helpers/projects.ts';
 
 const run = promisify(execFile);
 const REPOSITORY = path.resolve(import.meta.dirname, '..');

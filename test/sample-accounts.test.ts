@@ -1,6 +1,6 @@
 import test from 'ava';
 import { dropTestDatabase, type TestService } from './helpers/service.ts';
-import { createAccount, postJson, SAMPLE_PREFIXES, startSampleService, storedPasswordHash } from './helpers/h5-sample.ts';
+import { createAccount, postJson, SAMPLE_PREFIXES, startSampleService, storedPasswordHash } from './helpers/sample.ts';
 
 const ALICE_PASSWORD = 'alice-plain-password-4711';
 const BOB_PASSWORD = 'bob-plain-password-0815';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { dropTestDatabase, type TestService } from './helpers/service.ts';
-import { SAMPLE_PREFIXES, startSampleService } from './helpers/h5-sample.ts';
+import { SAMPLE_PREFIXES, startSampleService } from './helpers/sample.ts';
 
 const API_KEY = 'partner-key-5b2f0c9e';
 const REJECTED = { error: 'a valid x-api-key header is required' };

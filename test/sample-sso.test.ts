@@ -1,8 +1,8 @@
 import jwt from 'jsonwebtoken';
 import test from 'ava';
 import { dropTestDatabase, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
-import { createAccount, SAMPLE_PREFIXES, startSampleService } from './helpers/h5-sample.ts';
-import { SSO_TOKENS, startSsoStandIn, type SsoStandIn } from './helpers/h5-sso.ts';
+import { createAccount, SAMPLE_PREFIXES, startSampleService } from './helpers/sample.ts';
+import { SSO_TOKENS, startSsoStandIn, type SsoStandIn } from './helpers/sso-stand-in.ts';
 
 /**
  * The time limit the timeout tests wait out, on a service of their own: the other tests get a

@@ -4,7 +4,7 @@ import path from 'node:path';
 import test from 'ava';
 import { signSystemToken } from '../lib/auth/tokens.ts';
 import { dropTestDatabase, type TestService } from './helpers/service.ts';
-import { createAccount, SAMPLE_PREFIXES, startSampleService } from './helpers/h5-sample.ts';
+import { createAccount, SAMPLE_PREFIXES, startSampleService } from './helpers/sample.ts';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-sample-upload-'));
 /** Deep enough that `../../x` would land inside `scratch`, where the test can look for it. */

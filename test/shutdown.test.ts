@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from './helpers/service.ts';
-import { fixtureProjects } from './helpers/h4-projects.ts';
+import { fixtureProjects } from './helpers/projects.ts';
 
 test.after.always(dropTestDatabase);
 

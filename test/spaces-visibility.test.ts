@@ -1,5 +1,5 @@
 import test from 'ava';
-import { call, callerWith, listedSchemas, newTenant, spacePath, type AccountFields, type Caller } from './helpers/h2-spaces.ts';
+import { call, callerWith, listedSchemas, newTenant, spacePath, type AccountFields, type Caller } from './helpers/spaces.ts';
 import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
 
 let service: TestService;

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { migrateLatest, rollbackLast } from '../lib/db/migrations.ts';
 import { freshKnex } from './helpers/database.ts';
-import { call, callerWith, listedNames, newTenant, spacePath, type Caller } from './helpers/h2-spaces.ts';
+import { call, callerWith, listedNames, newTenant, spacePath, type Caller } from './helpers/spaces.ts';
 import { dropTestDatabase, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
 import jwt from 'jsonwebtoken';
 

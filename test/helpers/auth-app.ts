@@ -5,7 +5,7 @@ import { requestLog } from '../../lib/http/request-log.ts';
 import { requestState } from '../../lib/http/state.ts';
 import type { Runtime } from '../../lib/runtime.ts';
 import { resolveTenant } from '../../lib/tenancy/index.ts';
-import { listenApp, type ListeningApp } from './h1-koa-app.ts';
+import { listenApp, type ListeningApp } from './koa-app.ts';
 
 export interface AuthApp extends ListeningApp {
   /** How many requests reached the handler behind the authentication. */

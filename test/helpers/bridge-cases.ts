@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import etag from 'etag';
 import type { RouteHandler } from '../../lib/bridge/index.ts';
-import type { RouteCase } from './h3-apps.ts';
+import type { RouteCase } from './bridge-apps.ts';
 
 export const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures', 'bridge');
 const HELLO = path.join(FIXTURES, 'hello.txt');

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { writeTree } from './h4-projects.ts';
+import { writeTree } from './projects.ts';
 
 /**
  * Two projects in a temporary folder outside the repository: `outside` has its own package.json
