@@ -1,28 +1,16 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { createTenant } from '../lib/tenancy/index.ts';
+import { REDIS_URL, testWithRedis } from './helpers/redis.ts';
 import { dropTestDatabase } from './helpers/service.ts';
 import { fixtureProjects, startWithProjects } from './helpers/projects.ts';
 
-const REDIS_URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
+// Decided before any test is declared: ava takes declarations only until the file first waits.
+const withRedis = await testWithRedis();
 
 test.after.always(dropTestDatabase);
 
-async function redisAnswers(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-
-test('with REDIS_URL, two instances share one public-route budget per client and tenant', async (t) => {
-  t.true(await redisAnswers(), `this test needs Redis at ${REDIS_URL} (set REDIS_URL_TEST)`);
+withRedis('with REDIS_URL, two instances share one public-route budget per client and tenant', async (t) => {
   const options = { env: { REDIS_URL }, expert: { rateLimit: { public: { windowMs: 60_000, max: 3 } } } };
   const first = await startWithProjects(t, fixtureProjects('chain'), options);
   const second = await startWithProjects(t, fixtureProjects('chain'), options);

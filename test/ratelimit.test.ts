@@ -9,9 +9,10 @@ import { rateLimit, type RateLimitOptions } from '../lib/ratelimit/index.ts';
 import { createTenant, resolveTenant } from '../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from './helpers/http.ts';
 import { listenApp, type ListeningApp } from './helpers/koa-app.ts';
+import { REDIS_URL, testWithRedis } from './helpers/redis.ts';
 import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
 
-const REDIS_URL = process.env.REDIS_URL_TEST ?? 'redis://127.0.0.1:6379';
+const withRedis = await testWithRedis();
 let service: TestService;
 
 test.before(async () => {
@@ -119,7 +120,7 @@ test('login: every attempt counts, 400s included, and the answers carry the head
   t.is(otherTenant.status, 401);
 });
 
-test.serial('with Redis, two instances share one budget', async (t) => {
+withRedis('with Redis, two instances share one budget', async (t) => {
   const tenant = uniqueName();
   await createTenant(service.runtime.knex, tenant);
   const expert = { rateLimit: { login: { windowMs: 60_000, max: 4 } } };
