@@ -140,3 +140,24 @@ test('a token lifetime is read in seconds: numbers and digit strings alike, or w
   ];
   for (const [value, seconds] of cases) t.is(durationSeconds(value), seconds, String(value));
 });
+
+test('a kept JWT secret file that is empty stops start-up with the file named', (t) => {
+  const dataDir = scratch();
+  writeFileSync(path.join(dataDir, 'jwt-secret'), '\n', { mode: 0o600 });
+  const error = t.throws(() => loadConfig({ env: { DATA_DIR: dataDir }, expert: {} }), { instanceOf: ConfigError });
+  t.regex(error.message, /jwt-secret: the kept JWT secret is shorter than 16 characters/);
+});
+
+test('first starts racing for the JWT secret all get the same one', async (t) => {
+  const dataDir = scratch();
+  const script = `import { loadConfig } from ${JSON.stringify(path.resolve('lib/config/index.ts'))};
+process.stdout.write(loadConfig({ env: { DATA_DIR: ${JSON.stringify(dataDir)} }, expert: {} }).secrets.jwtSecret);`;
+  const { execFile } = await import('node:child_process');
+  const run = () =>
+    new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    });
+  const secrets = await Promise.all(Array.from({ length: 6 }, run));
+  t.is(new Set(secrets).size, 1);
+  t.is(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim(), secrets[0]);
+});
