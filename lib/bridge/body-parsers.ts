@@ -1,10 +1,11 @@
 import type { EventEmitter } from 'node:events';
 import { unlink } from 'node:fs/promises';
 import createError from 'http-errors';
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import type { File as FormidableFile } from 'formidable';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import onFinished from 'on-finished';
+import typeis from 'type-is';
 import type { Config } from '../config/index.ts';
 import { uploadFolder } from './upload-folder.ts';
 import { recordUploads, type StoredFile } from './uploads.ts';
@@ -56,7 +57,8 @@ function fieldParser(limits: Limits): Middleware {
     },
   });
   return (ctx, next) => {
-    if (bodyRead.has(ctx)) return next();
+    // A request without a body has none of the types koa-body reads: nothing to parse.
+    if (bodyRead.has(ctx) || !typeis.hasBody(ctx.req)) return next();
     return parse(ctx, () => {
       // koa-body leaves the body undefined for a type it does not read, and the stream unread.
       if (ctx.request.body !== undefined) bodyRead.add(ctx);
@@ -66,19 +68,24 @@ function fieldParser(limits: Limits): Middleware {
 }
 
 function multipartParser(limits: Limits, chosenDirectory: string | undefined): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (!ctx.is('multipart') || bodyRead.has(ctx)) return next();
     bodyRead.add(ctx);
-    const directory = await uploadFolder(chosenDirectory);
-    const stored: Array<[string, FormidableFile]> = [];
-    const parsing = parseMultipart(ctx, limits, directory, stored);
-    onFinished(ctx.res, () => {
-      void parsing.catch(() => {}).finally(() => removeFiles(stored.map(([, file]) => file.filepath)));
-    });
-    await parsing;
-    recordUploads(ctx, stored.filter(([, file]) => isChosenFile(file)).map(([field, file]) => [field, storedFile(file)]));
-    await next();
+    return storeUploads(ctx, next, limits, chosenDirectory);
   };
+}
+
+/** Stores the files of a multipart body, records them for `req.files`, then continues. */
+async function storeUploads(ctx: Context, next: Next, limits: Limits, chosenDirectory: string | undefined): Promise<void> {
+  const directory = await uploadFolder(chosenDirectory);
+  const stored: Array<[string, FormidableFile]> = [];
+  const parsing = parseMultipart(ctx, limits, directory, stored);
+  onFinished(ctx.res, () => {
+    void parsing.catch(() => {}).finally(() => removeFiles(stored.map(([, file]) => file.filepath)));
+  });
+  await parsing;
+  recordUploads(ctx, stored.filter(([, file]) => isChosenFile(file)).map(([field, file]) => [field, storedFile(file)]));
+  await next();
 }
 
 /** Parses with formidable (through koa-body), tracking every file it opens, finished or not. */

@@ -19,7 +19,7 @@ const SPACES_PATH = /^\/spaces(?:\/|$)/i;
 export function spacesRoutes(runtime: Runtime): Middleware {
   const routes = spacesRouter(runtime);
   const enabled = runtime.config.spaces.enabled;
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (!SPACES_PATH.test(ctx.path)) return next();
     if (!enabled) throw createError(404, 'spaces feature is disabled');
     return routes(ctx, next);

@@ -17,6 +17,11 @@ export class TenantDirectory {
     this.#knex = knex;
   }
 
+  /** True for a tenant already seen: the common case, answered without a promise. */
+  isKnown(name: string): boolean {
+    return this.#known.has(name);
+  }
+
   async exists(name: string): Promise<boolean> {
     if (this.#known.has(name)) return true;
     const until = this.#unknownUntil.get(name);

@@ -13,7 +13,7 @@ export function resolveTenant(runtime: Runtime): Middleware {
   const defaultTenant = runtime.config.tenancy.defaultTenant;
   return async (ctx, next) => {
     const tenant = tenantFromHeader(ctx.request.headers.tenant, defaultTenant);
-    if (!(await runtime.tenants.exists(tenant))) throw createError(400, 'unknown tenant');
+    if (!runtime.tenants.isKnown(tenant) && !(await runtime.tenants.exists(tenant))) throw createError(400, 'unknown tenant');
     ctx.request.headers.tenant = tenant;
     requestState(ctx).tenant = tenant;
     await runInTenant({ tenant, runtime }, next);
