@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { createMigrationFile, MIGRATIONS_DIR, migrateLatest, migrationStatus, rollbackLast } from '../lib/db/migrations.ts';
 import type { Knex } from 'knex';
-import { freshKnex } from './helpers/database.ts';
+import { createFreshDatabase, freshKnex } from './helpers/database.ts';
+import { startTestService } from './helpers/service.ts';
 
 async function tables(knex: Knex): Promise<string[]> {
   const result = await knex.raw<{ rows: { tablename: string }[] }>(
@@ -63,4 +64,13 @@ test('a new migration from make migration passes the type check as it is, and ru
   await t.notThrowsAsync(migration.up(undefined));
   await t.notThrowsAsync(migration.down(undefined));
   t.throws(() => createMigrationFile('Bad Name', scratch), { message: /must be lower-case letters, digits, _ or -/ });
+});
+
+test('services starting at once against a new database all come up, and it is migrated once', async (t) => {
+  const database = await createFreshDatabase();
+  t.teardown(() => database.drop());
+  const services = await Promise.all(Array.from({ length: 5 }, () => startTestService(t, { databaseUrl: database.url })));
+  for (const service of services) t.is((await service.fetch('/healthz')).status, 200);
+  const names = await services[0]?.runtime.knex('knex_migrations').pluck('name');
+  t.deepEqual(names?.sort(), readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.ts')).sort());
 });

@@ -22,9 +22,31 @@ const migrationSource: Knex.MigrationSource<string> = {
 
 const migratorConfig: Knex.MigratorConfig = { migrationSource };
 
+/** An arbitrary constant: the key of the PostgreSQL advisory lock that migrations take. */
+const MIGRATION_LOCK_KEY = 7_361_504_201;
+
+/**
+ * Runs the pending migrations. Several instances starting at once against a new database would
+ * race to create knex's own tables (its lock lives in one of them), so the whole run holds a
+ * PostgreSQL advisory lock: the others wait, then find nothing left to do.
+ */
 export async function migrateLatest(knex: Knex): Promise<string[]> {
-  const [, applied] = (await knex.migrate.latest(migratorConfig)) as [number, string[]];
-  return applied;
+  return withMigrationLock(knex, async () => {
+    const [, applied] = (await knex.migrate.latest(migratorConfig)) as [number, string[]];
+    return applied;
+  });
+}
+
+async function withMigrationLock<Result>(knex: Knex, work: () => Promise<Result>): Promise<Result> {
+  // The lock belongs to a session, so one pooled connection holds it while others migrate.
+  const holder = (await knex.client.acquireConnection()) as unknown;
+  try {
+    await knex.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(holder);
+    return await work();
+  } finally {
+    await knex.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);
+    await knex.client.releaseConnection(holder);
+  }
 }
 
 /**
