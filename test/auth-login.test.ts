@@ -2,9 +2,8 @@ import test from 'ava';
 import jwt from 'jsonwebtoken';
 import { saveAccount } from '../lib/auth/accounts.ts';
 import { verifySystemToken } from '../lib/auth/tokens.ts';
-import { createTenant } from '../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from './helpers/http.ts';
-import { dropTestDatabase, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
+import { serviceForFile, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
 
 const PASSWORD = 'correct horse battery staple';
 let service: TestService;
@@ -12,15 +11,9 @@ let aliceUid: string;
 /** Every response body this file received, for the secrets check at the end. */
 const bodies: string[] = [];
 
-test.before(async () => {
-  service = await startTestService(undefined, { expert: { rateLimit: { login: { windowMs: 60_000, max: 1000 } } } });
-  await createTenant(service.runtime.knex, 'acme');
-  await createTenant(service.runtime.knex, 'globex');
+serviceForFile({ expert: { rateLimit: { login: { windowMs: 60_000, max: 1000 } } }, tenants: ['acme', 'globex'] }, async (started) => {
+  service = started;
   ({ account: { uid: aliceUid } } = await saveAccount(service.runtime.knex, 'acme', { username: 'alice', password: PASSWORD, role: 'admin' }));
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
 });
 
 async function login(body: unknown, tenant = 'acme'): Promise<{ response: Response; body: Record<string, unknown> }> {

@@ -2,26 +2,19 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import test from 'ava';
 import jwt from 'jsonwebtoken';
 import { signSystemToken, verifySystemToken } from '../lib/auth/tokens.ts';
-import { createTenant } from '../lib/tenancy/index.ts';
 import { startAuthApp, type AuthApp } from './helpers/auth-app.ts';
-import { dropTestDatabase, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
+import { serviceForFile, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
 
 let service: TestService;
 let app: AuthApp;
 const ALICE = { uid: 'uid-alice', username: 'alice', role: 'admin' };
 const CLAIMS = { ...ALICE, tenant: 'acme' };
 
-test.before(async () => {
-  service = await startTestService(undefined);
-  await createTenant(service.runtime.knex, 'acme');
-  await createTenant(service.runtime.knex, 'globex');
+serviceForFile({ tenants: ['acme', 'globex'] }, async (started) => {
+  service = started;
   app = await startAuthApp(service.runtime);
 });
-test.after.always(async () => {
-  await app?.close();
-  await service?.close();
-  await dropTestDatabase();
-});
+test.after.always(() => app?.close());
 
 function call(authorization: string | undefined, tenant = 'acme', path = '/whoami'): Promise<Response> {
   const headers: Record<string, string> = { tenant };

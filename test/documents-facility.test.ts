@@ -1,18 +1,12 @@
 import test from 'ava';
 import { db, documentStore } from '../lib/db/documents/index.ts';
-import { createTenant, runInTenant } from '../lib/tenancy/index.ts';
-import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
+import { runInTenant } from '../lib/tenancy/index.ts';
+import { serviceForFile, type TestService } from './helpers/service.ts';
 
 let service: TestService;
 
-test.before(async () => {
-  service = await startTestService(undefined);
-  await createTenant(service.runtime.knex, 'acme');
-  await createTenant(service.runtime.knex, 'globex');
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
+serviceForFile({ tenants: ['acme', 'globex'] }, (started) => {
+  service = started;
 });
 
 function inTenant<Result>(tenant: string, work: () => Promise<Result>): Promise<Result> {

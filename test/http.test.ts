@@ -12,15 +12,11 @@ import { createLogger } from '../lib/http/logger.ts';
 import { requestLog } from '../lib/http/request-log.ts';
 import { routerMiddleware } from '../lib/http/routing.ts';
 import { databaseProxy } from './helpers/database-proxy.ts';
-import { dropTestDatabase, startTestService, testDatabaseUrl, type TestService } from './helpers/service.ts';
+import { serviceForFile, startTestService, testDatabaseUrl, type TestService } from './helpers/service.ts';
 
 let service: TestService;
-test.before(async () => {
-  service = await startTestService(undefined);
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
+serviceForFile({}, (started) => {
+  service = started;
 });
 
 /** The real error and log middleware in a bare Koa app, with routes that fail on purpose. */

@@ -2,7 +2,7 @@ import test from 'ava';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../lib/openapi/index.ts';
 import type { MountedRoute } from '../lib/projects/types.ts';
-import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
+import { serviceForFile, type TestService } from './helpers/service.ts';
 
 /** The parts of an OpenAPI document these tests read (the validator checks the whole). */
 type Parameter = {
@@ -35,12 +35,8 @@ type Document = {
 };
 
 let service: TestService;
-test.before(async () => {
-  service = await startTestService(undefined);
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
+serviceForFile({}, (started) => {
+  service = started;
 });
 
 async function validationErrors(document: Document): Promise<unknown> {

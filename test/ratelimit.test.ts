@@ -10,19 +10,13 @@ import { createTenant, resolveTenant } from '../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from './helpers/http.ts';
 import { listenApp, type ListeningApp } from './helpers/koa-app.ts';
 import { REDIS_URL, testWithRedis } from './helpers/redis.ts';
-import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
+import { serviceForFile, startTestService, type TestService } from './helpers/service.ts';
 
 const withRedis = await testWithRedis();
 let service: TestService;
 
-test.before(async () => {
-  service = await startTestService(undefined);
-  await createTenant(service.runtime.knex, 'acme');
-  await createTenant(service.runtime.knex, 'globex');
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
+serviceForFile({ tenants: ['acme', 'globex'] }, (started) => {
+  service = started;
 });
 
 /** The real tenant and error middlewares, then the limit, then a handler answering 200. */

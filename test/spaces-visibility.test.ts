@@ -1,14 +1,10 @@
 import test from 'ava';
 import { call, callerWith, listedSchemas, newTenant, spacePath, type AccountFields, type Caller } from './helpers/spaces.ts';
-import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
+import { serviceForFile, type TestService } from './helpers/service.ts';
 
 let service: TestService;
-test.before(async () => {
-  service = await startTestService(undefined, { expert: { spaces: { enabled: true } } });
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
+serviceForFile({ expert: { spaces: { enabled: true } } }, (started) => {
+  service = started;
 });
 
 /** The spaces every visibility test starts from, in a tenant of its own. */

@@ -2,7 +2,7 @@ import test from 'ava';
 import { migrateLatest, rollbackLast } from '../lib/db/migrations.ts';
 import { freshKnex } from './helpers/database.ts';
 import { call, callerWith, listedNames, newTenant, spacePath, type Caller } from './helpers/spaces.ts';
-import { dropTestDatabase, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
+import { serviceForFile, startTestService, TEST_JWT_SECRET, type TestService } from './helpers/service.ts';
 import jwt from 'jsonwebtoken';
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -12,14 +12,10 @@ let service: TestService;
 let admin: Caller;
 let member: Caller;
 
-test.before(async () => {
-  service = await startTestService(undefined, { expert: { spaces: { enabled: true }, limits: { jsonBytes: 64 * 1024 } } });
+serviceForFile({ expert: { spaces: { enabled: true }, limits: { jsonBytes: 64 * 1024 } } }, async (started) => {
+  service = started;
   admin = await callerWith(service, 'default', { username: 'root', role: 'admin' });
   member = await callerWith(service, 'default', { username: 'mia', role: 'member', schemas: ['*'] });
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
 });
 
 test('POST creates a space: 201, the space, Location, ISO timestamps, a row of the tenant', async (t) => {

@@ -1,15 +1,10 @@
 import test from 'ava';
-import { dropTestDatabase, startTestService, type TestService } from './helpers/service.ts';
+import { serviceForFile, startTestService, type TestService } from './helpers/service.ts';
 
 let service: TestService;
 
-test.before(async () => {
-  service = await startTestService(undefined, { env: {} });
-  await service.runtime.knex('tenants').insert({ name: 'acme' });
-});
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
+serviceForFile({ tenants: ['acme'] }, (started) => {
+  service = started;
 });
 
 test('a request without a tenant header gets the default tenant', async (t) => {

@@ -2,9 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { ExecutionContext } from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import { startService, type Service } from '../../lib/server.ts';
+import { createTenant } from '../../lib/tenancy/index.ts';
 import { createFreshDatabase } from './database.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-a-decent-length-0123456789';
@@ -68,4 +69,26 @@ export async function startTestService(t: ExecutionContext | undefined, options:
   };
   t?.teardown(() => service.close());
   return testService;
+}
+
+export interface FileServiceOptions extends TestServiceOptions {
+  /** Tenants created before the tests run. */
+  tenants?: readonly string[];
+}
+
+/**
+ * One service for the whole test file: started (with `tenants` created) before its tests,
+ * handed to `started` for the file to keep, and closed with the file's database after them.
+ */
+export function serviceForFile(options: FileServiceOptions, started: (service: TestService) => void | Promise<void>): void {
+  let service: TestService | undefined;
+  test.before(async () => {
+    service = await startTestService(undefined, options);
+    for (const tenant of options.tenants ?? []) await createTenant(service.runtime.knex, tenant);
+    await started(service);
+  });
+  test.after.always(async () => {
+    await service?.close();
+    await dropTestDatabase();
+  });
 }
