@@ -2,16 +2,15 @@ import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { Writable } from 'node:stream';
 import Koa from 'koa';
 import Router from '@koa/router';
 import createError from 'http-errors';
 import { errorHandler } from '../lib/http/errors.ts';
 import { jsonBody } from '../lib/http/json-body.ts';
-import { createLogger } from '../lib/http/logger.ts';
 import { requestLog } from '../lib/http/request-log.ts';
 import { routerMiddleware } from '../lib/http/routing.ts';
 import { databaseProxy } from './helpers/database-proxy.ts';
+import { collectingLogger } from './helpers/koa-app.ts';
 import { serviceForFile, startTestService, testDatabaseUrl, type TestService } from './helpers/service.ts';
 
 let service: TestService;
@@ -21,16 +20,7 @@ serviceForFile({}, (started) => {
 
 /** The real error and log middleware in a bare Koa app, with routes that fail on purpose. */
 async function errorApp(): Promise<{ url: string; logs: string[]; server: Server }> {
-  const logs: string[] = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write: (chunk, _e, done) => {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  );
+  const { logger, lines: logs } = collectingLogger();
   const router = new Router();
   router.post('/echo', jsonBody(64), (ctx) => {
     ctx.body = ctx.request.body;

@@ -1,16 +1,13 @@
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import express from 'express';
 import Koa from 'koa';
 import compose from 'koa-compose';
 import { bodyParsers, bridgeHandler, type RouteHandler } from '../../lib/bridge/index.ts';
 import type { BodyParserOptions } from '../../lib/bridge/index.ts';
 import { errorHandler } from '../../lib/http/errors.ts';
-import { createLogger } from '../../lib/http/logger.ts';
 import { requestLog } from '../../lib/http/request-log.ts';
 import { projectDispatcher, ProjectRouter } from '../../lib/projects/dispatch.ts';
+import { collectingLogger, listenOnLoopback } from './koa-app.ts';
 
 /** The project both apps serve, mounted where the service mounts it: it becomes `req.baseUrl`. */
 const PROJECT = 'demo';
@@ -46,16 +43,7 @@ export interface BridgeAppOptions extends BodyParserOptions {
  * under `MOUNT`.
  */
 export async function startBridgeApp(routes: readonly RouteCase[], options: BridgeAppOptions = {}): Promise<RunningApp> {
-  const logs: string[] = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write: (chunk, _encoding, done) => {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  );
+  const { logger, lines: logs } = collectingLogger();
   const limits = { ...LIMITS, ...options.limits, handlerMs: options.handlerMs ?? LIMITS.handlerMs };
   const parsers = bodyParsers(limits, options);
   const router = new ProjectRouter();
@@ -89,18 +77,7 @@ export async function startExpressApp(routes: readonly RouteCase[], options: { t
 }
 
 async function listen(server: Server, logs: string[]): Promise<RunningApp> {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    logs,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), logs };
 }
 
 /** Parsed log lines of a bridge app. */

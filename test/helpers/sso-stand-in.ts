@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './koa-app.ts';
 
 /** What the stand-in received on one call. */
 export interface SsoCall {
@@ -36,17 +36,7 @@ export async function startSsoStandIn(): Promise<SsoStandIn> {
       answer(request, response, body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    calls,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), calls };
 }
 
 function answer(request: IncomingMessage, response: ServerResponse, body: string): void {
