@@ -10,7 +10,7 @@ CLI := $(NODE) lib/cli/main.ts
 BIOME := node_modules/@biomejs/cli-linux-x64/biome
 STAMP := node_modules/.install-stamp
 
-.PHONY: run test check migrate rollback migrate-status migration tenant user token routes bench
+.PHONY: run test test-stress check migrate rollback migrate-status migration tenant user token routes bench
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -21,6 +21,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(NODE) lib/cli/with-database.ts -- ava --tap | $(NODE) test/summary.ts
+
+# The heavy suites (test/stress/), one file at a time; bounded at well under 10 minutes.
+test-stress: $(STAMP)
+	$(NODE) lib/cli/with-database.ts -- ava --tap --config ava.stress.config.js | $(NODE) test/summary.ts
 
 check: $(STAMP)
 	tsc --noEmit -p tsconfig.json

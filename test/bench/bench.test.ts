@@ -1,0 +1,94 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import pg from 'pg';
+import { serverUrl } from '../helpers/database.ts';
+
+/**
+ * `make bench` is a measurement, not a timed test: these runs only prove that the harness
+ * starts every server, gets correct answers from each, prints its table and cleans up.
+ */
+const REPOSITORY = path.resolve(import.meta.dirname, '../..');
+
+/** Small enough to finish in seconds; the figures it prints mean nothing. */
+const TINY_RUN = {
+  BENCH_SECONDS: '0.3',
+  BENCH_WARMUP_SECONDS: '0',
+  BENCH_CONNECTIONS: '2',
+  BENCH_ACCOUNTS: '300',
+  BENCH_PROJECTS: '3',
+  BENCH_ROUTES_PER_PROJECT: '2',
+  BENCH_MEMORY_REQUESTS: '300',
+};
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runBench(env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bench/run.ts'], { cwd: REPOSITORY, env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function benchDatabases(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: serverUrl() });
+  await client.connect();
+  try {
+    const result = await client.query<{ datname: string }>("select datname from pg_database where datname like 'spaceport\\_bench\\_%'");
+    return result.rows.map((row) => row.datname);
+  } finally {
+    await client.end();
+  }
+}
+
+test('a tiny run measures every server, prints one table and drops its scratch database', async (t) => {
+  const before = await benchDatabases();
+  const run = await runBench({ ...TINY_RUN, DATABASE_URL: serverUrl() });
+  t.is(run.code, 0, run.stderr);
+  for (const expected of [
+    '1. GET /api/sample/heartbeat',
+    'spaceport (whole chain)',
+    'bare Koa + same middleware',
+    'Express 5',
+    'node:http',
+    '2. JWT route vs public route',
+    'spaceport, system JWT',
+    'spaceport, public',
+    '3. POST /api/sample/getOneAccount',
+    'bare pg pool',
+    '4. routing',
+    'spaceport, 3 projects × 2 routes',
+    'spaceport, 1 project × 2 routes',
+    '5. memory',
+  ]) {
+    t.true(run.stdout.includes(expected), `the table names ${expected}`);
+  }
+  t.regex(run.stdout, /req\/s\s+p99 ms\s+req\/s ratio\s+p99 ratio/);
+  t.regex(run.stdout, /start-up \d+ ms/);
+  t.regex(run.stdout, /RSS \d+\.\d MB before, \d+\.\d MB after 150, \d+\.\d MB after all/);
+  t.false(run.stdout.includes('failed answers'), run.stdout);
+  t.deepEqual((await benchDatabases()).filter((name) => !before.includes(name)), []);
+});
+
+test('a bad setting stops the run before anything starts, naming the variable', async (t) => {
+  const run = await runBench({ BENCH_SECONDS: 'soon', DATABASE_URL: serverUrl() });
+  t.is(run.code, 1);
+  t.regex(run.stderr, /bench failed: bench settings: BENCH_SECONDS: /);
+  t.is(run.stdout, '');
+});
+
+test('an unreachable database fails the run with one line and a non-zero exit', async (t) => {
+  const run = await runBench({ ...TINY_RUN, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+  t.is(run.code, 1);
+  t.regex(run.stderr, /^bench failed: connect ECONNREFUSED 127\.0\.0\.1:1$/m);
+  t.is(run.stdout, '');
+});

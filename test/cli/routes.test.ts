@@ -1,0 +1,83 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fixtureProjects } from '../helpers/projects.ts';
+
+const run = promisify(execFile);
+const REPOSITORY = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * `make routes` as an operator runs it. `-o` marks the install stamp as up to date, so the
+ * target never reinstalls packages under the other tests. No database is needed.
+ */
+async function makeRoutes(projectsDir: string, expert: object = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-h4-cli-'));
+  const expertFile = path.join(scratch, 'expert.json');
+  writeFileSync(expertFile, JSON.stringify(expert));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, PROJECTS_DIR: projectsDir, EXPERT_CONFIG: expertFile, DATA_DIR: scratch };
+  try {
+    const { stdout, stderr } = await run('make', ['-s', '-o', 'node_modules/.install-stamp', 'routes'], { cwd: REPOSITORY, env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const mountingFile = (project: string, file = 'routes.js') => path.join('test/fixtures/projects/mounting', project, 'api', file);
+
+test('make routes prints method, both URLs, auth mode, project and file of every route', async (t) => {
+  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('mounting'), { projects: { default: 'alpha' } });
+  t.is(code, 0, stderr);
+  const alpha = mountingFile('alpha');
+  const rows = [
+    ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE'],
+    ['GET', '/api/alpha/echo', '/api/project/echo', 'public', 'alpha', alpha],
+    ['POST', '/api/alpha/echo', '/api/project/echo', 'public', 'alpha', alpha],
+    ['GET', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha],
+    ['PUT', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha],
+    ['DELETE', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha],
+    ['GET', '/api/alpha/', '/api/project/', 'public', 'alpha', alpha],
+    ['GET', '/api/alpha/steps/first', '/api/project/steps/first', 'public', 'alpha', alpha],
+    ['GET', '/api/alpha/steps/:step', '/api/project/steps/:step', 'public', 'alpha', alpha],
+    ['GET', '/api/alpha/protected', '/api/project/protected', 'system', 'alpha', alpha],
+    ['GET', '/api/beta/hello', '-', 'public', 'beta', mountingFile('beta', 'routes.mjs')],
+    ['GET', '/api/gamma/typed', '-', 'public', 'gamma', mountingFile('gamma', 'routes.ts')],
+  ];
+  t.deepEqual(stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/)), rows);
+});
+
+test('make routes names the custom auth mode', async (t) => {
+  const { stdout } = await makeRoutes(fixtureProjects('chain'));
+  const modes = stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/\s{2,}/).slice(1, 4));
+  t.deepEqual(modes, [
+    ['/api/guarded/system', '/api/project/system', 'system'],
+    ['/api/guarded/public', '/api/project/public', 'public'],
+    ['/api/guarded/custom', '/api/project/custom', 'custom'],
+    ['/api/guarded/public-custom', '/api/project/public-custom', 'custom'],
+    ['/api/guarded/custom-throws', '/api/project/custom-throws', 'custom'],
+    ['/api/guarded/custom-next-error', '/api/project/custom-next-error', 'custom'],
+    ['/api/guarded/declined', '/api/project/declined', 'custom'],
+    ['/api/guarded/declined-everywhere', '/api/project/declined-everywhere', 'custom'],
+    ['/api/guarded/declined-:what', '/api/project/declined-:what', 'public'],
+  ]);
+});
+
+test('make routes with invalid routes lists every problem and fails with one line', async (t) => {
+  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('invalid'));
+  t.not(code, 0);
+  t.is(stdout, '');
+  const lines = stderr.trimEnd().split('\n');
+  t.is(lines.filter((line) => line.startsWith('test/fixtures/projects/invalid/')).length, 18);
+  t.true(lines.includes('test/fixtures/projects/invalid/badroutes/api/routes.js #1 PATCH /patch: method must be one of GET, POST, PUT, DELETE'));
+  t.true(lines.includes('routes: 18 problem(s) in the project routes, listed above'));
+});
+
+test('make routes over an empty projects folder says so', async (t) => {
+  const { code, stdout } = await makeRoutes(fixtureProjects('does-not-exist'));
+  t.is(code, 0);
+  t.is(stdout.trim(), `no project routes in ${fixtureProjects('does-not-exist')}`);
+});

@@ -1,0 +1,163 @@
+import test from 'ava';
+import { mkdtempSync, statSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigError, durationSeconds, loadConfig } from '../../lib/config/index.ts';
+
+const scratch = () => mkdtempSync(path.join(tmpdir(), 'spaceport-config-'));
+const baseEnv = () => ({ JWT_SECRET: 'a-secret-that-is-long-enough', DATA_DIR: scratch() });
+
+test('defaults apply when the expert file is absent', (t) => {
+  const { config } = loadConfig({ env: { ...baseEnv(), EXPERT_CONFIG: undefined } });
+  t.is(config.port, 3000);
+  t.is(config.host, '127.0.0.1');
+  t.false(config.spaces.enabled);
+  t.is(config.tenancy.defaultTenant, 'default');
+  t.deepEqual(config.rateLimit.public, { windowMs: 60000, max: 600 });
+  t.deepEqual(config.rateLimit.login, { windowMs: 60000, max: 20 });
+  t.is(config.projects.onError, 'fail');
+  t.is(config.limits.jsonBytes, 1048576);
+  t.is(config.limits.handlerMs, 30000);
+  t.is(config.sso.timeoutMs, 5000);
+  t.is(config.auth.tokenTtl, '12h');
+  t.true(config.database.embedded);
+});
+
+test('the expert file is read from EXPERT_CONFIG and merged with defaults', (t) => {
+  const file = path.join(scratch(), 'expert.json');
+  writeFileSync(file, JSON.stringify({ spaces: { enabled: true }, referer: { enabled: true, allow: ['*.example.com'] } }));
+  const { config } = loadConfig({ env: { ...baseEnv(), EXPERT_CONFIG: file } });
+  t.true(config.spaces.enabled);
+  t.deepEqual(config.referer, { enabled: true, allow: ['*.example.com'], allowMissing: true });
+});
+
+test('the resolved configuration is deeply frozen', (t) => {
+  const { config } = loadConfig({ env: baseEnv(), expert: {} });
+  t.true(Object.isFrozen(config));
+  t.true(Object.isFrozen(config.rateLimit.public));
+  t.true(Object.isFrozen(config.referer.allow));
+  t.throws(() => {
+    (config.spaces as { enabled: boolean }).enabled = true;
+  }, { instanceOf: TypeError });
+});
+
+test('secrets stay out of the configuration object', (t) => {
+  const env = { ...baseEnv(), DATABASE_URL: 'postgres://user:hunter2@db.example/app' };
+  const { config, secrets } = loadConfig({ env, expert: {} });
+  const text = JSON.stringify(config);
+  t.false(text.includes('hunter2'));
+  t.false(text.includes(env.JWT_SECRET));
+  t.is(secrets.jwtSecret, env.JWT_SECRET);
+  t.false(config.database.embedded);
+});
+
+const invalid: Array<[string, unknown, RegExp]> = [
+  ['a wrong type', { spaces: { enabled: 'yes' } }, /spaces\.enabled: /],
+  ['an unknown key', { spaces: { enabeld: true } }, /spaces\.enabeld: unknown key/],
+  ['an unknown section', { colour: 'red' }, /colour: unknown key/],
+  ['an invalid enum', { projects: { onError: 'ignore' } }, /projects\.onError: /],
+  ['a negative limit', { limits: { fileBytes: -1 } }, /limits\.fileBytes: /],
+  ['a bad rate window', { rateLimit: { public: { windowMs: 0 } } }, /rateLimit\.public\.windowMs: /],
+  ['a referer URL where a host belongs', { referer: { allow: ['https://app.example.com/'] } }, /referer\.allow\.0: must be a host/],
+  ['an SSO address that is not http(s)', { sso: { authUrl: 'ftp://sso.example.com' } }, /sso\.authUrl: must be an http/],
+  ['an invalid default tenant', { tenancy: { defaultTenant: 'no spaces' } }, /tenancy\.defaultTenant: /],
+  ['a non-URL SSO address', { sso: { authUrl: 'not a url' } }, /sso\.authUrl: /],
+  ['a token lifetime under one second', { auth: { tokenTtl: '500ms' } }, /auth\.tokenTtl: must be a whole number of seconds/],
+  ['a token lifetime of zero', { auth: { tokenTtl: '0s' } }, /auth\.tokenTtl: /],
+  ['a token lifetime with a space', { auth: { tokenTtl: '12 h' } }, /auth\.tokenTtl: /],
+  ['a fractional token lifetime', { auth: { tokenTtl: 1.5 } }, /auth\.tokenTtl: /],
+];
+
+for (const [what, expert, message] of invalid) {
+  test(`an expert file with ${what} is refused with the key named`, (t) => {
+    const file = path.join(scratch(), 'expert.json');
+    writeFileSync(file, JSON.stringify(expert));
+    const error = t.throws(() => loadConfig({ env: { ...baseEnv(), EXPERT_CONFIG: file } }), { instanceOf: ConfigError });
+    t.regex(error.message, message);
+  });
+}
+
+test('an expert file that is not JSON is refused with the file named', (t) => {
+  const file = path.join(scratch(), 'expert.json');
+  writeFileSync(file, '{ "spaces": ');
+  const error = t.throws(() => loadConfig({ env: { ...baseEnv(), EXPERT_CONFIG: file } }), { instanceOf: ConfigError });
+  t.true(error.message.includes(file));
+});
+
+test('an EXPERT_CONFIG naming a missing file is refused', (t) => {
+  const error = t.throws(() => loadConfig({ env: { ...baseEnv(), EXPERT_CONFIG: '/nonexistent/expert.json' } }), { instanceOf: ConfigError });
+  t.regex(error.message, /EXPERT_CONFIG/);
+});
+
+test('a rate limit given in part keeps the default of the key left out', (t) => {
+  const { config } = loadConfig({ env: baseEnv(), expert: { rateLimit: { login: { max: 5 }, public: { windowMs: 1000 } } } });
+  t.deepEqual(config.rateLimit.login, { windowMs: 60_000, max: 5 });
+  t.deepEqual(config.rateLimit.public, { windowMs: 1000, max: 600 });
+});
+
+test('referer hosts: names, wildcards, ports and IP addresses are accepted', (t) => {
+  const allow = ['example.com', '*.example.org', 'localhost:8080', '127.0.0.1', '[::1]:3000', 'App.Example.com'];
+  t.deepEqual(loadConfig({ env: baseEnv(), expert: { referer: { allow } } }).config.referer.allow, allow);
+});
+
+test('an environment variable set to nothing counts as unset: PORT= is 3000, not a random port', (t) => {
+  const { config, secrets } = loadConfig({ env: { ...baseEnv(), PORT: '', DATABASE_URL: '', LOG_LEVEL: '', REDIS_URL: '' }, expert: {} });
+  t.is(config.port, 3000);
+  t.is(config.logLevel, 'info');
+  t.true(config.database.embedded);
+  t.is(secrets.redisUrl, undefined);
+});
+
+test('invalid environment variables are refused with the variable named', (t) => {
+  t.throws(() => loadConfig({ env: { ...baseEnv(), PORT: 'eighty' }, expert: {} }), { message: /environment variable PORT/ });
+  for (const PORT of ['1e3', '0x50', ' 80', '65536', '-1']) {
+    t.throws(() => loadConfig({ env: { ...baseEnv(), PORT }, expert: {} }), { message: /environment variable PORT: must be a port number/ }, PORT);
+  }
+  t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_URL: 'mysql://x' }, expert: {} }), { message: /DATABASE_URL/ });
+  t.throws(() => loadConfig({ env: { ...baseEnv(), LOG_LEVEL: 'loud' }, expert: {} }), { message: /LOG_LEVEL/ });
+});
+
+test('without JWT_SECRET a secret is generated once and kept with mode 600', (t) => {
+  const dataDir = scratch();
+  const first = loadConfig({ env: { DATA_DIR: dataDir }, expert: {} }).secrets.jwtSecret;
+  const second = loadConfig({ env: { DATA_DIR: dataDir }, expert: {} }).secrets.jwtSecret;
+  t.is(first, second);
+  t.true(first.length >= 32);
+  const file = path.join(dataDir, 'jwt-secret');
+  t.is(statSync(file).mode & 0o777, 0o600);
+  t.is(readFileSync(file, 'utf8').trim(), first);
+});
+
+test('SAMPLE_API_KEY fills sample.apiKey unless the file sets it', (t) => {
+  t.is(loadConfig({ env: { ...baseEnv(), SAMPLE_API_KEY: 'k1' }, expert: {} }).config.sample.apiKey, 'k1');
+  t.is(loadConfig({ env: { ...baseEnv(), SAMPLE_API_KEY: 'k1' }, expert: { sample: { apiKey: 'k2' } } }).config.sample.apiKey, 'k2');
+});
+
+test('a token lifetime is read in seconds: numbers and digit strings alike, or with a unit', (t) => {
+  const cases: Array<[string | number, number | undefined]> = [
+    [3600, 3600], ['3600', 3600], ['90s', 90], ['15m', 900], ['12h', 43_200], ['7d', 604_800],
+    ['60000ms', undefined], ['0', undefined], [0, undefined], [-5, undefined], ['1.5h', undefined], ['', undefined],
+  ];
+  for (const [value, seconds] of cases) t.is(durationSeconds(value), seconds, String(value));
+});
+
+test('a kept JWT secret file that is empty stops start-up with the file named', (t) => {
+  const dataDir = scratch();
+  writeFileSync(path.join(dataDir, 'jwt-secret'), '\n', { mode: 0o600 });
+  const error = t.throws(() => loadConfig({ env: { DATA_DIR: dataDir }, expert: {} }), { instanceOf: ConfigError });
+  t.regex(error.message, /jwt-secret: the kept JWT secret is shorter than 16 characters/);
+});
+
+test('first starts racing for the JWT secret all get the same one', async (t) => {
+  const dataDir = scratch();
+  const script = `import { loadConfig } from ${JSON.stringify(path.resolve('lib/config/index.ts'))};
+process.stdout.write(loadConfig({ env: { DATA_DIR: ${JSON.stringify(dataDir)} }, expert: {} }).secrets.jwtSecret);`;
+  const { execFile } = await import('node:child_process');
+  const run = () =>
+    new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    });
+  const secrets = await Promise.all(Array.from({ length: 6 }, run));
+  t.is(new Set(secrets).size, 1);
+  t.is(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim(), secrets[0]);
+});

@@ -1,0 +1,41 @@
+import test from 'ava';
+import { createKnex, isDatabaseUnreachable } from '../../lib/db/connect.ts';
+import { migrateLatest } from '../../lib/db/migrations.ts';
+import { documentStore } from '../../lib/db/documents/index.ts';
+import { createFreshDatabase } from '../helpers/database.ts';
+import { databaseProxy } from '../helpers/database-proxy.ts';
+
+test('a BEGIN cut by the query time limit does not leave its connection in a transaction that swallows later writes', async (t) => {
+  const database = await createFreshDatabase();
+  const direct = createKnex(database.url);
+  const proxy = await databaseProxy(database.url);
+  const limited = createKnex(proxy.url, { queryTimeoutMs: 300 });
+  t.teardown(async () => {
+    await limited.destroy();
+    await proxy.close();
+    await direct.destroy();
+    await database.drop();
+  });
+  await migrateLatest(direct);
+  const notes = documentStore(limited, 'default').collection('notes');
+  await notes.insertOne({ _id: 'first' });
+
+  proxy.freeze();
+  const cut = await t.throwsAsync(notes.updateOne({ _id: 'first' }, { $set: { seen: true } }));
+  t.true(isDatabaseUnreachable(cut), cut?.message);
+  proxy.thaw();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+
+  await notes.insertOne({ _id: 'second' });
+  const seenElsewhere = await documentStore(direct, 'default').collection('notes').find().toArray();
+  t.deepEqual(seenElsewhere.map((note) => note._id), ['first', 'second']);
+  const stuck = await direct.raw("select count(*)::int as count from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'");
+  t.is((stuck.rows as Array<{ count: number }>)[0]?.count, 0);
+});
+
+test('the messages pg gives for a server that went away or stopped answering count as unreachable', (t) => {
+  for (const message of ['timeout expired', 'select 1 - Query read timeout', 'Connection terminated unexpectedly', 'timeout exceeded when trying to connect']) {
+    t.true(isDatabaseUnreachable(new Error(message)), message);
+  }
+  for (const message of ['relation "x" does not exist', 'invalid input syntax for type json']) t.false(isDatabaseUnreachable(new Error(message)), message);
+});

@@ -1,0 +1,76 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { createMigrationFile, MIGRATIONS_DIR, migrateLatest, migrationStatus, rollbackLast } from '../../lib/db/migrations.ts';
+import type { Knex } from 'knex';
+import { createFreshDatabase, freshKnex } from '../helpers/database.ts';
+import { startTestService } from '../helpers/service.ts';
+
+async function tables(knex: Knex): Promise<string[]> {
+  const result = await knex.raw<{ rows: { tablename: string }[] }>(
+    "select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_%' order by tablename",
+  );
+  return result.rows.map((row) => row.tablename);
+}
+
+test('every migration runs down and up again', async (t) => {
+  const knex = await freshKnex(t);
+  const files = readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.ts'));
+  t.deepEqual(await migrateLatest(knex), files.sort());
+  const migrated = await tables(knex);
+  t.true(migrated.includes('tenants'));
+  t.deepEqual(await knex('tenants').pluck('name'), ['default']);
+
+  await rollbackLast(knex, true);
+  t.deepEqual(await tables(knex), []);
+  t.deepEqual((await migrationStatus(knex)).applied, []);
+
+  await migrateLatest(knex);
+  t.deepEqual(await tables(knex), migrated);
+  t.deepEqual((await migrationStatus(knex)).pending, []);
+});
+
+test('tenant data tables lead their primary key with tenant', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  const result = await knex.raw<{ rows: { table: string; first: string }[] }>(`
+    select c.relname as table, a.attname as first
+      from pg_index i
+      join pg_class c on c.oid = i.indrelid
+      join pg_namespace n on n.oid = c.relnamespace
+      join pg_attribute a on a.attrelid = c.oid and a.attnum = i.indkey[0]
+     where n.nspname = 'public' and (i.indisprimary or i.indisunique)
+       and c.relname not in ('tenants') and c.relname not like 'knex_%'`);
+  t.true(result.rows.length > 0);
+  for (const row of result.rows) t.is(row.first, 'tenant', `${row.table} has a key that does not start with tenant`);
+});
+
+test('a new migration from make migration passes the type check as it is, and runs up and down', async (t) => {
+  const root = path.resolve(import.meta.dirname, '../..');
+  const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-migration-'));
+  symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));
+  writeFileSync(path.join(scratch, 'package.json'), '{"type":"module"}');
+  writeFileSync(path.join(scratch, 'tsconfig.json'), JSON.stringify({ extends: path.join(root, 'tsconfig.json'), include: ['*.ts'] }));
+  const file = createMigrationFile('add_widgets', scratch);
+  t.regex(path.basename(file), /^\d{14}_add_widgets\.ts$/);
+  const tsc = path.join(root, 'node_modules/.bin/tsc');
+  const checked = await promisify(execFile)(tsc, ['--noEmit', '-p', scratch]).then(() => '', (error: { stdout?: string }) => error.stdout ?? 'tsc failed');
+  t.is(checked, '');
+  const migration = (await import(pathToFileURL(file).href)) as { up: (knex: unknown) => Promise<void>; down: (knex: unknown) => Promise<void> };
+  await t.notThrowsAsync(migration.up(undefined));
+  await t.notThrowsAsync(migration.down(undefined));
+  t.throws(() => createMigrationFile('Bad Name', scratch), { message: /must be lower-case letters, digits, _ or -/ });
+});
+
+test('services starting at once against a new database all come up, and it is migrated once', async (t) => {
+  const database = await createFreshDatabase();
+  t.teardown(() => database.drop());
+  const services = await Promise.all(Array.from({ length: 5 }, () => startTestService(t, { databaseUrl: database.url })));
+  for (const service of services) t.is((await service.fetch('/healthz')).status, 200);
+  const names = await services[0]?.runtime.knex('knex_migrations').pluck('name');
+  t.deepEqual(names?.sort(), readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.ts')).sort());
+});

@@ -1,0 +1,233 @@
+import test, { type ExecutionContext } from 'ava';
+import { once } from 'node:events';
+import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import Koa from 'koa';
+import Router from '@koa/router';
+import createError from 'http-errors';
+import { errorHandler } from '../../lib/http/errors.ts';
+import { jsonBody } from '../../lib/http/json-body.ts';
+import { requestLog } from '../../lib/http/request-log.ts';
+import { routerMiddleware } from '../../lib/http/routing.ts';
+import { databaseProxy } from '../helpers/database-proxy.ts';
+import { collectingLogger } from '../helpers/koa-app.ts';
+import { serviceForFile, startTestService, testDatabaseUrl, type TestService } from '../helpers/service.ts';
+
+let service: TestService;
+serviceForFile({}, (started) => {
+  service = started;
+});
+
+/** The real error and log middleware in a bare Koa app, with routes that fail on purpose. */
+async function errorApp(): Promise<{ url: string; logs: string[]; server: Server }> {
+  const { logger, lines: logs } = collectingLogger();
+  const router = new Router();
+  router.post('/echo', jsonBody(64), (ctx) => {
+    ctx.body = ctx.request.body;
+  });
+  router.get('/crash', () => {
+    throw new Error('secret internals: password=hunter2');
+  });
+  router.get('/teapot', () => {
+    throw createError(418, 'short and stout', { headers: { 'X-Brew': 'green' } });
+  });
+  router.get('/typed-then-crash', (ctx) => {
+    ctx.type = 'text/html';
+    throw new Error('boom');
+  });
+  const app = new Koa();
+  app.silent = true;
+  app.use(requestLog(logger));
+  app.use(errorHandler(logger));
+  app.use(routerMiddleware(router));
+  const server = createServer(app.callback()).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, server };
+}
+
+test('malformed JSON is 400, an oversized body 413', async (t) => {
+  const app = await errorApp();
+  t.teardown(() => app.server.close());
+  const headers = { 'content-type': 'application/json' };
+  const bad = await fetch(`${app.url}/echo`, { method: 'POST', headers, body: '{"a":' });
+  t.is(bad.status, 400);
+  t.deepEqual(await bad.json(), { error: 'malformed JSON body' });
+  const big = await fetch(`${app.url}/echo`, { method: 'POST', headers, body: JSON.stringify({ a: 'x'.repeat(200) }) });
+  t.is(big.status, 413);
+  t.deepEqual(await big.json(), { error: 'request body too large' });
+  const good = await fetch(`${app.url}/echo`, { method: 'POST', headers, body: '{"a":1}' });
+  t.deepEqual(await good.json(), { a: 1 });
+});
+
+test('an uncaught error is 500 without its text, logged with stack and request id', async (t) => {
+  const app = await errorApp();
+  t.teardown(() => app.server.close());
+  const response = await fetch(`${app.url}/crash`, { headers: { 'x-request-id': 'req-500' } });
+  t.is(response.status, 500);
+  t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.deepEqual(await response.json(), { success: false, message: 'Internal Server Error' });
+  const logged = app.logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'unhandled error');
+  t.is(logged.requestId, 'req-500');
+  t.regex(logged.err.stack, /secret internals/);
+});
+
+test('an exposed 4xx error keeps its message and headers', async (t) => {
+  const app = await errorApp();
+  t.teardown(() => app.server.close());
+  const response = await fetch(`${app.url}/teapot`);
+  t.is(response.status, 418);
+  t.is(response.headers.get('x-brew'), 'green');
+  t.deepEqual(await response.json(), { error: 'short and stout' });
+});
+
+test('an error answer is JSON whatever type was set before', async (t) => {
+  const app = await errorApp();
+  t.teardown(() => app.server.close());
+  const response = await fetch(`${app.url}/typed-then-crash`);
+  t.is(response.status, 500);
+  t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
+});
+
+test('an unknown path is 404 Not Found', async (t) => {
+  const response = await service.fetch('/no/such/path');
+  t.is(response.status, 404);
+  t.deepEqual(await response.json(), { error: 'Not Found' });
+});
+
+test('a known path with another method is 405 with Allow', async (t) => {
+  const response = await service.fetch('/healthz', { method: 'POST' });
+  t.is(response.status, 405);
+  t.is(response.headers.get('allow'), 'HEAD, GET');
+  t.deepEqual(await response.json(), { error: 'Method Not Allowed' });
+});
+
+test('healthz is 200 with the database up', async (t) => {
+  const response = await service.fetch('/healthz');
+  t.is(response.status, 200);
+  t.deepEqual(await response.json(), { status: 'ok' });
+});
+
+test('every response carries X-Request-Id: the caller\'s when valid, else a UUID', async (t) => {
+  const kept = await service.fetch('/healthz', { headers: { 'x-request-id': 'abc.DEF_1:2-3' } });
+  t.is(kept.headers.get('x-request-id'), 'abc.DEF_1:2-3');
+  for (const offered of ['has space', 'x'.repeat(129), 'semi;colon']) {
+    const replaced = await service.fetch('/healthz', { headers: { 'x-request-id': offered } });
+    t.regex(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  }
+  const errored = await service.fetch('/nope', { headers: { tenant: '!' } });
+  t.regex(errored.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+});
+
+test('one JSON log line per request with method, url, status, ms, tenant and request id', async (t) => {
+  await service.fetch('/healthz?probe=1', { headers: { 'x-request-id': 'log-line-1' } });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const lines = service.logEntries().filter((entry) => entry.requestId === 'log-line-1');
+  t.is(lines.length, 1);
+  t.like(lines[0], { method: 'GET', url: '/healthz?probe=1', status: 200 });
+  t.is(typeof lines[0].ms, 'number');
+});
+
+test('credentials in the query string do not reach the log', async (t) => {
+  await service.fetch('/x?usertoken=tok-s3cret&page=2', { headers: { 'x-request-id': 'log-line-2' } });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.false(service.logText().includes('tok-s3cret'));
+  const line = service.logEntries().find((entry) => entry.requestId === 'log-line-2');
+  t.regex(String(line?.url), /page=2/);
+});
+
+async function silentTcpServer(): Promise<{ port: number; server: TcpServer }> {
+  const server = createTcpServer(() => {});
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { port: (server.address() as AddressInfo).port, server };
+}
+
+test('with the database unreachable, healthz and tenant lookups answer 503 within 2 s', async (t) => {
+  const closedPort = await silentTcpServer();
+  closedPort.server.close();
+  const down = await startDownService(t, `postgres://postgres@127.0.0.1:${closedPort.port}/x`);
+  for (const path of ['/healthz', '/anything']) {
+    const started = Date.now();
+    const response = await fetch(`${down.url}${path}`, { headers: { tenant: 'fresh-tenant' } });
+    t.is(response.status, 503, path);
+    t.deepEqual(await response.json(), { error: 'database unavailable' });
+    t.true(Date.now() - started < 2000, `${path} took ${Date.now() - started} ms`);
+  }
+});
+
+test('with a database that accepts but never answers, healthz is 503 within 2 s', async (t) => {
+  const blackHole = await silentTcpServer();
+  t.teardown(() => blackHole.server.close());
+  const down = await startDownService(t, `postgres://postgres@127.0.0.1:${blackHole.port}/x`);
+  const started = Date.now();
+  const response = await fetch(`${down.url}/healthz`);
+  t.is(response.status, 503);
+  t.true(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+});
+
+test('a database that stops answering on open connections is 503 within 2 s, not a hang, and the service recovers', async (t) => {
+  const proxy = await databaseProxy(await testDatabaseUrl());
+  const relayed = await startTestService(t, { databaseUrl: proxy.url });
+  t.teardown(() => proxy.close());
+  const login = () =>
+    relayed.fetch('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"nobody","password":"x"}' });
+  t.is((await login()).status, 401);
+  proxy.freeze();
+  for (const attempt of [login, () => relayed.fetch('/healthz')]) {
+    const started = Date.now();
+    const response = await attempt();
+    t.is(response.status, 503);
+    t.deepEqual(await response.json(), { error: 'database unavailable' });
+    t.true(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+  }
+  proxy.thaw();
+  t.is((await login()).status, 401);
+});
+
+/** A service whose database goes away after start-up: migrations run first on the real one. */
+async function startDownService(t: ExecutionContext, deadUrl: string) {
+  const started = await startTestService(t);
+  const { createKnex } = await import('../../lib/db/connect.ts');
+  const { TenantDirectory } = await import('../../lib/tenancy/index.ts');
+  const { createApp } = await import('../../lib/app.ts');
+  const knex = createKnex(deadUrl);
+  const runtime = { ...started.runtime, knex, tenants: new TenantDirectory(knex) };
+  const server = createServer(createApp(runtime, { routes: [], middleware: async (_ctx, next) => next() }).callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(async () => {
+    server.close();
+    await knex.destroy();
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+test('a request the HTTP parser refuses still gets a JSON error, an X-Request-Id and a log line', async (t) => {
+  const port = Number(new URL(service.url).port);
+  const cases: Array<[string, number]> = [
+    ['GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n', 400],
+    ['GET /hea lthz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+    [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+  ];
+  for (const [request, status] of cases) {
+    const answer = await rawExchange(port, request);
+    const [head = '', body] = answer.split('\r\n\r\n');
+    t.regex(head, new RegExp(`^HTTP/1.1 ${status} `));
+    t.regex(head, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+    const requestId = /\r\nx-request-id: ([0-9a-f-]{36})/i.exec(head)?.[1];
+    t.truthy(requestId);
+    t.deepEqual(Object.keys(JSON.parse(body ?? '')), ['error']);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    t.like(service.logEntries().find((entry) => entry.requestId === requestId), { status, msg: 'request' });
+  }
+});
+
+/** Sends raw bytes and reads until the server closes the connection. */
+async function rawExchange(port: number, request: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.write(request);
+  await once(socket, 'close');
+  return Buffer.concat(chunks).toString('utf8');
+}
