@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
+import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 
 /** The server the suite runs against: `make test` always sets DATABASE_URL (embedded or not). */
@@ -17,6 +18,8 @@ export function serverUrl(): string {
 export async function createFreshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `spaceport_test_${randomBytes(6).toString('hex')}`;
   await adminQuery(`create database ${name}`);
+  // Test rows need no durability: commits that skip the wait for the disk keep the suites fast.
+  await adminQuery(`alter database ${name} set synchronous_commit = off`);
   const url = new URL(serverUrl());
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
@@ -44,7 +47,11 @@ export async function freshKnex(t: ExecutionContext): Promise<Knex> {
 }
 
 export interface MigratedDatabase {
+  url: string;
+  /** The owner's view: for setting up and inspecting rows, across tenants. */
   knex: Knex;
+  /** The service's view: the restricted role under row-level security. */
+  tenantDatabase: TenantDatabase;
   /** Closes the pool and drops the database. */
   close(): Promise<void>;
 }
@@ -55,9 +62,13 @@ export async function migratedDatabase(tenants: string[]): Promise<MigratedDatab
   const knex = createKnex(database.url);
   await migrateLatest(knex);
   for (const tenant of tenants) await createTenant(knex, tenant);
+  const tenantDatabase = new TenantDatabase(database.url);
   return {
+    url: database.url,
     knex,
+    tenantDatabase,
     close: async () => {
+      await tenantDatabase.close();
       await knex.destroy();
       await database.drop();
     },
