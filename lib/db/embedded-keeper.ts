@@ -23,6 +23,7 @@ const START_ATTEMPTS = 3;
 async function keep(dataDir: string): Promise<void> {
   const listener = await listenAlone(keeperAddress(dataDir));
   if (listener === undefined) return reportAndExit({ busy: true }, 0);
+  const leases = new Leases(listener);
   const cluster = await openCluster(dataDir);
   const leftOver = await stopLeftOverServer(cluster.dataFolder);
   if (leftOver) {
@@ -35,12 +36,12 @@ async function keep(dataDir: string): Promise<void> {
     await stopServer(server);
     throw error;
   });
-  serve(listener, server, port);
+  serve(leases, listener, server, port);
   report({ ready: true }, () => process.disconnect?.());
 }
 
 /** Hands out leases until the last one ends, the server ends by itself, or the keeper is signalled. */
-function serve(listener: Server, server: ChildProcess, port: number): void {
+function serve(leases: Leases, listener: Server, server: ChildProcess, port: number): void {
   let stopping = false;
   const shutDown = async (message: KeeperMessage) => {
     if (stopping) return;
@@ -50,7 +51,6 @@ function serve(listener: Server, server: ChildProcess, port: number): void {
     listener.close();
     setTimeout(() => process.exit(0), 1000).unref();
   };
-  const leases = new Leases(listener, () => void shutDown({ event: 'stopped' }));
   server.once('exit', (code, signal) => {
     const how = signal ? `signal ${signal}` : `code ${code}`;
     void shutDown({ event: 'gone', reason: `the server (pid ${server.pid}, port ${port}) exited with ${how}, stopped outside spaceport` });
@@ -58,7 +58,7 @@ function serve(listener: Server, server: ChildProcess, port: number): void {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(signal, () => void shutDown({ event: 'gone', reason: `its keeper (pid ${process.pid}) got ${signal}` }));
   }
-  leases.serve({ event: 'ready', port, keeperPid: process.pid }, FIRST_HOLDER_GRACE_MS);
+  leases.serve({ event: 'ready', port, keeperPid: process.pid }, FIRST_HOLDER_GRACE_MS, () => void shutDown({ event: 'stopped' }));
 }
 
 /** Listens on `address` unless another keeper already does (then undefined). */

@@ -4,25 +4,28 @@ import { type HolderMessage, type KeeperMessage, onMessages, send } from './embe
 /**
  * The processes using the embedded server, each holding one connection to the keeper. The
  * kernel closes that connection when its process ends, however it ends (SIGKILL included), so
- * a lease can neither be forgotten nor outlive its holder. When the last lease ends, `onIdle`
- * runs once.
+ * a lease can neither be forgotten nor outlive its holder. Processes that connect while the
+ * server starts wait for it.
  */
 export class Leases {
   readonly #holders = new Set<Socket>();
   readonly #releasing = new Set<Socket>();
-  readonly #onIdle: () => void;
+  #onIdle: () => void = () => {};
   #state: 'starting' | 'serving' | 'stopping' = 'starting';
   #ready: KeeperMessage | undefined;
 
-  constructor(server: Server, onIdle: () => void) {
-    this.#onIdle = onIdle;
+  constructor(server: Server) {
     server.on('connection', (socket) => this.#accept(socket));
   }
 
-  /** The server is up: each holder, those already waiting too, gets `ready`; the first must come within `graceMs`. */
-  serve(ready: KeeperMessage, graceMs: number): void {
+  /**
+   * The server is up: each holder, those already waiting too, gets `ready`. When the last lease
+   * ends, or none came within `graceMs`, `onIdle` runs, once.
+   */
+  serve(ready: KeeperMessage, graceMs: number, onIdle: () => void): void {
     this.#state = 'serving';
     this.#ready = ready;
+    this.#onIdle = onIdle;
     for (const socket of this.#holders) send(socket, ready);
     setTimeout(() => this.#stopIfIdle(), graceMs).unref();
   }

@@ -33,7 +33,7 @@ export async function initialiseCluster(cluster: Cluster, password: string): Pro
     const flags = [`--pgdata=${cluster.dataFolder}`, `--username=${SUPERUSER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256'];
     // UTF-8 with the built-in C.UTF-8 locale: the same on every machine, whatever locales it has.
     const locale = ['--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'];
-    const result = spawnSync(path.join(cluster.binaries, 'bin', 'initdb'), [...flags, ...locale], { ...spawnAccount(cluster), encoding: 'utf8' });
+    const result = spawnSync(path.join(cluster.binaries, 'bin', 'initdb'), [...flags, ...locale], { ...spawnAccount(cluster), encoding: 'utf8', timeout: START_LIMIT_MS });
     if (result.status !== 0) {
       const reason = result.error?.message ?? lastMeaningfulLine(result.stderr);
       throw new Error(`embedded PostgreSQL: initdb failed on ${cluster.dataFolder}: ${reason}`);

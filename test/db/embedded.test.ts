@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
+import pg from 'pg';
+import { openEmbeddedDatabase } from '../../lib/db/embedded.ts';
 import { freePort } from '../../lib/free-port.ts';
 import {
   embeddedEnvironment,
@@ -93,6 +95,24 @@ test.serial('a keeper killed with SIGKILL takes its server down with it, and the
   t.true(await until(() => service.lines.some((line) => line.includes('embedded PostgreSQL stopped')), 5000), service.lines.join('\n'));
   t.is((await fetch(`${service.url}/healthz`)).status, 503);
   t.deepEqual(await stopService(service), [0, null]);
+});
+
+test.serial('processes starting at once on a new data folder all get the one server', async (t) => {
+  const freshDir = temporaryDataDir();
+  t.teardown(() => {
+    killLeftovers(freshDir);
+    removeDataDir(freshDir);
+  });
+  const databases = await Promise.all([1, 2, 3].map(() => openEmbeddedDatabase(freshDir)));
+  t.is(new Set(databases.map((database) => database.url)).size, 1);
+  const client = new pg.Client(databases[0]?.url);
+  await client.connect();
+  t.deepEqual((await client.query('select 1 as one')).rows, [{ one: 1 }]);
+  await client.end();
+  const pid = postmasterPid(freshDir);
+  await Promise.all(databases.map((database) => database.stop()));
+  t.true(pid !== undefined && processGone(pid), 'stopped once the last one let go');
+  t.true(await until(() => processesMentioning(freshDir).length === 0, 5000));
 });
 
 test.serial('with-database.ts, run alone, starts the server for its command and stops it after', async (t) => {
