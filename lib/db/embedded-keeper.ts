@@ -1,12 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import path from 'node:path';
 import { freePort } from '../free-port.ts';
 import { databaseFolder, postgresBinaries } from './embedded-places.ts';
 import { embeddedPassword } from './embedded-password.ts';
-import { EMBEDDED_DATABASE, type KeeperMessage, type KeeperReport, keeperAddress } from './embedded-lease.ts';
+import { EMBEDDED_DATABASE, type KeeperMessage, type KeeperReport } from './embedded-lease.ts';
 import { Leases } from './keeper-leases.ts';
+import { keeperSocketPath, listenAlone } from './keeper-socket.ts';
 import { type Cluster, createDatabaseIfMissing, initialiseCluster, startServer, stopLeftOverServer, stopServer } from './postgres-server.ts';
 import { serverAccount } from './server-account.ts';
 
@@ -21,7 +22,7 @@ const FIRST_HOLDER_GRACE_MS = 10_000;
 const START_ATTEMPTS = 3;
 
 async function keep(dataDir: string): Promise<void> {
-  const listener = await listenAlone(keeperAddress(dataDir));
+  const listener = await listenAlone(keeperSocketPath(dataDir));
   if (listener === undefined) return reportAndExit({ busy: true }, 0);
   const leases = new Leases(listener);
   const cluster = await openCluster(dataDir);
@@ -59,15 +60,6 @@ function serve(leases: Leases, listener: Server, server: ChildProcess, port: num
     process.on(signal, () => void shutDown({ event: 'gone', reason: `its keeper (pid ${process.pid}) got ${signal}` }));
   }
   leases.serve({ event: 'ready', port, keeperPid: process.pid }, FIRST_HOLDER_GRACE_MS, () => void shutDown({ event: 'stopped' }));
-}
-
-/** Listens on `address` unless another keeper already does (then undefined). */
-function listenAlone(address: string): Promise<Server | undefined> {
-  return new Promise((resolve, reject) => {
-    const listener = createServer();
-    listener.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(undefined) : reject(error)));
-    listener.listen(address, () => resolve(listener));
-  });
 }
 
 async function openCluster(dataDir: string): Promise<Cluster> {

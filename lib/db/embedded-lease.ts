@@ -1,16 +1,16 @@
-import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 /**
  * The protocol between the embedded server's keeper and the processes using it: one JSON object
- * a line over a local socket. Holding the connection open is holding a lease on the server.
+ * a line over a local socket. A process connects, is told `ready`, answers `hold`, is told
+ * `held`: from then on, holding the connection open is holding the server.
  */
 export type KeeperMessage =
+  /** The server is up on `port`. */
   | { event: 'ready'; port: number; keeperPid: number }
+  /** The lease is taken. */
+  | { event: 'held' }
   /** Released, and others still use the server. */
   | { event: 'kept' }
   /** Released by the last user: the server has stopped. */
@@ -21,17 +21,11 @@ export type KeeperMessage =
   | { event: 'gone'; reason: string };
 
 export interface HolderMessage {
-  request: 'release';
+  request: 'hold' | 'release';
 }
 
 /** What the keeper tells the process that started it, over the IPC channel, before it detaches. */
 export type KeeperReport = { notice: string } | { ready: true } | { busy: true } | { failure: string };
-
-/** One address per data folder; on Linux an abstract socket: no file to leave behind, no path length limit. */
-export function keeperAddress(dataDir: string): string {
-  const id = createHash('sha256').update(realpathSync(dataDir)).digest('hex').slice(0, 24);
-  return process.platform === 'linux' ? `\0spaceport-postgres-${id}` : path.join(tmpdir(), `spaceport-postgres-${id}.sock`);
-}
 
 export function send(socket: Socket, message: KeeperMessage | HolderMessage): void {
   if (socket.writable) socket.write(`${JSON.stringify(message)}\n`);

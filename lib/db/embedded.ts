@@ -4,7 +4,8 @@ import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { EMBEDDED_DATABASE, type HolderMessage, type KeeperMessage, type KeeperReport, keeperAddress, onMessages, send } from './embedded-lease.ts';
+import { EMBEDDED_DATABASE, type HolderMessage, type KeeperMessage, type KeeperReport, onMessages, send } from './embedded-lease.ts';
+import { keeperSocketPath } from './keeper-socket.ts';
 import { embeddedPassword } from './embedded-password.ts';
 
 /** The embedded PostgreSQL under `<dataDir>/postgres`, held for as long as this process uses it. */
@@ -35,10 +36,10 @@ export async function openEmbeddedDatabase(dataDir: string, log: Log = () => {})
 }
 
 async function acquireLease(dataDir: string, log: Log): Promise<Lease> {
-  const address = keeperAddress(dataDir);
+  const socketPath = keeperSocketPath(dataDir);
   const deadline = Date.now() + START_LIMIT_MS;
   while (Date.now() < deadline) {
-    const answer = await askKeeper(address, log);
+    const answer = await askKeeper(socketPath, log);
     if (answer instanceof Lease) return answer;
     if (answer === 'absent') await startKeeper(dataDir, log);
     else await delay(100);
@@ -47,20 +48,28 @@ async function acquireLease(dataDir: string, log: Log): Promise<Lease> {
 }
 
 /** A lease from the running keeper; `absent` when none runs, `stopping` while one stops its server. */
-function askKeeper(address: string, log: Log): Promise<Lease | 'absent' | 'stopping'> {
+function askKeeper(socketPath: string, log: Log): Promise<Lease | 'absent' | 'stopping'> {
   return new Promise((resolve) => {
-    const socket = connect(address);
+    const socket = connect(socketPath);
+    let offered: Lease | undefined;
     let lease: Lease | undefined;
+    const turnedAway = () => {
+      socket.destroy();
+      resolve('stopping');
+    };
     socket.on('error', () => socket.destroy());
-    socket.on('close', () => (lease ? lease.lost() : resolve('absent')));
+    socket.on('close', () => (lease ? lease.lost() : resolve(offered ? 'stopping' : 'absent')));
     onMessages<KeeperMessage>(socket, (message) => {
-      if (lease) {
-        lease.heard(message);
-      } else if (message.event === 'ready') {
-        lease = new Lease(socket, message, log);
+      if (lease) return lease.heard(message);
+      if (message.event === 'ready') {
+        offered = new Lease(socket, message, log);
+        send(socket, { request: 'hold' });
+      } else if (message.event === 'held' && offered) {
+        lease = offered;
+        socket.unref();
         resolve(lease);
-      } else if (message.event === 'stopping') {
-        resolve('stopping');
+      } else {
+        turnedAway();
       }
     });
   });
@@ -107,7 +116,6 @@ class Lease {
     this.#socket = socket;
     this.#keeperPid = ready.keeperPid;
     this.#log = log;
-    socket.unref();
   }
 
   heard(message: KeeperMessage): void {

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import pg from 'pg';
 import { openEmbeddedDatabase } from '../../lib/db/embedded.ts';
+import { keeperSocketPath } from '../../lib/db/keeper-socket.ts';
 import { freePort } from '../../lib/free-port.ts';
 import {
   embeddedEnvironment,
@@ -95,6 +97,11 @@ test.serial('a keeper killed with SIGKILL takes its server down with it, and the
   t.true(await until(() => service.lines.some((line) => line.includes('embedded PostgreSQL stopped')), 5000), service.lines.join('\n'));
   t.is((await fetch(`${service.url}/healthz`)).status, 503);
   t.deepEqual(await stopService(service), [0, null]);
+
+  t.true(existsSync(keeperSocketPath(dataDir)), 'the killed keeper left its socket file');
+  const next = await startEmbeddedService(t, dataDir);
+  t.is((await fetch(`${next.url}/healthz`)).status, 200, 'the next start takes the socket over');
+  t.deepEqual(await stopService(next), [0, null]);
 });
 
 test.serial('processes starting at once on a new data folder all get the one server', async (t) => {
