@@ -31,7 +31,7 @@ async function keep(dataDir: string): Promise<void> {
     report({ notice: `embedded PostgreSQL: stopped a server left running on ${cluster.dataFolder} by a process that is gone (pid ${leftOver.pid}, port ${leftOver.port}); starting a fresh one` });
   }
   const password = embeddedPassword(dataDir);
-  await initialiseCluster(cluster, password);
+  initialiseCluster(cluster, password);
   const { server, port } = await startOnFreePort(cluster);
   await createDatabaseIfMissing(port, password, EMBEDDED_DATABASE).catch(async (error: unknown) => {
     await stopServer(server);

@@ -19,6 +19,8 @@ type Log = (line: string) => void;
 
 const KEEPER = fileURLToPath(new URL('./embedded-keeper.ts', import.meta.url));
 const START_LIMIT_MS = 120_000;
+/** What the keeper needs of our environment: never the secrets a service may be given there. */
+const KEEPER_ENVIRONMENT = ['PATH', 'TZ', 'LANG', 'TMPDIR', 'XDG_RUNTIME_DIR'];
 
 /**
  * Joins the embedded server of `dataDir` when its keeper runs it (a running service), otherwise
@@ -80,7 +82,8 @@ async function startKeeper(dataDir: string, log: Log): Promise<void> {
   const logFile = path.join(dataDir, 'postgres.log');
   const logDescriptor = openSync(logFile, 'a', 0o600);
   // Detached: its own session, out of reach of a Ctrl-C or a signal sent to our process group.
-  const keeper = spawn(process.execPath, [KEEPER, dataDir], { detached: true, cwd: '/', stdio: ['ignore', 'ignore', logDescriptor, 'ipc'] });
+  const env = Object.fromEntries(KEEPER_ENVIRONMENT.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]]));
+  const keeper = spawn(process.execPath, [KEEPER, dataDir], { detached: true, cwd: '/', env, stdio: ['ignore', 'ignore', logDescriptor, 'ipc'] });
   closeSync(logDescriptor);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -23,7 +23,7 @@ const START_LIMIT_MS = 60_000;
 const STOP_LIMIT_MS = 30_000;
 
 /** Creates the cluster (initdb) unless its data folder already holds one. */
-export async function initialiseCluster(cluster: Cluster, password: string): Promise<void> {
+export function initialiseCluster(cluster: Cluster, password: string): void {
   if (existsSync(path.join(cluster.dataFolder, 'PG_VERSION'))) return;
   // Beside the data folder, readable by the server's account alone, and only while initdb runs.
   const passwordFile = path.join(path.dirname(cluster.dataFolder), `.initdb-password-${randomBytes(6).toString('hex')}`);
@@ -66,8 +66,10 @@ function parentDeathPrefix(): string[] {
 
 function spawnAccount(cluster: Cluster): { uid?: number; gid?: number; cwd: string; env: NodeJS.ProcessEnv } {
   const ids = cluster.account.switched ? { uid: cluster.account.uid, gid: cluster.account.gid } : {};
-  // A working folder the account may enter, and English messages in the log.
-  return { ...ids, cwd: path.dirname(cluster.dataFolder), env: { ...process.env, LC_MESSAGES: 'C' } };
+  // A working folder the account may enter, English messages in the log, and none of our
+  // environment's secrets, which the server's account could otherwise read.
+  const env = { PATH: process.env.PATH, ...(process.env.TZ ? { TZ: process.env.TZ } : {}), LC_MESSAGES: 'C' };
+  return { ...ids, cwd: path.dirname(cluster.dataFolder), env };
 }
 
 /** PostgreSQL writes `ready` into its lock file once it accepts connections (what `pg_ctl -w` waits for). */

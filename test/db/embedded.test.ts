@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
@@ -21,6 +21,7 @@ import {
   temporaryDataDir,
   until,
 } from '../helpers/embedded.ts';
+import { TEST_JWT_SECRET } from '../helpers/service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
@@ -120,6 +121,18 @@ test.serial('processes starting at once on a new data folder all get the one ser
   await Promise.all(databases.map((database) => database.stop()));
   t.true(pid !== undefined && processGone(pid), 'stopped once the last one let go');
   t.true(await until(() => processesMentioning(freshDir).length === 0, 5000));
+});
+
+test.serial('no secret of the service\'s environment reaches the keeper or the server', async (t) => {
+  const service = await startEmbeddedService(t, dataDir);
+  const pids = [keeperPid(dataDir), postmasterPid(dataDir)];
+  for (const pid of pids) {
+    if (pid === undefined) return t.fail('no keeper or no server');
+    const environment = readFileSync(`/proc/${pid}/environ`, 'utf8');
+    t.false(environment.includes(TEST_JWT_SECRET), `pid ${pid} was given the JWT secret`);
+    t.false(environment.includes('JWT_SECRET'));
+  }
+  t.deepEqual(await stopService(service), [0, null]);
 });
 
 test.serial('with-database.ts, run alone, starts the server for its command and stops it after', async (t) => {
