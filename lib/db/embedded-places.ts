@@ -37,6 +37,11 @@ export const SHARED_FOLDER = '/var/lib/spaceport';
 export async function postgresBinaries(account: ServerAccount, sharedFolder = SHARED_FOLDER): Promise<string> {
   const packaged = await packagedBinaries();
   if (closedFolderOnTheWay(path.join(packaged, 'bin', 'postgres'), account) === undefined) return packaged;
+  return stagedBinaries(packaged, sharedFolder);
+}
+
+/** The copy of `packaged` (a platform package's `native/` folder) under `sharedFolder`, made once per version. */
+export function stagedBinaries(packaged: string, sharedFolder: string): string {
   const version = (JSON.parse(readFileSync(path.join(packaged, '..', 'package.json'), 'utf8')) as { version: string }).version;
   const staged = path.join(sharedFolder, `postgres-${version}-${process.platform}-${process.arch}`);
   // A copy is renamed into place whole, so a present `bin/postgres` means a complete copy.

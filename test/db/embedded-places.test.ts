@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { databaseFolder, postgresBinaries } from '../../lib/db/embedded-places.ts';
+import { databaseFolder, postgresBinaries, stagedBinaries } from '../../lib/db/embedded-places.ts';
 import { closedFolderOnTheWay, type ServerAccount, systemUser } from '../../lib/db/server-account.ts';
 
 // Placing files for another account needs chown: these run as root (as CI does), else are skipped.
@@ -83,6 +83,29 @@ asRoot('binaries the account can reach are used where npm put them', async (t) =
   const binaries = await postgresBinaries(other, path.join(tracked(0o755), 'never-used'));
   t.true(binaries.includes(`${path.sep}node_modules${path.sep}`), binaries);
   t.truthy(statSync(path.join(binaries, 'bin', 'postgres')).mode & 0o001);
+});
+
+test.serial('binaries out of reach are copied whole, once per version, symbolic links kept', (t) => {
+  const packageFolder = tracked(0o700);
+  const native = path.join(packageFolder, 'native');
+  mkdirSync(path.join(native, 'bin'), { recursive: true });
+  mkdirSync(path.join(native, 'lib'));
+  writeFileSync(path.join(packageFolder, 'package.json'), '{"version": "18.4.0-test"}');
+  writeFileSync(path.join(native, 'bin', 'postgres'), '#!/bin/sh\n', { mode: 0o755 });
+  writeFileSync(path.join(native, 'lib', 'libpq.so.5.18'), 'library');
+  symlinkSync('libpq.so.5.18', path.join(native, 'lib', 'libpq.so.5'));
+  const shared = tracked(0o755);
+
+  const staged = stagedBinaries(native, shared);
+  t.is(staged, path.join(shared, `postgres-18.4.0-test-${process.platform}-${process.arch}`));
+  t.is(statSync(staged).mode & 0o777, 0o755, 'open to every account');
+  t.is(statSync(path.join(staged, 'bin', 'postgres')).mode & 0o777, 0o755);
+  t.is(readlinkSync(path.join(staged, 'lib', 'libpq.so.5')), 'libpq.so.5.18');
+  t.deepEqual(readdirSync(shared), [path.basename(staged)], 'no draft is left behind');
+
+  writeFileSync(path.join(native, 'bin', 'postgres'), 'changed');
+  t.is(stagedBinaries(native, shared), staged);
+  t.is(readFileSync(path.join(staged, 'bin', 'postgres'), 'utf8'), '#!/bin/sh\n', 'an existing copy is used, not made again');
 });
 
 asRoot('a missing system user is created, with a group of its name', (t) => {
