@@ -9,7 +9,7 @@ const HEALTH_TIMEOUT_MS = 1500;
 
 /** `GET /healthz` and `GET /openapi.json`: the endpoints that take no tenant (SPEC §12). */
 export function systemRoutes(runtime: Runtime, projectRoutes: readonly MountedRoute[]): Middleware {
-  const openApi = JSON.stringify(buildOpenApiDocument(projectRoutes));
+  const openApi = JSON.stringify(buildOpenApiDocument(projectRoutes, { refererValidation: runtime.config.referer.enabled }));
   const router = new Router();
   router.get('/healthz', async (ctx) => {
     const up = await databaseAnswers(runtime);
