@@ -96,7 +96,7 @@ const syntheticRoutes: MountedRoute[] = [
   route({ method: 'DELETE', path: '/items/:key', auth: 'system', project: 'shop' }),
 ];
 
-test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoints', async (t) => {
+test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoints, /docs included', async (t) => {
   const response = await service.fetch('/openapi.json');
   t.is(response.status, 200);
   t.regex(response.headers.get('content-type') ?? '', /^application\/json/);
@@ -104,7 +104,7 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.is(document.openapi, '3.1.0');
   t.is(await validationErrors(document), undefined);
   t.deepEqual(undeclaredPathParameters(document), []);
-  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/healthz', '/openapi.json', '/spaces', '/spaces/{name}']);
+  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/healthz', '/openapi.json', '/spaces', '/spaces/{name}']);
 });
 
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {
