@@ -19,6 +19,10 @@ $(STAMP): package.json package-lock.json
 run: $(STAMP)
 	$(NODE) lib/main.ts
 
+# Restarts on every change to lib/, a project or the expert configuration, losing no request.
+dev: $(STAMP)
+	@$(NODE) lib/cli/dev.ts
+
 test: $(STAMP) chromium
 	$(NODE) lib/cli/with-database.ts -- ava --tap | $(NODE) test/summary.ts
 
