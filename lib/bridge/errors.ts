@@ -32,7 +32,8 @@ export function handlerFailure(error: unknown, responseStatus: number): Error {
  * error would print its message twice and the bridge's frames first. The original is untouched.
  */
 function withStatus(error: Error, status: number): Error {
-  return Object.assign(Object.create(error) as Error, { status, statusCode: status, expose: false });
+  const field = (value: unknown) => ({ value, enumerable: true });
+  return Object.create(error, { status: field(status), statusCode: field(status), expose: field(false) }) as Error;
 }
 
 function errorStatus(error: unknown): number | undefined {

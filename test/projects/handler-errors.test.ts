@@ -13,6 +13,7 @@ test.before(async () => {
       "  { method: 'GET', path: '/orders/:id', skipAuth: true, function: missingOrder },",
       "  { method: 'GET', path: '/later', skipAuth: true, function: async () => { await new Promise((resolve) => setTimeout(resolve, 5)); throw new RangeError('too late'); } },",
       "  { method: 'GET', path: '/bad-gateway', skipAuth: true, function: (req, res, next) => { res.status(502); next(new Error('upstream said no')); } },",
+      "  { method: 'GET', path: '/frozen', skipAuth: true, function: () => { throw Object.freeze(Object.assign(new Error('sealed shut'), { status: 'teapot', expose: true })); } },",
       "  { method: 'GET', path: '/gone', skipAuth: true, function: () => { throw Object.assign(new Error('order archived'), { status: 410 }); } },",
       '];',
       '',
@@ -66,6 +67,13 @@ test('next(error) after res.status(502) keeps that status, and the log keeps the
   t.deepEqual(body, { success: false, message: 'Internal Server Error' });
   t.like(lines[0], { project: 'shop', route: 'GET /bad-gateway', err: { type: 'Error', message: 'upstream said no' } });
   t.true(stackOf(lines[0]).split('\n')[1].includes(`${path.join(projectDir, 'api', 'routes.js')}:5:`));
+});
+
+test('a frozen error with a status that is not one is a 500 all the same, its message kept out of the answer', async (t) => {
+  const { status, body, lines } = await failedRequestLog('/api/shop/frozen', 'handler-error-6');
+  t.is(status, 500);
+  t.deepEqual(body, { success: false, message: 'Internal Server Error' });
+  t.like(lines[0], { project: 'shop', route: 'GET /frozen', err: { message: 'sealed shut', status: 500 } });
 });
 
 test('a 4xx a handler throws is one info line naming the route', async (t) => {
