@@ -1,5 +1,5 @@
 import type { RouteHandler } from '../bridge/index.ts';
-import type { RouteSchema } from './schemas.ts';
+import type { CompiledRouteSchema } from './schemas.ts';
 import type { AuthMode } from './types.ts';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
@@ -19,7 +19,7 @@ export interface RouteDefinition {
   readonly description: string | undefined;
   readonly tags: readonly string[];
   /** The declared request and answer schemas, compiled; undefined when none is declared. */
-  readonly schema: RouteSchema | undefined;
+  readonly schema: CompiledRouteSchema | undefined;
 }
 
 /** A project whose route file loaded and validated. */

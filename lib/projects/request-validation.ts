@@ -2,7 +2,7 @@ import createError from 'http-errors';
 import type { Middleware } from 'koa';
 import { exchangeFor } from '../bridge/exchange.ts';
 import { fieldName } from './schema-check.ts';
-import type { RequestPart, RouteSchema } from './schemas.ts';
+import type { RequestPart, CompiledRouteSchema } from './schemas.ts';
 
 /**
  * The step that checks `parts` of the request against the route's declared schemas (SPEC §8.1),
@@ -10,7 +10,7 @@ import type { RequestPart, RouteSchema } from './schemas.ts';
  * `req.query`, `req.body`, after a custom auth's changes) and answers 400 `{error}` naming the
  * first field at fault: `body.amount: must be a number`.
  */
-export function schemaCheckStep(schema: RouteSchema | undefined, parts: readonly RequestPart[]): Middleware[] {
+export function schemaCheckStep(schema: CompiledRouteSchema | undefined, parts: readonly RequestPart[]): Middleware[] {
   const checks = parts.flatMap((part) => {
     const check = schema?.checks[part];
     return check === undefined ? [] : [{ part, check }];

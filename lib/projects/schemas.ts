@@ -11,7 +11,7 @@ const SCHEMA_KEYS: readonly string[] = [...REQUEST_PARTS, 'responses'];
 const STATUS_CODE = /^[1-5]\d\d$/;
 
 /** A route's `schema` (SPEC §8.1), compiled once at start-up. */
-export interface RouteSchema {
+export interface CompiledRouteSchema {
   /** What runs before the handler, one check per declared request part. */
   readonly checks: Readonly<Partial<Record<RequestPart, SchemaCheck>>>;
   /** What `/openapi.json` shows: each declared schema as JSON Schema (draft 2020-12). */
@@ -28,7 +28,7 @@ export interface SchemaDocuments {
 
 export interface ReadSchema {
   readonly problems: readonly string[];
-  readonly schema: RouteSchema | undefined;
+  readonly schema: CompiledRouteSchema | undefined;
 }
 
 type Declared = { readonly check: SchemaCheck; readonly document: JsonObject } | { readonly problem: string };
@@ -51,12 +51,14 @@ export function readRouteSchema(declared: unknown, compiler: JsonSchemaCompiler,
   for (const part of REQUEST_PARTS) {
     if (declared[part] === undefined) continue;
     const read = readOne(declared[part], compiler, { coerce: part !== 'body', direction: 'input' });
-    const problem = 'problem' in read ? `schema.${part} ${read.problem}` : requestPartProblem(part, read.document, pathParameters);
-    if (problem !== undefined) problems.push(problem);
-    else if ('check' in read) {
-      checks[part] = read.check;
-      documents[part] = read.document;
+    if ('problem' in read) {
+      problems.push(`schema.${part} ${read.problem}`);
+      continue;
     }
+    const shapeProblem = requestPartProblem(part, read.document, pathParameters);
+    if (shapeProblem !== undefined) problems.push(shapeProblem);
+    checks[part] = read.check;
+    documents[part] = read.document;
   }
   const responses = readResponses(declared.responses, compiler, problems);
   if (problems.length > 0) return { problems, schema: undefined };

@@ -3,7 +3,7 @@ import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction
 import { JsonSchemaCompiler } from './json-schema.ts';
 import { looseRoutePath } from './params.ts';
 import { kindOf, type RouteProblem } from './report.ts';
-import { readRouteSchema, type RouteSchema } from './schemas.ts';
+import { readRouteSchema, type CompiledRouteSchema } from './schemas.ts';
 
 const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'summary', 'description', 'tags', 'schema']);
 
@@ -81,7 +81,7 @@ function documentationProblems({ summary, description, tags }: Record<string, un
   return reasons;
 }
 
-function definitionOf(route: Record<string, unknown>, schema: RouteSchema | undefined): RouteDefinition {
+function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchema | undefined): RouteDefinition {
   return Object.freeze({
     method: (route.method as string).toUpperCase() as HttpMethod,
     path: route.path as string,
