@@ -88,3 +88,21 @@ test.serial('make dev with the embedded database does the same, and stops that d
   await reloadScenario(t, { DATA_DIR: dataDir });
   t.false(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'the embedded database has stopped');
 });
+
+test.serial('make dev stops at once even while an instance is still starting', async (t) => {
+  const root = writeTree({ 'projects/slow/api/routes.js': 'await new Promise((resolve) => setTimeout(resolve, 120_000));\nexport default [];\n' });
+  const { DATABASE_URL: _suiteDatabase, ...environment } = process.env;
+  const dev = new DevProcess({
+    ...environment,
+    DATABASE_URL: await testDatabaseUrl(),
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-e2-dev-')),
+    PORT: String(await freePort()),
+    PROJECTS_DIR: path.join(root, 'projects'),
+    JWT_SECRET: TEST_JWT_SECRET,
+  });
+  t.teardown(() => dev.stop());
+  await dev.waitForOutput('INFO (dev): make dev on');
+  const started = Date.now();
+  t.is(await dev.stop(), 0);
+  t.true(Date.now() - started < 15_000, `stopped in ${Date.now() - started} ms`);
+});

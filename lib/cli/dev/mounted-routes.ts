@@ -9,7 +9,7 @@ interface Operation {
  * The default project's `/api/project/...` twins are left out, they add nothing.
  */
 export async function mountedRoutes(url: string): Promise<string[]> {
-  const response = await fetch(new URL('/openapi.json', url));
+  const response = await fetch(new URL('/openapi.json', url), { signal: AbortSignal.timeout(5000) });
   const { paths } = (await response.json()) as { paths: Record<string, Record<string, Operation>> };
   return Object.entries(paths)
     .filter(([path]) => path.startsWith('/api/') && !path.startsWith('/api/project/'))

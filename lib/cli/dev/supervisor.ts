@@ -22,6 +22,7 @@ export class Supervisor {
   readonly #options: SupervisorOptions;
   #generation = 0;
   #running: Promise<void> | undefined;
+  #starting: ServiceInstance | undefined;
   #pending: Set<string> | undefined;
   #stopping = false;
 
@@ -45,10 +46,11 @@ export class Supervisor {
     return this.#running;
   }
 
+  /** Stops the instance serving and any still starting (a start can take long, or hang). */
   async stop(): Promise<void> {
     this.#stopping = true;
+    await Promise.all([this.#starting?.stop(), this.#options.front.serve(undefined)?.stop()]);
     await this.#running;
-    await this.#options.front.serve(undefined)?.stop();
   }
 
   async #replace(changed: readonly string[]): Promise<void> {
@@ -56,7 +58,13 @@ export class Supervisor {
     const cause = changed.length === 0 ? 'start' : `${describeFiles(changed)} changed`;
     if (changed.length > 0) logger.info(`${cause}: starting a new instance`);
     const instance = this.#startInstance();
+    this.#starting = instance;
     const outcome = await instance.started;
+    this.#starting = undefined;
+    if (this.#stopping) {
+      await instance.stop();
+      return;
+    }
     if (!outcome.ok) {
       const fallback = front.current === undefined ? 'nothing serves until a change fixes it' : `instance ${front.current.generation} keeps serving`;
       logger.error(`${cause}: instance ${instance.generation} did not start; ${fallback}`);
