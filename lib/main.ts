@@ -18,6 +18,9 @@ async function main(): Promise<void> {
     service.runtime.logger.fatal({ err: error }, 'uncaught exception');
     stop({ reason: 'uncaught exception' }, 1);
   });
+  // Under `make dev` (an IPC channel): say where it listens, and stop with the supervisor.
+  process.send?.({ listening: service.url });
+  process.once('disconnect', () => stop({ reason: 'make dev stopped' }, 0));
 }
 
 /** Drains and releases the service once, then exits with `code` (1 if shutting down fails). */
