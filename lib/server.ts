@@ -7,6 +7,7 @@ import { loadConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
 import { openEmbeddedDatabase } from './db/embedded.ts';
 import { migrateDatabase } from './db/migrations.ts';
+import { answerConnect } from './http/connect.ts';
 import { createDrainableServer } from './http/drain.ts';
 import { createLogger, type Logger } from './http/logger.ts';
 import { answerParserErrors } from './http/parser-errors.ts';
@@ -49,8 +50,10 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   try {
     const projects = await loadProjects(runtime);
     const app = createApp(runtime, projects);
-    const { server, drain } = createDrainableServer(app.callback());
+    const handler = app.callback();
+    const { server, drain } = createDrainableServer(handler);
     answerParserErrors(server, runtime.logger);
+    answerConnect(server, handler);
     await listen(server, runtime.config.host, runtime.config.port);
     const { port } = server.address() as AddressInfo;
     const url = `http://${runtime.config.host.includes(':') ? `[${runtime.config.host}]` : runtime.config.host}:${port}`;
