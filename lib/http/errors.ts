@@ -13,7 +13,7 @@ interface HttpErrorLike {
 
 /**
  * The one error middleware (SPEC §7): turns whatever was thrown below into the JSON bodies of
- * the spec, logs 5xx with the stack, and never sends the text of an unexposed error.
+ * the spec, logs unforeseen 5xx with the stack, and never sends the text of an unexposed error.
  */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -52,7 +52,8 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
     logger.error({ err: error, requestId }, 'database unreachable');
     ctx.body = { error: 'database unavailable' };
   } else if ((error as HttpErrorLike).expose === true) {
-    logger.error({ err: error, requestId }, 'server error');
+    // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
+    logger.warn({ status, error: messageOf(error), requestId }, 'server error');
     setErrorHeaders(ctx, error);
     ctx.body = { error: messageOf(error) };
   } else {
