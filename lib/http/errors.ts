@@ -53,7 +53,7 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
     ctx.body = { error: 'database unavailable' };
   } else if ((error as HttpErrorLike).expose === true) {
     // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
-    logger.warn({ status, error: messageOf(error), requestId }, 'server error');
+    logger.error({ status, error: messageOf(error), requestId }, 'server error');
     setErrorHeaders(ctx, error);
     ctx.body = { error: messageOf(error) };
   } else {
