@@ -39,6 +39,20 @@ test('a request sent on an idle keep-alive connection just after close begins is
   await closed;
 });
 
+test('a connection the kernel completed just before close begins is served, not reset with the listener', async (t) => {
+  const service = await startSlowService();
+  const client = new KeepAliveClient(service.url);
+  t.teardown(() => client.close());
+  const answering = client.get('/healthz');
+  // The client connects on the next tick; the service's event loop has not polled since.
+  await new Promise((resolve) => process.nextTick(resolve));
+  const closed = service.close();
+  const answer = await answering;
+  t.is(answer.status, 200);
+  t.is(answer.connection, 'close');
+  await closed;
+});
+
 test('the answer to a request in flight when close begins carries Connection: close', async (t) => {
   const service = await startSlowService();
   const client = await idleClient(t, service);
