@@ -19,14 +19,26 @@ export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) {
-        ctx.status = 404;
-        ctx.body = { error: 'Not Found' };
-      }
+      if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) answerUnrouted(ctx);
     } catch (error) {
       answerError(ctx, error, logger);
     }
   };
+}
+
+/**
+ * Nothing answered: 404. Except CONNECT, which asks for a tunnel (the service is no proxy) and
+ * whose target is a host, not a path: 405 with an empty `Allow`, no method being served there.
+ */
+function answerUnrouted(ctx: Context): void {
+  if (ctx.method === 'CONNECT') {
+    ctx.status = 405;
+    ctx.set('Allow', '');
+    ctx.body = { error: 'Method Not Allowed' };
+  } else {
+    ctx.status = 404;
+    ctx.body = { error: 'Not Found' };
+  }
 }
 
 /**
