@@ -1,19 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
-import { seedAccounts } from './accounts.ts';
-import { openScratchDatabase } from './database.ts';
-import { startChildServer } from './processes.ts';
-import { serviceProjects } from './projects.ts';
+import { seedAccounts } from './harness/accounts.ts';
+import { openScratchDatabase } from './harness/database.ts';
+import { startChildServer } from './harness/processes.ts';
+import { serviceProjects } from './harness/projects.ts';
+import { serviceProcess, serviceSetup } from './harness/service.ts';
+import { benchSettings, type BenchSettings } from './harness/settings.ts';
+import { formatTable, type Section } from './harness/table.ts';
 import { accountsSection } from './scenarios/accounts.ts';
 import { authenticationSection } from './scenarios/authentication.ts';
 import type { BenchContext } from './scenarios/context.ts';
 import { heartbeatSection } from './scenarios/heartbeat.ts';
 import { memorySection } from './scenarios/memory.ts';
 import { routingSection } from './scenarios/routing.ts';
-import { serviceProcess, serviceSetup } from './service.ts';
-import { benchSettings, type BenchSettings } from './settings.ts';
-import { formatTable, type Section } from './table.ts';
 
 /** Undone in reverse order when the run ends, fails or is interrupted. */
 const cleanups: Array<() => Promise<void> | void> = [];

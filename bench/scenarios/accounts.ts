@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { measure } from '../load.ts';
-import { withChildServer, type ChildServer } from '../processes.ts';
-import type { Section } from '../table.ts';
-import { getOneAccount } from '../targets.ts';
+import { measure } from '../harness/load.ts';
+import { withChildServer, type ChildServer } from '../harness/processes.ts';
+import type { Section } from '../harness/table.ts';
+import { getOneAccount } from './requests.ts';
 import type { BenchContext } from './context.ts';
 
 const PG_POOL_SERVER = path.resolve(import.meta.dirname, '../servers/pg-pool.ts');

@@ -1,8 +1,8 @@
-import { measure } from '../load.ts';
-import type { ChildServer } from '../processes.ts';
-import { systemToken } from '../service.ts';
-import type { Section } from '../table.ts';
-import { fixtureRoute } from '../targets.ts';
+import { measure } from '../harness/load.ts';
+import type { ChildServer } from '../harness/processes.ts';
+import { systemToken } from '../harness/service.ts';
+import type { Section } from '../harness/table.ts';
+import { fixtureRoute } from './requests.ts';
 import type { BenchContext } from './context.ts';
 
 /** SPEC §14.2: the same answer behind system JWT authentication and on a public route. */

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { measure } from '../load.ts';
-import { withChildServer, type ChildServer } from '../processes.ts';
-import type { Row, Section } from '../table.ts';
-import { heartbeat } from '../targets.ts';
+import { measure } from '../harness/load.ts';
+import { withChildServer, type ChildServer } from '../harness/processes.ts';
+import type { Row, Section } from '../harness/table.ts';
+import { heartbeat } from './requests.ts';
 import type { BenchContext } from './context.ts';
 
 const SERVERS = path.resolve(import.meta.dirname, '../servers');

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { send, type Measurement } from '../load.ts';
-import { withChildServer, type ChildServer } from '../processes.ts';
-import { serviceProcess, systemToken } from '../service.ts';
-import { megabytes, type Section } from '../table.ts';
-import { fixtureRoute, getOneAccount, heartbeat, mixed } from '../targets.ts';
+import { send, type Measurement } from '../harness/load.ts';
+import { withChildServer, type ChildServer } from '../harness/processes.ts';
+import { serviceProcess, systemToken } from '../harness/service.ts';
+import { megabytes, type Section } from '../harness/table.ts';
+import { fixtureRoute, getOneAccount, heartbeat, mixed } from './requests.ts';
 import type { BenchContext } from './context.ts';
 
 /** Lets the event loop and the allocator calm down before a reading. */

@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { measure } from '../load.ts';
-import { withChildServer } from '../processes.ts';
-import { generatedProjects } from '../projects.ts';
-import { serviceProcess } from '../service.ts';
-import type { Row, Section } from '../table.ts';
-import { routedPath } from '../targets.ts';
+import { measure } from '../harness/load.ts';
+import { withChildServer } from '../harness/processes.ts';
+import { generatedProjects } from '../harness/projects.ts';
+import { serviceProcess } from '../harness/service.ts';
+import type { Row, Section } from '../harness/table.ts';
+import { routedPath } from './requests.ts';
 import type { BenchContext } from './context.ts';
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { ChildServerOptions } from './processes.ts';
 
-const MAIN = path.resolve(import.meta.dirname, '../lib/main.ts');
+const MAIN = path.resolve(import.meta.dirname, '../../lib/main.ts');
 
 /** What every spaceport process of one bench run shares. */
 export interface ServiceSetup {

@@ -1,4 +1,4 @@
-import type { LoadTarget } from './load.ts';
+import type { LoadTarget } from '../harness/load.ts';
 
 /** The requests each measurement sends, built for whichever server is under load. */
 
