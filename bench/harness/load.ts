@@ -59,8 +59,9 @@ async function drive(target: LoadTarget, length: { duration?: number; amount?: n
 
 /** One request by hand first: a benchmark of 404s or 429s would measure the wrong thing. */
 async function checkAnswer(target: LoadTarget): Promise<void> {
-  const [first] = target.requests;
-  if (first === undefined) throw new Error(`no request to send to ${target.origin}`);
+  const [listed] = target.requests;
+  if (listed === undefined) throw new Error(`no request to send to ${target.origin}`);
+  const first = listed.setupRequest ? listed.setupRequest({ ...listed }, {}) : listed;
   const url = new URL(first.path ?? '/', target.origin);
   const response = await fetch(url, { method: first.method ?? 'GET', headers: first.headers, body: first.body });
   const text = await response.text();

@@ -1,33 +1,38 @@
-import type { Measurement } from './load.ts';
+import type { Row, Section } from './results.ts';
 
-/** One server or variant measured within a section. */
-export interface Row {
-  readonly server: string;
-  readonly measurement: Measurement;
-  readonly note?: string;
-}
-
-/** A SPEC §14 item: its first row is the subject, the others what it is compared with. */
-export interface Section {
-  readonly title: string;
-  readonly rows: readonly Row[];
-}
-
-const HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'req/s ratio', 'p99 ratio', 'notes'] as const;
-const RIGHT_ALIGNED = new Set([2, 3, 4, 5]);
+const MEASUREMENT_HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'req/s ratio', 'p99 ratio', 'notes'] as const;
+const VERDICT_HEADINGS = ['measurement', 'target (issue 13)', 'this run', 'verdict'] as const;
 
 /**
- * The results as one plain-text table. A ratio compares the section's first row with the row
- * it stands on (first ÷ this): a req/s ratio of 0.40 means the subject serves 40 % of that
- * row's throughput, a p99 ratio of 2.00 that its slowest 1 % take twice as long.
+ * The results as plain text: one table of every measurement, then one line per target of
+ * issue 13 and how many this run met. A ratio compares the section's first row with the row it
+ * stands on (first ÷ this): a req/s ratio of 0.40 means the subject serves 40 % of that row's
+ * throughput, a p99 ratio of 2.00 that its slowest 1 % take twice as long.
  */
 export function formatTable(sections: readonly Section[]): string {
-  const cells = sections.flatMap((section) => section.rows.map((row, index) => rowCells(section, row, index)));
-  const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...cells.map((line) => (line[column] ?? '').length)));
+  const measurements = sections.flatMap((section) => section.rows.map((row, index) => rowCells(section, row, index)));
+  const verdicts = sections.flatMap((section) =>
+    section.verdicts.map((verdict, index) => [index === 0 ? section.title : '', verdict.target, verdict.actual, verdict.outcome.toUpperCase()]),
+  );
+  const met = sections.flatMap((section) => section.verdicts).filter((verdict) => verdict.outcome === 'met').length;
+  return [
+    columns(MEASUREMENT_HEADINGS, measurements, new Set([2, 3, 4, 5])),
+    '',
+    'ratio = first row of the measurement ÷ this row',
+    '',
+    columns(VERDICT_HEADINGS, verdicts, new Set([2])),
+    '',
+    `targets met: ${met} of ${verdicts.length}`,
+  ].join('\n');
+}
+
+/** Aligned columns under a heading and a rule; `rightAligned` holds the numeric columns. */
+function columns(headings: readonly string[], cells: readonly string[][], rightAligned: ReadonlySet<number>): string {
+  const widths = headings.map((heading, column) => Math.max(heading.length, ...cells.map((line) => (line[column] ?? '').length)));
   const render = (line: readonly string[]) =>
-    line.map((cell, column) => (RIGHT_ALIGNED.has(column) ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
+    line.map((cell, column) => (rightAligned.has(column) ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
   const rule = widths.map((width) => '-'.repeat(width)).join('  ');
-  return [render(HEADINGS), rule, ...cells.map(render), '', 'ratio = first row of the measurement ÷ this row'].join('\n');
+  return [render(headings), rule, ...cells.map(render)].join('\n');
 }
 
 function rowCells(section: Section, row: Row, index: number): string[] {

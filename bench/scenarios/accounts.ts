@@ -1,9 +1,10 @@
 import path from 'node:path';
+import { p99AtMost, throughputAtLeast } from '../harness/goals.ts';
 import { measure } from '../harness/load.ts';
 import { withChildServer, type ChildServer } from '../harness/processes.ts';
-import type { Section } from '../harness/table.ts';
-import { getOneAccount } from './requests.ts';
+import type { Row, Section } from '../harness/results.ts';
 import type { BenchContext } from './context.ts';
+import { getOneAccount } from './requests.ts';
 
 const PG_POOL_SERVER = path.resolve(import.meta.dirname, '../servers/pg-pool.ts');
 
@@ -15,11 +16,11 @@ export async function accountsSection(context: BenchContext, service: ChildServe
   const options = { name: 'bare pg pool', script: PG_POOL_SERVER, env: { DATABASE_URL: context.setup.databaseUrl }, readyPath: '/' };
   const bare = await withChildServer(options, (server) => measure(getOneAccount(server.origin, context.usernames), context.settings));
   const accounts = context.settings.accounts.toLocaleString('en-US');
+  const subject: Row = { server: 'spaceport (document store)', measurement: throughService, note: `${accounts} accounts in the tenant` };
+  const floor: Row = { server: 'bare pg pool', measurement: bare, note: 'node:http + one indexed query' };
   return {
     title: '3. POST /api/sample/getOneAccount',
-    rows: [
-      { server: 'spaceport (document store)', measurement: throughService, note: `${accounts} accounts in the tenant` },
-      { server: 'bare pg pool', measurement: bare, note: 'node:http + one indexed query' },
-    ],
+    rows: [subject, floor],
+    verdicts: [throughputAtLeast(subject, floor, 0.6), p99AtMost(subject, floor, 2.0)],
   };
 }

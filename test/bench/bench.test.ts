@@ -21,6 +21,24 @@ const TINY_RUN = {
   BENCH_MEMORY_REQUESTS: '300',
 };
 
+/** Issue 13's targets as the tiny run words them (3 projects, 150 requests in the second half). */
+const ISSUE_13_TARGETS = [
+  'req/s ≥ 1.00 × bare Koa + same middleware',
+  'req/s ≥ 0.40 × node:http',
+  'req/s ≥ 2.00 × Express 5',
+  'req/s ≥ 1.00 × spaceport, public',
+  'req/s ≥ 0.80 × spaceport, public',
+  'req/s ≥ 0.60 × bare pg pool',
+  "p99 ≤ 2.00 × bare pg pool's",
+  'req/s ≥ 0.90 × spaceport, 1 project × 2 routes',
+  'start-up with 3 projects < 2,000 ms',
+  'RSS growth over the second 150 requests < 3 %',
+];
+
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 interface Run {
   code: number | null;
   stdout: string;
@@ -50,7 +68,7 @@ async function benchDatabases(): Promise<string[]> {
   }
 }
 
-test('a tiny run measures every server, prints one table and drops its scratch database', async (t) => {
+test('a tiny run measures every server, prints one table with a verdict per target and drops its scratch database', async (t) => {
   const before = await benchDatabases();
   const run = await runBench({ ...TINY_RUN, DATABASE_URL: serverUrl() });
   t.is(run.code, 0, run.stderr);
@@ -58,11 +76,14 @@ test('a tiny run measures every server, prints one table and drops its scratch d
     '1. GET /api/sample/heartbeat',
     'spaceport (whole chain)',
     'bare Koa + same middleware',
+    'Fastify 5 + same work',
     'Express 5',
     'node:http',
-    '2. JWT route vs public route',
-    'spaceport, system JWT',
+    '2a. JWT route, one token',
+    'spaceport, system JWT (one token)',
     'spaceport, public',
+    '2b. JWT route, new tokens',
+    'spaceport, system JWT (new token each request)',
     '3. POST /api/sample/getOneAccount',
     'bare pg pool',
     '4. routing',
@@ -75,7 +96,13 @@ test('a tiny run measures every server, prints one table and drops its scratch d
   t.regex(run.stdout, /req\/s\s+p99 ms\s+req\/s ratio\s+p99 ratio/);
   t.regex(run.stdout, /start-up \d+ ms/);
   t.regex(run.stdout, /RSS \d+\.\d MB before, \d+\.\d MB after 150, \d+\.\d MB after all/);
+  t.regex(run.stdout, /tokens signed beforehand, none sent twice/);
   t.false(run.stdout.includes('failed answers'), run.stdout);
+  for (const target of ISSUE_13_TARGETS) {
+    t.true(new RegExp(`${escaped(target)}\\s+\\S+ (×|ms|%)\\s+(MET|MISSED)$`, 'm').test(run.stdout), `the verdict on ${target}`);
+  }
+  t.regex(run.stdout, /^targets met: \d+ of 10$/m);
+  t.regex(run.stdout, /^settings changed from the defaults \(BENCH_SECONDS=0\.3, .*\): the verdicts are indicative only$/m);
   t.deepEqual((await benchDatabases()).filter((name) => !before.includes(name)), []);
 });
 
