@@ -5,12 +5,18 @@ import type { Outcome, Row, Verdict } from './results.ts';
  * failed answers proves nothing either way, so its verdict is 'not valid'.
  */
 
-/** The subject serves at least `factor` × the other row's requests per second. */
+/**
+ * The subject serves at least `factor` × the other row's requests per second. The verdict is
+ * on req/s, as issue 13 states it; `byCpu` gives the ratio the CPU time per request implies.
+ */
 export function throughputAtLeast(subject: Row, other: Row, factor: number): Verdict {
   const ratio = subject.measurement.requestsPerSecond / other.measurement.requestsPerSecond;
+  const subjectCpu = subject.measurement.cpuMicrosecondsPerRequest;
+  const otherCpu = other.measurement.cpuMicrosecondsPerRequest;
   return {
     target: `req/s ≥ ${factor.toFixed(2)} × ${other.server}`,
     actual: `${formatRatio(ratio)} ×`,
+    ...(subjectCpu !== undefined && otherCpu !== undefined ? { byCpu: `${formatRatio(otherCpu / subjectCpu)} ×` } : {}),
     outcome: outcome(ratio >= factor, subject, other),
   };
 }

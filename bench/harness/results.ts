@@ -16,6 +16,8 @@ export interface Verdict {
   readonly target: string;
   /** What this run measured, `0.52 ×`. */
   readonly actual: string;
+  /** For a throughput target, the same ratio from CPU time per request, `0.59 ×`, when both rows have one. */
+  readonly byCpu?: string;
   readonly outcome: Outcome;
 }
 

@@ -1,26 +1,28 @@
 import type { Row, Section } from './results.ts';
 
-const MEASUREMENT_HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'req/s ratio', 'p99 ratio', 'notes'] as const;
-const VERDICT_HEADINGS = ['measurement', 'target (issue 13)', 'this run', 'verdict'] as const;
+const MEASUREMENT_HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'req/s ratio', 'p99 ratio', 'CPU ratio', 'notes'] as const;
+const VERDICT_HEADINGS = ['measurement', 'target (issue 13)', 'this run', 'by CPU', 'verdict'] as const;
 
 /**
  * The results as plain text: one table of every measurement, then one line per target of
  * issue 13 and how many this run met. A ratio compares the section's first row with the row it
  * stands on (first ÷ this): a req/s ratio of 0.40 means the subject serves 40 % of that row's
- * throughput, a p99 ratio of 2.00 that its slowest 1 % take twice as long.
+ * throughput, a p99 ratio of 2.00 that its slowest 1 % take twice as long. The CPU ratio is
+ * this row's CPU per request ÷ the first row's: the req/s ratio the subject would reach if each
+ * server had a core to itself, the steadier figure when other work shares the machine.
  */
 export function formatTable(sections: readonly Section[]): string {
   const measurements = sections.flatMap((section) => section.rows.map((row, index) => rowCells(section, row, index)));
   const verdicts = sections.flatMap((section) =>
-    section.verdicts.map((verdict, index) => [index === 0 ? section.title : '', verdict.target, verdict.actual, verdict.outcome.toUpperCase()]),
+    section.verdicts.map((verdict, index) => [index === 0 ? section.title : '', verdict.target, verdict.actual, verdict.byCpu ?? '', verdict.outcome.toUpperCase()]),
   );
   const met = sections.flatMap((section) => section.verdicts).filter((verdict) => verdict.outcome === 'met').length;
   return [
-    columns(MEASUREMENT_HEADINGS, measurements, new Set([2, 3, 4, 5])),
+    columns(MEASUREMENT_HEADINGS, measurements, new Set([2, 3, 4, 5, 6, 7])),
     '',
-    'ratio = first row of the measurement ÷ this row',
+    'req/s and p99 ratio = first row of the measurement ÷ this row; CPU ratio = this row ÷ first row (CPU time per request of the server process)',
     '',
-    columns(VERDICT_HEADINGS, verdicts, new Set([2])),
+    columns(VERDICT_HEADINGS, verdicts, new Set([2, 3])),
     '',
     `targets met: ${met} of ${verdicts.length}`,
   ].join('\n');
@@ -40,13 +42,17 @@ function rowCells(section: Section, row: Row, index: number): string[] {
   const { measurement } = row;
   const compared = index > 0 && subject !== undefined;
   const notes = [row.note, measurement.failures > 0 ? `${measurement.failures} failed answers: figure not valid` : undefined];
+  const cpu = measurement.cpuMicrosecondsPerRequest;
+  const subjectCpu = subject?.cpuMicrosecondsPerRequest;
   return [
     index === 0 ? section.title : '',
     row.server,
     formatNumber(measurement.requestsPerSecond, 0),
     formatNumber(measurement.p99, measurement.p99 < 10 ? 1 : 0),
+    cpu === undefined ? '' : formatNumber(cpu, 0),
     compared ? ratio(subject.requestsPerSecond, measurement.requestsPerSecond) : '',
     compared ? ratio(subject.p99, measurement.p99) : '',
+    compared && cpu !== undefined && subjectCpu !== undefined ? ratio(cpu, subjectCpu) : '',
     notes.filter(Boolean).join('; '),
   ];
 }

@@ -21,13 +21,13 @@ export async function authenticationSections(context: BenchContext, service: Chi
   context.progress('2. authentication: system JWT route, one token');
   const warm: Row = {
     server: 'spaceport, system JWT (one token)',
-    measurement: await measure(fixtureRoute(service.origin, systemToken(context.setup)), context.settings),
+    measurement: await measure(fixtureRoute(service.origin, systemToken(context.setup)), context.settings, service),
     note: 'GET /api/benchmark/private, the same token on every request',
   };
   context.progress('2. authentication: public route');
   const open: Row = {
     server: 'spaceport, public',
-    measurement: await measure(fixtureRoute(service.origin), context.settings),
+    measurement: await measure(fixtureRoute(service.origin), context.settings, service),
     note: 'GET /api/benchmark/public (rate limiter instead of JWT)',
   };
   const cold = await coldRow(context, service, warm.measurement);
@@ -43,7 +43,7 @@ async function coldRow(context: BenchContext, service: ChildServer, warm: Measur
   context.progress(`2. authentication: system JWT route, signing ${count.toLocaleString('en-US')} tokens`);
   const supply = new TokenSupply(context.setup, count);
   context.progress('2. authentication: system JWT route, a new token every request');
-  const measurement = await measure(fixtureRouteWithFreshTokens(service.origin, supply), context.settings);
+  const measurement = await measure(fixtureRouteWithFreshTokens(service.origin, supply), context.settings, service);
   const tokens = `${supply.size.toLocaleString('en-US')} tokens signed beforehand`;
   const reuse = supply.reused === 0 ? 'none sent twice' : `${supply.reused.toLocaleString('en-US')} requests reused one: the cache may have answered those`;
   return { server: 'spaceport, system JWT (new token each request)', measurement, note: `${tokens}, ${reuse}` };

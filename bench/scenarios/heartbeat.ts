@@ -26,7 +26,7 @@ const TARGETS = [
 /** SPEC §14.1: the heartbeat through the whole chain vs the same answer on leaner stacks. */
 export async function heartbeatSection(context: BenchContext, service: ChildServer): Promise<Section> {
   context.progress('1. heartbeat: spaceport');
-  const subject: Row = { server: 'spaceport (whole chain)', measurement: await measure(heartbeat(service.origin), context.settings) };
+  const subject: Row = { server: 'spaceport (whole chain)', measurement: await measure(heartbeat(service.origin), context.settings, service) };
   const comparisons: Row[] = [];
   for (const comparison of COMPARISONS) {
     context.progress(`1. heartbeat: ${comparison.name}`);
@@ -36,7 +36,7 @@ export async function heartbeatSection(context: BenchContext, service: ChildServ
       env: { DATABASE_URL: context.setup.databaseUrl },
       readyPath: '/api/sample/heartbeat',
     };
-    const measurement = await withChildServer(options, (server) => measure(heartbeat(server.origin), context.settings));
+    const measurement = await withChildServer(options, (server) => measure(heartbeat(server.origin), context.settings, server));
     comparisons.push({ server: comparison.name, measurement, note: comparison.note });
   }
   const verdicts = TARGETS.map((target) => throughputAtLeast(subject, rowNamed(comparisons, target.server), target.factor));

@@ -35,7 +35,7 @@ async function routingRow(context: BenchContext, count: number, routesPerProject
   const target = generatedProjects(path.join(context.setup.root, 'routing'), count, routesPerProject);
   const service = serviceProcess(context.setup, label, target.projectsDir, 'p000');
   const [measurement, startupMs] = await withChildServer(service, async (server) => {
-    return [await measure(routedPath(server.origin, target.path), context.settings), server.startupMs] as const;
+    return [await measure(routedPath(server.origin, target.path), context.settings, server), server.startupMs] as const;
   });
   const row = { server: `spaceport, ${label}`, measurement, note: `start-up ${Math.round(startupMs)} ms; GET ${target.path}` };
   return { row, startupMs };
