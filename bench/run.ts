@@ -32,9 +32,9 @@ async function main(): Promise<void> {
   const settings = benchSettings();
   const root = mkdtempSync(path.join(tmpdir(), 'spaceport-bench-'));
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
-  progress(`scratch database, ${settings.accounts.toLocaleString('en-US')} accounts`);
   const database = await openScratchDatabase();
   cleanups.push(() => database.drop());
+  progress(`scratch database ${database.name}, ${settings.accounts.toLocaleString('en-US')} accounts`);
   const usernames = await seedAccounts(database.url, settings.accounts);
   const context: BenchContext = {
     settings,
