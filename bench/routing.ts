@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openScratchDatabase } from './database.ts';
+import { openScratchDatabase } from './harness/database.ts';
+import { serviceSetup } from './harness/service.ts';
+import { benchSettings } from './harness/settings.ts';
+import { formatTable } from './harness/table.ts';
 import { routingSection } from './scenarios/routing.ts';
-import { serviceSetup } from './service.ts';
-import { benchSettings } from './settings.ts';
-import { formatTable } from './table.ts';
 
 /**
  * `node bench/routing.ts`: SPEC §14.4 on its own. Requests/s and p99 through the whole chain

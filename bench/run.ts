@@ -1,19 +1,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
-import { seedAccounts } from './accounts.ts';
-import { openScratchDatabase } from './database.ts';
-import { startChildServer } from './processes.ts';
-import { serviceProjects } from './projects.ts';
+import { seedAccounts } from './harness/accounts.ts';
+import { openScratchDatabase } from './harness/database.ts';
+import { startChildServer } from './harness/processes.ts';
+import { serviceProjects } from './harness/projects.ts';
+import { serviceProcess, serviceSetup } from './harness/service.ts';
+import { benchSettings, type BenchSettings } from './harness/settings.ts';
+import type { Section } from './harness/results.ts';
+import { formatTable } from './harness/table.ts';
 import { accountsSection } from './scenarios/accounts.ts';
-import { authenticationSection } from './scenarios/authentication.ts';
+import { authenticationSections } from './scenarios/authentication.ts';
 import type { BenchContext } from './scenarios/context.ts';
 import { heartbeatSection } from './scenarios/heartbeat.ts';
 import { memorySection } from './scenarios/memory.ts';
 import { routingSection } from './scenarios/routing.ts';
-import { serviceProcess, serviceSetup } from './service.ts';
-import { benchSettings, type BenchSettings } from './settings.ts';
-import { formatTable, type Section } from './table.ts';
 
 /** Undone in reverse order when the run ends, fails or is interrupted. */
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -31,9 +32,9 @@ async function main(): Promise<void> {
   const settings = benchSettings();
   const root = mkdtempSync(path.join(tmpdir(), 'spaceport-bench-'));
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
-  progress(`scratch database, ${settings.accounts.toLocaleString('en-US')} accounts`);
   const database = await openScratchDatabase();
   cleanups.push(() => database.drop());
+  progress(`scratch database ${database.name}, ${settings.accounts.toLocaleString('en-US')} accounts`);
   const usernames = await seedAccounts(database.url, settings.accounts);
   const context: BenchContext = {
     settings,
@@ -52,7 +53,7 @@ async function measureEverything(context: BenchContext): Promise<Section[]> {
   const sections: Section[] = [];
   try {
     sections.push(await heartbeatSection(context, service));
-    sections.push(await authenticationSection(context, service));
+    sections.push(...(await authenticationSections(context, service)));
     sections.push(await accountsSection(context, service));
   } finally {
     await service.stop();
@@ -67,6 +68,7 @@ function describeRun(settings: BenchSettings): string {
   return [
     `spaceport bench: Node ${process.version}, ${processors.length} × ${processors[0]?.model.trim() ?? 'unknown CPU'}`,
     `autocannon on loopback: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per server; every server in its own process`,
+    ...(settings.changed.length > 0 ? [`settings changed from the defaults (${settings.changed.join(', ')}): the verdicts are indicative only`] : []),
   ].join('\n');
 }
 

@@ -1,5 +1,5 @@
-import type { ServiceSetup } from '../service.ts';
-import type { BenchSettings } from '../settings.ts';
+import type { ServiceSetup } from '../harness/service.ts';
+import type { BenchSettings } from '../harness/settings.ts';
 
 /** What every measurement of one run can use. */
 export interface BenchContext {

@@ -1,23 +1,33 @@
 import path from 'node:path';
-import { measure } from '../load.ts';
-import { withChildServer, type ChildServer } from '../processes.ts';
-import type { Row, Section } from '../table.ts';
-import { heartbeat } from '../targets.ts';
+import { throughputAtLeast } from '../harness/goals.ts';
+import { measure } from '../harness/load.ts';
+import { withChildServer, type ChildServer } from '../harness/processes.ts';
+import type { Row, Section } from '../harness/results.ts';
 import type { BenchContext } from './context.ts';
+import { heartbeat } from './requests.ts';
 
 const SERVERS = path.resolve(import.meta.dirname, '../servers');
 
 /** The comparison servers, from most to least of the service's per-request work. */
 const COMPARISONS = [
   { name: 'bare Koa + same middleware', script: 'koa-native.ts', note: 'request id, log line, cached tenant, RateLimit-*' },
+  { name: 'Fastify 5 + same work', script: 'fastify.ts', note: 'the same work in Fastify hooks' },
   { name: 'Express 5', script: 'express.ts', note: 'the route alone' },
   { name: 'node:http', script: 'node-http.ts', note: 'the route alone' },
+] as const;
+
+/** Issue 13: the whole chain against the comparison servers, by their names above. */
+const TARGETS = [
+  { server: 'bare Koa + same middleware', factor: 1.0 },
+  { server: 'node:http', factor: 0.4 },
+  { server: 'Express 5', factor: 2.0 },
 ] as const;
 
 /** SPEC §14.1: the heartbeat through the whole chain vs the same answer on leaner stacks. */
 export async function heartbeatSection(context: BenchContext, service: ChildServer): Promise<Section> {
   context.progress('1. heartbeat: spaceport');
-  const rows: Row[] = [{ server: 'spaceport (whole chain)', measurement: await measure(heartbeat(service.origin), context.settings) }];
+  const subject: Row = { server: 'spaceport (whole chain)', measurement: await measure(heartbeat(service.origin), context.settings, service) };
+  const comparisons: Row[] = [];
   for (const comparison of COMPARISONS) {
     context.progress(`1. heartbeat: ${comparison.name}`);
     const options = {
@@ -26,8 +36,15 @@ export async function heartbeatSection(context: BenchContext, service: ChildServ
       env: { DATABASE_URL: context.setup.databaseUrl },
       readyPath: '/api/sample/heartbeat',
     };
-    const measurement = await withChildServer(options, (server) => measure(heartbeat(server.origin), context.settings));
-    rows.push({ server: comparison.name, measurement, note: comparison.note });
+    const measurement = await withChildServer(options, (server) => measure(heartbeat(server.origin), context.settings, server));
+    comparisons.push({ server: comparison.name, measurement, note: comparison.note });
   }
-  return { title: '1. GET /api/sample/heartbeat', rows };
+  const verdicts = TARGETS.map((target) => throughputAtLeast(subject, rowNamed(comparisons, target.server), target.factor));
+  return { title: '1. GET /api/sample/heartbeat', rows: [subject, ...comparisons], verdicts };
+}
+
+function rowNamed(rows: readonly Row[], server: string): Row {
+  const row = rows.find((candidate) => candidate.server === server);
+  if (row === undefined) throw new Error(`heartbeat: no row for ${server}`);
+  return row;
 }

@@ -1,15 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { send, type Measurement } from '../load.ts';
-import { withChildServer, type ChildServer } from '../processes.ts';
-import { serviceProcess, systemToken } from '../service.ts';
-import { megabytes, type Section } from '../table.ts';
-import { fixtureRoute, getOneAccount, heartbeat, mixed } from '../targets.ts';
+import { figureBelow } from '../harness/goals.ts';
+import { send, type Measurement } from '../harness/load.ts';
+import { withChildServer, type ChildServer } from '../harness/processes.ts';
+import type { Row, Section } from '../harness/results.ts';
+import { serviceProcess } from '../harness/service.ts';
+import { megabytes } from '../harness/table.ts';
+import { systemToken } from '../harness/tokens.ts';
 import type { BenchContext } from './context.ts';
+import { fixtureRoute, getOneAccount, heartbeat, mixed } from './requests.ts';
 
 /** Lets the event loop and the allocator calm down before a reading. */
 const SETTLE_MS = 1000;
 /** The requests are counted, not timed: this keeps a very slow service from stalling the run. */
 const LIMIT_SECONDS = 150;
+/** Issue 13: RSS may grow less than this over the second half of the requests. */
+const SECOND_HALF_GROWTH_LIMIT_PERCENT = 3;
 
 /**
  * SPEC §14.5: a freshly started service's RSS, then again halfway through and after a fixed
@@ -36,14 +41,18 @@ export async function memorySection(context: BenchContext): Promise<Section> {
   });
   const measurement = combined(halves);
   const [before = 0, halfway = 0, after = 0] = readings;
-  const [firstHalf] = halves;
+  const [firstHalf, secondHalf] = halves;
+  const row: Row = {
+    server: `spaceport, ${measurement.completed.toLocaleString('en-US')} requests`,
+    measurement,
+    note: `RSS ${megabytes(before)} before, ${megabytes(halfway)} after ${(firstHalf?.completed ?? 0).toLocaleString('en-US')}, ${megabytes(after)} after all (heartbeat, JWT route, getOneAccount in turn)`,
+  };
+  const growthPercent = halfway > 0 ? ((after - halfway) / halfway) * 100 : 0;
+  const secondHalfRequests = (secondHalf?.completed ?? 0).toLocaleString('en-US');
   return {
     title: '5. memory',
-    rows: [{
-      server: `spaceport, ${measurement.completed.toLocaleString('en-US')} requests`,
-      measurement,
-      note: `RSS ${megabytes(before)} before, ${megabytes(halfway)} after ${(firstHalf?.completed ?? 0).toLocaleString('en-US')}, ${megabytes(after)} after all (heartbeat, JWT route, getOneAccount in turn)`,
-    }],
+    rows: [row],
+    verdicts: [figureBelow(`RSS growth over the second ${secondHalfRequests} requests`, growthPercent, SECOND_HALF_GROWTH_LIMIT_PERCENT, '%', row)],
   };
 }
 

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import jwt from 'jsonwebtoken';
 import type { ChildServerOptions } from './processes.ts';
 
-const MAIN = path.resolve(import.meta.dirname, '../lib/main.ts');
+const MAIN = path.resolve(import.meta.dirname, '../../lib/main.ts');
 
 /** What every spaceport process of one bench run shares. */
 export interface ServiceSetup {
@@ -46,10 +45,4 @@ export function serviceProcess(setup: ServiceSetup, name: string, projectsDir: s
       LOG_LEVEL: 'info',
     },
   };
-}
-
-/** A system JWT for the `default` tenant, as `make token` would print one. */
-export function systemToken(setup: ServiceSetup): string {
-  const claims = { uid: 'bench-account', tenant: 'default', username: 'bench', role: 'member' };
-  return jwt.sign(claims, setup.jwtSecret, { algorithm: 'HS256', expiresIn: '1h' });
 }

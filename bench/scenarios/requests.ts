@@ -1,4 +1,6 @@
-import type { LoadTarget } from './load.ts';
+import type autocannon from 'autocannon';
+import type { LoadTarget } from '../harness/load.ts';
+import type { TokenSupply } from '../harness/tokens.ts';
 
 /** The requests each measurement sends, built for whichever server is under load. */
 
@@ -11,6 +13,19 @@ export function fixtureRoute(origin: string, token?: string): LoadTarget {
   const request = token
     ? { method: 'GET', path: '/api/benchmark/private', headers: { authorization: `Bearer ${token}` } }
     : { method: 'GET', path: '/api/benchmark/public' };
+  return { origin, requests: [request], expect: { status: 200, bodyIncludes: 'success' } };
+}
+
+/**
+ * The fixture's system-auth route with a token from `supply` on every request, none seen before
+ * as long as the supply lasts: each request pays for full verification, no cache can answer.
+ */
+export function fixtureRouteWithFreshTokens(origin: string, supply: TokenSupply): LoadTarget {
+  const request = {
+    method: 'GET',
+    path: '/api/benchmark/private',
+    setupRequest: (sent: autocannon.Request) => ({ ...sent, headers: { ...sent.headers, authorization: `Bearer ${supply.next()}` } }),
+  };
   return { origin, requests: [request], expect: { status: 200, bodyIncludes: 'success' } };
 }
 

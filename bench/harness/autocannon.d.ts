@@ -8,6 +8,8 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string;
+      /** Called before every sending of this request; what it returns is sent instead. */
+      setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
     }
 
     interface Options {

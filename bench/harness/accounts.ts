@@ -1,6 +1,6 @@
-import { hashPassword } from '../lib/auth/passwords.ts';
-import { createKnex } from '../lib/db/connect.ts';
-import { migrateLatest } from '../lib/db/migrations.ts';
+import { hashPassword } from '../../lib/auth/passwords.ts';
+import { createKnex } from '../../lib/db/connect.ts';
+import { migrateLatest } from '../../lib/db/migrations.ts';
 
 /** How many seeded usernames getOneAccount cycles through, spread over the whole range. */
 const LOOKUPS = 10;

@@ -5,6 +5,8 @@ import { z } from 'zod';
  * environment can shrink them (a smoke test, a quick look during development).
  */
 export interface BenchSettings {
+  /** `NAME=value` of every BENCH_* variable off its default: the targets of issue 13 hold for the defaults. */
+  readonly changed: readonly string[];
   /** Seconds each server is measured for, after its warm-up. */
   readonly seconds: number;
   readonly warmupSeconds: number;
@@ -38,6 +40,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
   }
   const values = parsed.data;
   return Object.freeze({
+    changed: changedFromDefaults(values),
     seconds: values.BENCH_SECONDS,
     warmupSeconds: values.BENCH_WARMUP_SECONDS,
     connections: values.BENCH_CONNECTIONS,
@@ -46,4 +49,10 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     routesPerProject: values.BENCH_ROUTES_PER_PROJECT,
     memoryRequests: values.BENCH_MEMORY_REQUESTS,
   });
+}
+
+function changedFromDefaults(values: z.infer<typeof environmentSchema>): string[] {
+  const defaults = environmentSchema.parse({});
+  const names = Object.keys(defaults) as Array<keyof typeof defaults>;
+  return names.filter((name) => values[name] !== defaults[name]).map((name) => `${name}=${values[name]}`);
 }

@@ -1,0 +1,103 @@
+import { createServer } from 'node:http';
+import path from 'node:path';
+import test from 'ava';
+import fc from 'fast-check';
+import jwt from 'jsonwebtoken';
+import { figureBelow, p99AtMost, throughputAtLeast } from '../../bench/harness/goals.ts';
+import { measure, send, type Measurement } from '../../bench/harness/load.ts';
+import { withChildServer } from '../../bench/harness/processes.ts';
+import type { Row } from '../../bench/harness/results.ts';
+import type { ServiceSetup } from '../../bench/harness/service.ts';
+import { benchSettings } from '../../bench/harness/settings.ts';
+import { formatTable } from '../../bench/harness/table.ts';
+import { TokenSupply } from '../../bench/harness/tokens.ts';
+import { fixtureRouteWithFreshTokens, heartbeat } from '../../bench/scenarios/requests.ts';
+import { listenOnLoopback } from '../helpers/koa-app.ts';
+
+const SERVERS = path.resolve(import.meta.dirname, '../../bench/servers');
+const SETUP: ServiceSetup = { databaseUrl: 'postgres://unused', jwtSecret: 'bench-harness-test-secret-0123456789', root: '/unused' };
+
+function row(server: string, requestsPerSecond: number, p99 = 1, failures = 0, cpuMicrosecondsPerRequest?: number): Row {
+  const measurement: Measurement = { requestsPerSecond, p99, completed: 100, failures, ...(cpuMicrosecondsPerRequest === undefined ? {} : { cpuMicrosecondsPerRequest }) };
+  return { server, measurement };
+}
+
+test('every token of a supply is a valid system JWT of its own; reuse is counted once they run out', (t) => {
+  const supply = new TokenSupply(SETUP, 50);
+  const tokens = Array.from({ length: 50 }, () => supply.next());
+  t.is(new Set(tokens).size, 50);
+  for (const token of tokens) {
+    const claims = jwt.verify(token, SETUP.jwtSecret, { algorithms: ['HS256'] }) as jwt.JwtPayload;
+    t.like(claims, { uid: 'bench-account', tenant: 'default' });
+    t.true(typeof claims.exp === 'number' && claims.exp > Date.now() / 1000);
+  }
+  t.is(supply.reused, 0);
+  t.is(supply.next(), tokens[0]);
+  t.is(supply.reused, 1);
+});
+
+test('the cold-token load sends a token never sent before on every request', async (t) => {
+  const seen: string[] = [];
+  const server = await listenOnLoopback(
+    createServer((request, response) => {
+      seen.push(request.headers.authorization ?? '');
+      response.end('success');
+    }),
+  );
+  t.teardown(() => server.close());
+  const supply = new TokenSupply(SETUP, 5000);
+  const settings = { ...benchSettings({}), connections: 2 };
+  const measured = await send(fixtureRouteWithFreshTokens(server.url, supply), 200, 30, settings);
+  t.is(measured.completed, 200);
+  t.is(supply.reused, 0);
+  t.true(seen.every((header) => header.startsWith('Bearer ')));
+  t.is(new Set(seen).size, seen.length, 'no authorization header repeats');
+});
+
+test('a throughput target is met exactly when the ratio reaches the factor, and never judged on failed answers', (t) => {
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.constantFrom(0.4, 0.6, 0.8, 0.9, 1, 2),
+        fc.nat(3),
+        (subject, other, factor, failures) => {
+          const verdict = throughputAtLeast(row('subject', subject, 1, failures), row('other', other), factor);
+          const expected = failures > 0 ? 'not valid' : subject / other >= factor ? 'met' : 'missed';
+          return verdict.outcome === expected;
+        },
+      ),
+    ),
+  );
+});
+
+test('the table ends with one line per target and how many were met', (t) => {
+  const subject = row('spaceport', 900, 30, 0, 400);
+  const floor = row('bare pg pool', 1000, 10, 0, 100);
+  const text = formatTable([
+    {
+      title: '3. getOneAccount',
+      rows: [subject, floor],
+      verdicts: [throughputAtLeast(subject, floor, 0.6), p99AtMost(subject, floor, 2), figureBelow('start-up', 2480, 2000, 'ms', row('spaceport', 1, 1, 3))],
+    },
+  ]);
+  t.regex(text, /bare pg pool\s+1,000\s+10\s+100\s+0\.90\s+3\.00\s+0\.25/);
+  t.regex(text, /3\. getOneAccount\s+req\/s ≥ 0\.60 × bare pg pool\s+0\.90 ×\s+0\.25 ×\s+MET/);
+  t.regex(text, /p99 ≤ 2\.00 × bare pg pool's\s+3\.00 ×\s+MISSED/);
+  t.regex(text, /start-up < 2,000 ms\s+2,480 ms\s+NOT VALID/);
+  t.regex(text, /targets met: 1 of 3$/);
+});
+
+test('a server process is priced in CPU time per request', async (t) => {
+  const settings = { ...benchSettings({}), seconds: 1, warmupSeconds: 0, connections: 2 };
+  const options = { name: 'node:http', script: path.join(SERVERS, 'node-http.ts'), env: {}, readyPath: '/api/sample/heartbeat' };
+  const measured = await withChildServer(options, (server) => measure(heartbeat(server.origin), settings, server));
+  const cpu = measured.cpuMicrosecondsPerRequest ?? Number.NaN;
+  t.true(cpu > 0 && cpu < 10_000, `${cpu} µs a request over ${measured.completed} requests`);
+});
+
+test('the settings name every variable moved off its default, so a shrunk run says its verdicts are indicative', (t) => {
+  t.deepEqual(benchSettings({}).changed, []);
+  t.deepEqual(benchSettings({ BENCH_SECONDS: '5', BENCH_PROJECTS: '3' }).changed, ['BENCH_PROJECTS=3']);
+});
