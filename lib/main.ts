@@ -1,6 +1,9 @@
 import { ConfigError } from './config/index.ts';
 import { startService, type Service } from './server.ts';
 
+/** SPEC §2.5: the process is gone this long after the signal, even if releasing something hangs. */
+const SHUTDOWN_LIMIT_MS = 10_000;
+
 /** `make run`: start the service, and stop it cleanly on SIGTERM or SIGINT. */
 async function main(): Promise<void> {
   const service = await startService();
@@ -27,6 +30,10 @@ function stopOnce(service: Service): (why: Record<string, string>, code: number)
     if (stopping) return;
     stopping = true;
     service.runtime.logger.info(why, 'shutting down');
+    setTimeout(() => {
+      service.runtime.logger.error({ limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown did not finish in time');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
     service.close().then(
       () => process.exit(code),
       (error: unknown) => {

@@ -1,5 +1,5 @@
 import { createSecretKey } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
 import { createApp } from './app.ts';
@@ -7,13 +7,13 @@ import { loadConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
 import { openEmbeddedDatabase } from './db/embedded.ts';
 import { migrateDatabase } from './db/migrations.ts';
+import { answerConnect } from './http/connect.ts';
+import { createDrainableServer } from './http/drain.ts';
 import { createLogger, type Logger } from './http/logger.ts';
 import { answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
 import type { Runtime } from './runtime.ts';
 import { TenantDirectory } from './tenancy/index.ts';
-
-const DRAIN_LIMIT_MS = 10_000;
 
 /** A query of the running service that the database leaves unanswered this long is a 503 (SPEC §7). */
 const SERVING_QUERY_TIMEOUT_MS = 1500;
@@ -23,7 +23,11 @@ export interface Service {
   readonly url: string;
   readonly runtime: Runtime;
   readonly server: Server;
-  /** Stops accepting, lets in-flight requests finish (10 s at most), then releases everything. */
+  /**
+   * Stops accepting, lets in-flight requests and requests already on their way over open
+   * connections finish (8 s at most, see `createDrainableServer`), then releases everything.
+   * Calling it again returns the same promise.
+   */
   close(): Promise<void>;
 }
 
@@ -46,13 +50,15 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   try {
     const projects = await loadProjects(runtime);
     const app = createApp(runtime, projects);
-    const server = createServer(app.callback());
+    const handler = app.callback();
+    const { server, drain } = createDrainableServer(handler);
     answerParserErrors(server, runtime.logger);
+    answerConnect(server, handler);
     await listen(server, runtime.config.host, runtime.config.port);
     const { port } = server.address() as AddressInfo;
     const url = `http://${runtime.config.host.includes(':') ? `[${runtime.config.host}]` : runtime.config.host}:${port}`;
     runtime.logger.info({ url }, 'spaceport listening');
-    return { url, runtime, server, close: () => closeService(server, runtime) };
+    return { url, runtime, server, close: closeOnce(drain, runtime) };
   } catch (error) {
     await releaseRuntime(runtime);
     throw error;
@@ -107,21 +113,11 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-async function closeService(server: Server, runtime: Runtime): Promise<void> {
-  await drain(server);
-  await releaseRuntime(runtime);
-}
-
-/** Closes the listener and idle keep-alive sockets; busy ones get until the drain limit. */
-function drain(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    const sweeper = setInterval(() => server.closeIdleConnections(), 100);
-    const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_LIMIT_MS);
-    server.close(() => {
-      clearInterval(sweeper);
-      clearTimeout(deadline);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
+/** Drains the server, then releases the runtime: once, however often it is called. */
+function closeOnce(drain: () => Promise<void>, runtime: Runtime): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => {
+    closing ??= drain().then(() => releaseRuntime(runtime));
+    return closing;
+  };
 }

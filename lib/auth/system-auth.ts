@@ -1,9 +1,10 @@
 import createError from 'http-errors';
+import type { Jwt } from 'jsonwebtoken';
 import koaJwt from 'koa-jwt';
 import type { Context, Middleware } from 'koa';
 import { requestState } from '../http/state.ts';
 import type { Runtime } from '../runtime.ts';
-import { hasSystemClaims, type TokenClaims } from './tokens.ts';
+import { systemClaimsOf, tokenLifetimeLimit, type TokenClaims } from './tokens.ts';
 import { VerifiedTokens } from './verified-tokens.ts';
 
 const CLAIMS_KEY = 'systemTokenClaims';
@@ -23,21 +24,31 @@ function rejected(message: string): Error {
  * A token seen before is taken from the verified-token cache (expiry still checked each time).
  */
 export function systemAuthentication(runtime: Runtime): Middleware {
-  const verifyJwt = koaJwt({ secret: runtime.jwtKey as unknown as string, algorithms: ['HS256'], key: CLAIMS_KEY, debug: true });
+  // `complete` (which koa-jwt passes on to jsonwebtoken) keeps the header, for the `crit` check.
+  const options: koaJwt.Options & { complete: true } = {
+    secret: runtime.jwtKey as unknown as string,
+    algorithms: ['HS256'],
+    key: CLAIMS_KEY,
+    debug: true,
+    complete: true,
+  };
+  const verifyJwt = koaJwt(options);
+  const latestExpiry = tokenLifetimeLimit(runtime);
   const verified = new VerifiedTokens();
 
   async function claimsOf(ctx: Context, token: string): Promise<TokenClaims> {
     const known = verified.lookup(token);
     if (known === 'expired') throw rejected('token expired');
     if (known !== undefined) return known;
+    let claims: TokenClaims;
     try {
       await verifyJwt(ctx, skipRest);
+      claims = systemClaimsOf(ctx.state[CLAIMS_KEY] as Jwt, latestExpiry);
     } catch (error) {
       throw rejected(/expired/i.test((error as Error).message) ? 'token expired' : 'invalid token');
+    } finally {
+      ctx.state[CLAIMS_KEY] = undefined;
     }
-    const claims = ctx.state[CLAIMS_KEY] as object;
-    ctx.state[CLAIMS_KEY] = undefined;
-    if (!hasSystemClaims(claims)) throw rejected('invalid token');
     verified.remember(token, claims);
     return claims;
   }

@@ -35,8 +35,8 @@ export function signSystemToken(runtime: Runtime, subject: TokenSubject, request
     username: typeof subject.username === 'string' ? subject.username : '',
     role: subject.role === 'admin' ? 'admin' : 'member',
   };
-  // The configuration was validated at start-up; seconds as a number leave jsonwebtoken nothing to guess.
-  const expiresIn = durationSeconds(runtime.config.auth.tokenTtl);
+  // Seconds as a number leave jsonwebtoken nothing to guess.
+  const expiresIn = configuredLifetime(runtime);
   return new Promise((resolve, reject) => {
     jwt.sign(payload, runtime.jwtKey, { algorithm: 'HS256', expiresIn }, (error, token) => {
       if (error || token === undefined) reject(error ?? new Error('signToken failed'));
@@ -45,10 +45,43 @@ export function signSystemToken(runtime: Runtime, subject: TokenSubject, request
   });
 }
 
-/** Verifies signature (HS256 only) and expiry; returns the claims or throws. */
+/** Verifies signature (HS256 only) and expiry, then the rule of `systemClaimsOf`; returns the claims or throws. */
 export function verifySystemToken(runtime: Runtime, token: string): TokenClaims {
-  const claims = jwt.verify(token, runtime.jwtKey, { algorithms: ALGORITHMS });
+  const verified = jwt.verify(token, runtime.jwtKey, { algorithms: ALGORITHMS, complete: true });
+  return systemClaimsOf(verified, tokenLifetimeLimit(runtime));
+}
+
+/** A token's `exp` may lie this much further ahead than a fresh token's: instances' clocks differ a little. */
+const CLOCK_SKEW_SECONDS = 60;
+
+/** The latest `exp` accepted, as seconds from now: the configured token lifetime plus the skew. */
+export function tokenLifetimeLimit(runtime: Runtime): number {
+  return configuredLifetime(runtime) + CLOCK_SKEW_SECONDS;
+}
+
+/** `auth.tokenTtl` in seconds (the configuration was validated at start-up). */
+function configuredLifetime(runtime: Runtime): number {
+  const seconds = durationSeconds(runtime.config.auth.tokenTtl);
+  if (seconds === undefined) throw new TypeError(`auth.tokenTtl: not a duration: ${runtime.config.auth.tokenTtl}`);
+  return seconds;
+}
+
+/**
+ * What a JWT whose signature and algorithm checked out must also be to count as a system token
+ * (SPEC §5.3), the one rule for koa-jwt and `verifyToken`; throws a `JsonWebTokenError` if not.
+ * - No `crit` header: it names extensions the verifier must understand (RFC 7515 §4.1.11), and
+ *   this one understands none.
+ * - The system claims, `exp` among them: a token without one would never expire.
+ * - `exp` a safe integer at most `latestSeconds` from now: the service issues no token that lives
+ *   longer, so `1e308` or a fractional second did not come from it.
+ */
+export function systemClaimsOf(verified: jwt.Jwt, latestSeconds: number): TokenClaims {
+  if ('crit' in verified.header) throw new jwt.JsonWebTokenError('token names critical extensions');
+  const claims = verified.payload;
   if (typeof claims === 'string' || !hasSystemClaims(claims)) throw new jwt.JsonWebTokenError('token lacks the system claims');
+  if (!Number.isSafeInteger(claims.exp) || claims.exp - Date.now() / 1000 > latestSeconds) {
+    throw new jwt.JsonWebTokenError('token exp is not a whole second within the token lifetime');
+  }
   return claims;
 }
 
@@ -56,7 +89,7 @@ export function verifySystemToken(runtime: Runtime, token: string): TokenClaims 
  * The claims every system JWT carries (SPEC §5.3). `exp` among them: a token without one, even
  * correctly signed, would never expire, and the service issues none like it.
  */
-export function hasSystemClaims(claims: object): claims is TokenClaims {
+function hasSystemClaims(claims: object): claims is TokenClaims {
   const { uid, tenant, exp } = claims as Partial<Record<keyof TokenClaims, unknown>>;
   return typeof uid === 'string' && typeof tenant === 'string' && typeof exp === 'number';
 }

@@ -36,7 +36,7 @@ export function errorHandler(logger: Logger): Middleware {
 export function answerError(ctx: Context, error: unknown, logger: Logger): void {
   const requestId = requestState(ctx).requestId;
   if (ctx.headerSent || !ctx.writable) {
-    logger.error({ err: error, requestId }, 'error after the response started');
+    logUnanswerable(ctx, error, logger, requestId);
     return;
   }
   const unreachable = isDatabaseUnreachable(error);
@@ -59,6 +59,24 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
     logger.error({ err: error, requestId }, 'unhandled error');
     ctx.body = { success: false, message: 'Internal Server Error' };
   }
+}
+
+/**
+ * An error that can no longer be answered. A client that hung up is routine, whatever the error
+ * it caused (an aborted body is a 400 here): one line, no stack. So is a 4xx. A failure while
+ * the answer was being written to a client still listening is a real one.
+ */
+function logUnanswerable(ctx: Context, error: unknown, logger: Logger, requestId: string): void {
+  const status = errorStatus(error);
+  const fields = { status, error: messageOf(error), requestId };
+  if (clientHungUp(ctx)) logger.info(fields, 'client closed the connection early');
+  else if (status < 500) logger.info(fields, 'client error after the response started');
+  else logger.error({ err: error, requestId }, 'error after the response started');
+}
+
+/** The connection closed before the answer was complete. */
+function clientHungUp(ctx: Context): boolean {
+  return !ctx.res.writableFinished && (ctx.res.destroyed || ctx.req.socket.destroyed);
 }
 
 function errorStatus(error: unknown): number {

@@ -1,0 +1,81 @@
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
+
+export interface DrainTiming {
+  /** How long an idle keep-alive connection is left open once draining starts. */
+  graceMs: number;
+  /** When every connection still open is cut, whatever it is doing. */
+  limitMs: number;
+}
+
+/**
+ * A client that sent its next request a moment before the server dropped its idle connection
+ * gets a reset and no answer; one second is long for a client that is sending, short for a deploy.
+ * The limit leaves time, within SPEC §2.5's 10 s, to close the pool and the embedded database.
+ */
+export const DRAIN_TIMING: DrainTiming = Object.freeze({ graceMs: 1000, limitMs: 8000 });
+const SWEEP_MS = 100;
+
+export interface DrainableServer {
+  readonly server: Server;
+  /**
+   * Stops accepting connections and lets the open ones finish: every answer from now on says
+   * `Connection: close` (requests still arriving on open connections are served), idle
+   * connections are closed after the grace period, and all of them by the limit. Resolves when
+   * none is left; calling it again returns the same promise.
+   */
+  drain(): Promise<void>;
+}
+
+/** An HTTP server for `handler` that can be drained without losing a request a client sent. */
+export function createDrainableServer(handler: RequestListener, timing: DrainTiming = DRAIN_TIMING): DrainableServer {
+  const connections = new Set<Socket>();
+  const currentResponse = new WeakMap<Socket, ServerResponse>();
+  let draining: Promise<void> | undefined;
+  const server = createServer((request, response) => {
+    if (draining) response.shouldKeepAlive = false;
+    else currentResponse.set(request.socket, response);
+    handler(request, response);
+  });
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+
+  function drain(): Promise<void> {
+    for (const socket of connections) {
+      const response = currentResponse.get(socket);
+      if (response !== undefined && !response.headersSent) response.shouldKeepAlive = false;
+    }
+    return closeWhenDrained(server, timing);
+  }
+
+  return {
+    server,
+    drain: () => {
+      draining ??= drain();
+      return draining;
+    },
+  };
+}
+
+function closeWhenDrained(server: Server, timing: DrainTiming): Promise<void> {
+  return new Promise((resolve) => {
+    let sweeper: NodeJS.Timeout | undefined;
+    const grace = setTimeout(() => {
+      server.closeIdleConnections();
+      sweeper = setInterval(() => server.closeIdleConnections(), SWEEP_MS);
+    }, timing.graceMs);
+    const deadline = setTimeout(() => server.closeAllConnections(), timing.limitMs);
+    // `http.Server#close` would also drop the idle keep-alive connections at once, racing the
+    // requests clients are about to send on them: only the listener closes here.
+    NetServer.prototype.close.call(server, () => {
+      clearTimeout(grace);
+      clearTimeout(deadline);
+      clearInterval(sweeper);
+      // With no connection left, Node's own close only stops its request-timeout checks.
+      server.close();
+      resolve();
+    });
+  });
+}

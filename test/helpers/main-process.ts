@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { ExecutionContext } from 'ava';
+import { TEST_JWT_SECRET, testDatabaseUrl } from './service.ts';
+
+export interface MainProcess {
+  child: ChildProcess;
+  url: string;
+  /** Every line the service wrote on stdout so far. */
+  lines: string[];
+  /** Resolves with the exit code and signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts the real service, `node lib/main.ts`, over the test file's database and resolves once it
+ * listens; it is killed after the test if it is still running.
+ */
+export async function startMain(t: ExecutionContext, env: Record<string, string>): Promise<MainProcess> {
+  const child = spawn(process.execPath, ['lib/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: await testDatabaseUrl(),
+      JWT_SECRET: TEST_JWT_SECRET,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-main-')),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const lines: string[] = [];
+  const url = await listeningUrl(child, lines);
+  return { child, url, lines, exited };
+}
+
+function listeningUrl(child: ChildProcess, lines: string[]): Promise<string> {
+  const output = child.stdout;
+  if (output === null) throw new Error('the service was started without a stdout pipe');
+  return new Promise((resolve, reject) => {
+    createInterface({ input: output }).on('line', (line) => {
+      lines.push(line);
+      const entry = line.startsWith('{') ? (JSON.parse(line) as { msg?: string; url?: string }) : {};
+      if (entry.msg === 'spaceport listening' && entry.url) resolve(entry.url);
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited with ${code} before listening`)));
+  });
+}
+
+/** True when nothing listens at `url` any more. */
+export function connectionRefused(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+/** Polls `condition` until it holds (true) or `limitMs` passes (false). */
+export async function until(condition: () => boolean | Promise<boolean>, limitMs: number): Promise<boolean> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}

@@ -1,0 +1,62 @@
+import test from 'ava';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { serviceForFile, type TestService } from '../helpers/service.ts';
+
+let service: TestService;
+serviceForFile({}, (started) => {
+  service = started;
+});
+
+/** Sends raw bytes and reads until the server closes the connection (or 5 s pass). */
+async function rawExchange(request: string): Promise<string> {
+  const socket = connect(Number(new URL(service.url).port), '127.0.0.1');
+  socket.setTimeout(5000, () => socket.destroy());
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.write(request);
+  await once(socket, 'close');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+interface RawAnswer {
+  status: number;
+  headers: Map<string, string>;
+  body: string;
+}
+
+function parseAnswer(raw: string): RawAnswer {
+  const [head = '', body = ''] = raw.split('\r\n\r\n');
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  const headers = new Map(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body };
+}
+
+/** As any method the service does not serve: 405 with `Allow` on a known path, else 404. */
+const CASES: Array<[string, string, number, string | undefined]> = [
+  ['a known path', 'CONNECT /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'HEAD, GET'],
+  ['an unknown path', 'CONNECT /nowhere HTTP/1.1\r\nHost: x\r\n\r\n', 404, undefined],
+  ['a proxy target (authority form)', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 404, undefined],
+];
+
+for (const [title, request, status, allow] of CASES) {
+  test(`CONNECT to ${title} is answered ${status} with a JSON error, an X-Request-Id and a log line, and the connection closes`, async (t) => {
+    const answer = parseAnswer(await rawExchange(request));
+    t.is(answer.status, status);
+    t.is(answer.headers.get('content-type'), 'application/json; charset=utf-8');
+    t.deepEqual(JSON.parse(answer.body), { error: status === 405 ? 'Method Not Allowed' : 'Not Found' });
+    t.is(answer.headers.get('allow'), allow);
+    t.is(answer.headers.get('connection'), 'close');
+    const requestId = answer.headers.get('x-request-id') ?? '';
+    t.regex(requestId, /^[0-9a-f-]{36}$/);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const lines = service.logEntries().filter((entry) => entry.requestId === requestId && entry.msg === 'request');
+    t.is(lines.length, 1);
+    t.like(lines[0], { method: 'CONNECT', status });
+  });
+}
+
+test('the service keeps serving after CONNECT requests', async (t) => {
+  await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+  t.is((await service.fetch('/healthz')).status, 200);
+});

@@ -1,0 +1,88 @@
+import { connect } from 'node:net';
+import Router from '@koa/router';
+import test from 'ava';
+import createError from 'http-errors';
+import Koa from 'koa';
+import { errorHandler } from '../../lib/http/errors.ts';
+import { requestLog } from '../../lib/http/request-log.ts';
+import { routerMiddleware } from '../../lib/http/routing.ts';
+import { collectingLogger, listenApp } from '../helpers/koa-app.ts';
+import { serviceForFile, type TestService } from '../helpers/service.ts';
+
+let service: TestService;
+serviceForFile({}, (started) => {
+  service = started;
+});
+
+type LogEntry = Record<string, unknown>;
+
+async function logEntryFor(entries: () => LogEntry[], requestId: string, message: string): Promise<LogEntry | undefined> {
+  for (let waited = 0; waited < 3000; waited += 20) {
+    const entry = entries().find((candidate) => candidate.requestId === requestId && candidate.msg === message);
+    if (entry) return entry;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return undefined;
+}
+
+/** Starts a JSON POST that announces 1000 bytes, sends 10, and hangs up. */
+function abandonLogin(requestId: string): void {
+  const socket = connect(Number(new URL(service.url).port), '127.0.0.1', () => {
+    socket.write(
+      `POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Request-Id: ${requestId}\r\n\r\n{"username"`,
+    );
+    setTimeout(() => socket.destroy(), 100);
+  });
+  socket.on('error', () => {});
+}
+
+test('a client that hangs up mid-body is one info line without a stack, not an error', async (t) => {
+  abandonLogin('gone-early-1');
+  const line = await logEntryFor(service.logEntries, 'gone-early-1', 'client closed the connection early');
+  t.truthy(line, 'the early close is logged');
+  t.is(line?.level, 30);
+  t.is(line?.err, undefined, 'no error object, so no stack');
+  const errors = service.logEntries().filter((entry) => entry.requestId === 'gone-early-1' && Number(entry.level) >= 50);
+  t.deepEqual(errors, []);
+  t.truthy(await logEntryFor(service.logEntries, 'gone-early-1', 'request'), 'the request line is still written');
+});
+
+/** The real log and error middleware over routes that fail once their answer has begun. */
+async function halfAnsweringApp(t: { teardown: (fn: () => Promise<void>) => void }) {
+  const { logger, lines } = collectingLogger();
+  const router = new Router();
+  router.get('/broken', (ctx) => {
+    ctx.res.write('partial');
+    throw new Error('broke mid-answer');
+  });
+  router.get('/refused-late', (ctx) => {
+    ctx.res.write('partial');
+    throw createError(400, 'refused after the answer began');
+  });
+  const app = new Koa();
+  app.silent = true;
+  app.use(requestLog(logger));
+  app.use(errorHandler(logger));
+  app.use(routerMiddleware(router));
+  const listening = await listenApp(app);
+  t.teardown(listening.close);
+  const entries = () => lines.map((line) => JSON.parse(line) as LogEntry);
+  return { url: listening.url, entries };
+}
+
+test('a failure after the answer began, with the client still there, stays an error with its stack', async (t) => {
+  const app = await halfAnsweringApp(t);
+  await (await fetch(`${app.url}/broken`, { headers: { 'x-request-id': 'late-500' } })).text();
+  const line = await logEntryFor(app.entries, 'late-500', 'error after the response started');
+  t.is(line?.level, 50);
+  t.regex(String((line?.err as { stack?: string } | undefined)?.stack), /broke mid-answer/);
+});
+
+test('a 4xx after the answer began is an info line without a stack', async (t) => {
+  const app = await halfAnsweringApp(t);
+  await (await fetch(`${app.url}/refused-late`, { headers: { 'x-request-id': 'late-400' } })).text();
+  const line = await logEntryFor(app.entries, 'late-400', 'client error after the response started');
+  t.is(line?.level, 30);
+  t.is(line?.err, undefined);
+  t.is(line?.error, 'refused after the answer began');
+});

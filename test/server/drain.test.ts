@@ -1,0 +1,74 @@
+import test from 'ava';
+import { KeepAliveClient } from '../helpers/keep-alive.ts';
+import { fixtureProjects } from '../helpers/projects.ts';
+import { dropTestDatabase, startTestService, type TestService } from '../helpers/service.ts';
+
+test.after.always(dropTestDatabase);
+
+function startSlowService(): Promise<TestService> {
+  return startTestService(undefined, { env: { PROJECTS_DIR: fixtureProjects('slow') } });
+}
+
+/** A connection that has answered once and now sits idle in the client's pool. */
+async function idleClient(t: { teardown: (fn: () => void) => void }, service: TestService): Promise<KeepAliveClient> {
+  const client = new KeepAliveClient(service.url);
+  t.teardown(() => client.close());
+  const first = await client.get('/healthz');
+  if (first.connection !== 'keep-alive') throw new Error(`expected a keep-alive answer, got ${first.connection}`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return client;
+}
+
+async function until(condition: () => boolean, limitMs: number): Promise<number | undefined> {
+  const started = Date.now();
+  while (Date.now() - started < limitMs) {
+    if (condition()) return Date.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return undefined;
+}
+
+test('a request sent on an idle keep-alive connection just after close begins is answered, with Connection: close', async (t) => {
+  const service = await startSlowService();
+  const client = await idleClient(t, service);
+  const closed = service.close();
+  const answer = await client.get('/healthz');
+  t.is(answer.status, 200);
+  t.is(answer.connection, 'close');
+  t.deepEqual(JSON.parse(answer.body), { status: 'ok' });
+  await closed;
+});
+
+test('the answer to a request in flight when close begins carries Connection: close', async (t) => {
+  const service = await startSlowService();
+  const client = await idleClient(t, service);
+  const inFlight = client.get('/api/slowpoke/slow?ms=300');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const closed = service.close();
+  const answer = await inFlight;
+  t.is(answer.status, 200);
+  t.is(answer.body, 'finished');
+  t.is(answer.connection, 'close');
+  await closed;
+});
+
+test('an idle connection is closed only after a grace period, then close() resolves', async (t) => {
+  const service = await startSlowService();
+  const client = await idleClient(t, service);
+  const started = Date.now();
+  let closedAfter = 0;
+  const closed = service.close().then(() => {
+    closedAfter = Date.now() - started;
+  });
+  const droppedAfter = await until(() => client.openConnections() === 0, 5000);
+  t.not(droppedAfter, undefined, 'the idle connection was closed');
+  t.true((droppedAfter ?? 0) >= 800, `the idle connection was closed after ${droppedAfter} ms, before the grace period`);
+  await closed;
+  t.true(closedAfter < 3000, `close() took ${closedAfter} ms`);
+});
+
+test('close() twice drains once', async (t) => {
+  const service = await startSlowService();
+  await Promise.all([service.close(), service.close()]);
+  t.pass();
+});
