@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { createKnex } from '../../lib/db/connect.ts';
+import { migrateLatest } from '../../lib/db/migrations.ts';
 import { databaseProxy, type DatabaseProxy } from '../helpers/database-proxy.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
@@ -37,29 +38,28 @@ const FAULTS: Fault[] = [
   { name: 'frozen, then thawed (late bytes delivered)', inject: (proxy) => proxy.freeze(), recover: (proxy) => proxy.thaw() },
 ];
 
-let proxy: DatabaseProxy;
-let service: ServiceProcess;
-
 test.before(async () => {
-  const databaseUrl = await testDatabaseUrl();
-  proxy = await databaseProxy(databaseUrl);
-  service = await startServiceProcess(undefined, {
-    databaseUrl: proxy.url,
-    expert: { rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } },
-  });
-  const knex = createKnex(databaseUrl);
+  const knex = createKnex(await testDatabaseUrl());
+  await migrateLatest(knex);
   await saveAccount(knex, 'default', { username: 'alice', password: 'alice-password-1' });
   await knex.destroy();
 });
 
-test.after.always(async () => {
-  await service?.stop();
-  await proxy?.close();
-  await dropTestDatabase();
-});
+test.after.always(dropTestDatabase);
+
+async function serviceBehindProxy(t: ExecutionContext): Promise<{ proxy: DatabaseProxy; service: ServiceProcess }> {
+  const proxy = await databaseProxy(await testDatabaseUrl());
+  t.teardown(() => proxy.close());
+  const service = await startServiceProcess(t, {
+    databaseUrl: proxy.url,
+    expert: { rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } },
+  });
+  return { proxy, service };
+}
 
 for (const fault of FAULTS) {
   test.serial(`database ${fault.name} under load: 503 within 2 s, nothing over 2.5 s, 200 within 5 s of recovery, no restart`, async (t) => {
+    const { proxy, service } = await serviceBehindProxy(t);
     const load = steadyLoad({
       workers: WORKERS,
       paceMs: PACE_MS,
