@@ -10,7 +10,7 @@ import { haproxyBinary, startBalancer, type Balancer } from '../helpers/haproxy.
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
-import { describeExchange, steadyLoad } from '../helpers/steady-load.ts';
+import { describeExchange, steadyLoad, type PlannedRequest } from '../helpers/steady-load.ts';
 
 /**
  * Two services on one PostgreSQL and one Redis behind a real HAProxy (SPEC §8.6, §2.5, §4.1):
@@ -114,13 +114,17 @@ twoInstances('a tenant created while both run is served by the other instance at
 
 twoInstances('stopping one instance with SIGTERM under load loses no request at the balancer', async (t) => {
   const { one, two, balancer, token } = await deploy(t);
-  const paths = ['/healthz', '/spaces', '/openapi.json', '/spaces/nowhere'];
+  const paths = ['/healthz', '/spaces', '/openapi.json', '/spaces/nowhere', 'create'];
+  const authorization = `Bearer ${token}`;
   const load = steadyLoad({
     workers: 40,
     paceMs: 5,
-    next: (worker, sequence) => {
+    next: (worker, sequence): PlannedRequest => {
       const pathname = paths[(worker + sequence) % paths.length] ?? '/healthz';
-      return { label: `GET ${pathname}`, url: `${balancer.url}${pathname}`, init: { headers: { authorization: `Bearer ${token}` } } };
+      if (pathname !== 'create') return { label: `GET ${pathname}`, url: `${balancer.url}${pathname}`, init: { headers: { authorization } } };
+      // A write with a name of its own: a retry of a request that was in fact carried out would answer 409.
+      const body = JSON.stringify({ name: `space-${worker}-${sequence}` });
+      return { label: 'POST /spaces', url: `${balancer.url}/spaces`, init: { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body } };
     },
   });
   await sleep(2000);
@@ -131,7 +135,7 @@ twoInstances('stopping one instance with SIGTERM under load loses no request at 
   await sleep(1500);
   const exchanges = await load.stop();
 
-  const expected = (label: string) => (label === 'GET /spaces/nowhere' ? 404 : 200);
+  const expected = (label: string) => ({ 'GET /spaces/nowhere': 404, 'POST /spaces': 201 })[label] ?? 200;
   const failed = exchanges.filter((exchange) => exchange.status !== expected(exchange.label));
   const servedBy = (from: number, to: number) => servers(exchanges.filter((exchange) => exchange.startedAt >= from && exchange.endedAt < to).map((exchange) => exchange.headers?.get('x-served-by')));
   t.log(`${exchanges.length} requests through the balancer; instance one exited ${exit.code ?? exit.signal} ${Math.round(exitMs)} ms after SIGTERM`);
