@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { requestState } from '../http/state.ts';
 import type { Runtime } from '../runtime.ts';
 import { accountFromDocument, findAccountDocument } from './accounts.ts';
-import { prepareDecoyHash, verifyPassword } from './passwords.ts';
+import { assertHashingCapacity, prepareDecoyHash, verifyPassword } from './passwords.ts';
 import { signSystemToken, tokenLifetimeSeconds } from './tokens.ts';
 
 interface Credentials {
@@ -22,6 +22,7 @@ export function loginHandler(runtime: Runtime): Middleware {
   void prepareDecoyHash();
   return async (ctx) => {
     const { username, password } = credentialsOf(ctx.request.body);
+    assertHashingCapacity();
     const tenant = requestState(ctx).tenant as string;
     const document = await findAccountDocument(runtime.knex, tenant, username);
     const matches = await verifyPassword(password, document?.password);

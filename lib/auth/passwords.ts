@@ -1,4 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import createError from 'http-errors';
+import pLimit from 'p-limit';
 
 /** scrypt cost parameters (OWASP's minimum for scrypt: N=2^17 is stronger but 128 MB a call). */
 const COST = { N: 16384, r: 8, p: 1 } as const;
@@ -6,7 +9,32 @@ const KEY_BYTES = 64;
 const SALT_BYTES = 16;
 const PREFIX = 'scrypt';
 
-function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+/**
+ * scrypt runs on libuv's thread pool, each call a CPU core's worth of work for about 0.1 s. Left
+ * unbounded, a burst of logins takes every thread of the pool (which file reads and DNS lookups
+ * share) and leaves the event loop, which serves every other request, a fraction of a core. So
+ * hashes run one per core beyond the event loop's, leaving a pool thread free (at least one hash,
+ * one on 2 cores); a few dozen wait their turn, and one asked beyond that is refused at once
+ * with 503 rather than queued for seconds.
+ */
+const POOL_THREADS = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+const CONCURRENT_HASHES = Math.max(1, Math.min(availableParallelism() - 1, POOL_THREADS - 1));
+const QUEUED_HASHES = 16 * CONCURRENT_HASHES;
+const hashing = pLimit(CONCURRENT_HASHES);
+
+/** Throws the 503 a hash would get now, when the queue is full: so a login can fail before any other work. */
+export function assertHashingCapacity(): void {
+  if (hashing.pendingCount >= QUEUED_HASHES) {
+    throw createError(503, 'too many logins at once; try again shortly', { expose: true, headers: { 'Retry-After': '1' } });
+  }
+}
+
+async function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  assertHashingCapacity();
+  return hashing(() => scryptKey(password, salt, options));
+}
+
+function scryptKey(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(password.normalize('NFC'), salt, KEY_BYTES, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) => {
       if (error) reject(error);

@@ -13,7 +13,7 @@ interface HttpErrorLike {
 
 /**
  * The one error middleware (SPEC §7): turns whatever was thrown below into the JSON bodies of
- * the spec, logs 5xx with the stack, and never sends the text of an unexposed error.
+ * the spec, logs unforeseen 5xx with the stack, and never sends the text of an unexposed error.
  */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -52,7 +52,8 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
     logger.error({ err: error, requestId }, 'database unreachable');
     ctx.body = { error: 'database unavailable' };
   } else if ((error as HttpErrorLike).expose === true) {
-    logger.error({ err: error, requestId }, 'server error');
+    // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
+    logger.error({ status, error: messageOf(error), requestId }, 'server error');
     setErrorHeaders(ctx, error);
     ctx.body = { error: messageOf(error) };
   } else {
@@ -62,14 +63,15 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
 }
 
 /**
- * An error that can no longer be answered. A client that hung up is routine, whatever the error
- * it caused (an aborted body is a 400 here): one line, no stack. So is a 4xx. A failure while
- * the answer was being written to a client still listening is a real one.
+ * An error that can no longer be answered. A client that hung up is routine: one line, no
+ * stack, when the error is what its leaving caused (an aborted body is a 400 here, a broken
+ * connection an ECONNRESET). So is a 4xx. Any other failure once the answer has begun is a real
+ * one, the client gone or not (the service may have cut the answer itself).
  */
 function logUnanswerable(ctx: Context, error: unknown, logger: Logger, requestId: string): void {
   const status = errorStatus(error);
   const fields = { status, error: messageOf(error), requestId };
-  if (clientHungUp(ctx)) logger.info(fields, 'client closed the connection early');
+  if (clientHungUp(ctx) && (status < 500 || isConnectionAbort(error))) logger.info(fields, 'client closed the connection early');
   else if (status < 500) logger.info(fields, 'client error after the response started');
   else logger.error({ err: error, requestId }, 'error after the response started');
 }
@@ -77,6 +79,18 @@ function logUnanswerable(ctx: Context, error: unknown, logger: Logger, requestId
 /** The connection closed before the answer was complete. */
 function clientHungUp(ctx: Context): boolean {
   return !ctx.res.writableFinished && (ctx.res.destroyed || ctx.req.socket.destroyed);
+}
+
+const CONNECTION_ABORTS = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/** An error a dropped connection raises, itself or as the cause of the handler's failure. */
+function isConnectionAbort(error: unknown): boolean {
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 3; depth++) {
+    const { code, cause } = current as { code?: unknown; cause?: unknown };
+    if (typeof code === 'string' && CONNECTION_ABORTS.has(code)) return true;
+    current = cause;
+  }
+  return false;
 }
 
 function errorStatus(error: unknown): number {

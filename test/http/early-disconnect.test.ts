@@ -55,6 +55,15 @@ async function halfAnsweringApp(t: { teardown: (fn: () => Promise<void>) => void
     ctx.res.write('partial');
     throw new Error('broke mid-answer');
   });
+  router.get('/cut-by-server', (ctx) => {
+    ctx.res.write('partial');
+    ctx.res.destroy();
+    throw new Error('the file being sent could not be read');
+  });
+  router.get('/reset-while-waiting', async (ctx) => {
+    await new Promise((resolve) => ctx.req.socket.once('close', resolve));
+    throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+  });
   router.get('/refused-late', (ctx) => {
     ctx.res.write('partial');
     throw createError(400, 'refused after the answer began');
@@ -67,7 +76,7 @@ async function halfAnsweringApp(t: { teardown: (fn: () => Promise<void>) => void
   const listening = await listenApp(app);
   t.teardown(listening.close);
   const entries = () => lines.map((line) => JSON.parse(line) as LogEntry);
-  return { url: listening.url, entries };
+  return { url: listening.url, port: Number(new URL(listening.url).port), entries };
 }
 
 test('a failure after the answer began, with the client still there, stays an error with its stack', async (t) => {
@@ -85,4 +94,24 @@ test('a 4xx after the answer began is an info line without a stack', async (t) =
   t.is(line?.level, 30);
   t.is(line?.err, undefined);
   t.is(line?.error, 'refused after the answer began');
+});
+
+test('a failure that made the service itself cut the answer stays an error with its stack', async (t) => {
+  const app = await halfAnsweringApp(t);
+  await t.throwsAsync(async () => (await fetch(`${app.url}/cut-by-server`, { headers: { 'x-request-id': 'cut-500' } })).text());
+  const line = await logEntryFor(app.entries, 'cut-500', 'error after the response started');
+  t.is(line?.level, 50);
+  t.regex(String((line?.err as { stack?: string } | undefined)?.stack), /could not be read/);
+});
+
+test('a failure the hang-up itself caused (ECONNRESET) is the same info line', async (t) => {
+  const app = await halfAnsweringApp(t);
+  const socket = connect(app.port, '127.0.0.1', () => {
+    socket.write('GET /reset-while-waiting HTTP/1.1\r\nHost: x\r\nX-Request-Id: reset-1\r\n\r\n');
+    setTimeout(() => socket.destroy(), 100);
+  });
+  const line = await logEntryFor(app.entries, 'reset-1', 'client closed the connection early');
+  t.is(line?.level, 30);
+  t.is(line?.err, undefined);
+  t.deepEqual(app.entries().filter((entry) => entry.requestId === 'reset-1' && Number(entry.level) >= 50), []);
 });
