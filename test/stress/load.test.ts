@@ -25,9 +25,12 @@ const RSS_GROWTH_LIMIT = 0.05;
 const PASSWORD = 'alice-password-1';
 const BOUNDARY = 'spaceport-load-boundary';
 
+/** autocannon's per-request hooks (its bundled types leave them out). */
 interface CheckedRequest extends autocannon.Request {
-  /** Called by autocannon with every answer to this request. */
-  onResponse(status: number, body: string): void;
+  /** Called before each sending, with the connection's context; returns what to send. */
+  setupRequest?(request: autocannon.Request, context: Record<string, unknown>): autocannon.Request;
+  /** Called with every answer, and the same context. */
+  onResponse(status: number, body: string, context: Record<string, unknown>): void;
 }
 
 interface Kind {
@@ -62,17 +65,12 @@ test('20 000 mixed requests at 100 connections: 0 errors, resident memory up les
   t.is(created.status, 201);
 
   const wrongAnswers: string[] = [];
-  const requests = interleave(mixedKinds(token)).map((kind): CheckedRequest => ({
-    ...kind.request,
-    onResponse: (status, body) => {
-      if (status !== kind.expectedStatus) wrongAnswers.push(`${kind.label}: ${status} ${body.slice(0, 200)}`);
-    },
-  }));
-  const heartbeats = requests.filter((request) => request.path === '/api/sample/heartbeat').slice(0, 1);
-  const warmUp = await drive(service.url, heartbeats, WARM_UP, () => {});
+  const kinds = mixedKinds(token);
+  const heartbeat = checked(kinds.filter((kind) => kind.label === 'GET heartbeat'), wrongAnswers);
+  const warmUp = await drive(service.url, [heartbeat], WARM_UP, () => {});
   const rssAfterWarmUp = service.rssKilobytes();
   let rssAtHalf = 0;
-  const measured = await drive(service.url, requests, TOTAL, () => {
+  const measured = await drive(service.url, [checked(interleave(kinds), wrongAnswers)], TOTAL, () => {
     rssAtHalf = service.rssKilobytes();
   });
   const rssAtEnd = service.rssKilobytes();
@@ -140,7 +138,27 @@ function mixedKinds(token: string): Kind[] {
   ];
 }
 
-/** Every kind `share` times, spread evenly over the sequence each connection walks. */
+/**
+ * One request that, each time a connection sends it, is the next of `sequence` across all
+ * connections, and checks its answer. (Were every connection to walk the sequence itself, all
+ * 100 would start in step and send, say, their logins at the same moment.)
+ */
+function checked(sequence: readonly Kind[], wrongAnswers: string[]): CheckedRequest {
+  let sent = 0;
+  return {
+    setupRequest: (request, context) => {
+      const kind = sequence[sent++ % sequence.length] as Kind;
+      context.kind = kind;
+      return { ...request, ...kind.request, headers: kind.request.headers ?? {}, body: kind.request.body ?? '' };
+    },
+    onResponse: (status, body, context) => {
+      const kind = context.kind as Kind;
+      if (status !== kind.expectedStatus) wrongAnswers.push(`${kind.label}: ${status} ${body.slice(0, 200)}`);
+    },
+  };
+}
+
+/** Every kind `share` times, spread evenly over the sequence. */
 function interleave(kinds: Kind[]): Kind[] {
   const placed = kinds.flatMap((kind) => Array.from({ length: kind.share }, (_, index) => ({ kind, position: (index + 0.5) / kind.share })));
   return placed.sort((left, right) => left.position - right.position).map((entry) => entry.kind);
