@@ -15,6 +15,8 @@ export interface DrainTiming {
  */
 export const DRAIN_TIMING: DrainTiming = Object.freeze({ graceMs: 1000, limitMs: 8000 });
 const SWEEP_MS = 100;
+/** Loop turns spent accepting what the kernel has queued before the listener closes (each a few µs). */
+const ACCEPT_TURNS = 20;
 
 export interface DrainableServer {
   readonly server: Server;
@@ -30,6 +32,7 @@ export interface DrainableServer {
 /** An HTTP server for `handler` that can be drained without losing a request a client sent. */
 export function createDrainableServer(handler: RequestListener, timing: DrainTiming = DRAIN_TIMING): DrainableServer {
   const connections = new Set<Socket>();
+  let accepted = 0;
   const currentResponse = new WeakMap<Socket, ServerResponse>();
   let draining: Promise<void> | undefined;
   const server = createServer((request, response) => {
@@ -38,16 +41,18 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
     handler(request, response);
   });
   server.on('connection', (socket: Socket) => {
+    accepted++;
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
   });
 
-  function drain(): Promise<void> {
+  async function drain(): Promise<void> {
     for (const socket of connections) {
       const response = currentResponse.get(socket);
       if (response !== undefined && !response.headersSent) response.shouldKeepAlive = false;
     }
-    return closeWhenDrained(server, timing);
+    await acceptQueued(() => accepted);
+    await closeWhenDrained(server, timing);
   }
 
   return {
@@ -57,6 +62,20 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
       return draining;
     },
   };
+}
+
+/**
+ * Closing the listener resets the connections the kernel has completed but Node has not yet
+ * accepted, and with them the requests their clients already sent (a burst of them when the
+ * event loop was busy). Each turn of the loop polls, and so accepts those: turn until one
+ * accepts nothing more (and, since clients told to close reconnect, not forever).
+ */
+async function acceptQueued(accepted: () => number): Promise<void> {
+  for (let turn = 0; turn < ACCEPT_TURNS; turn++) {
+    const before = accepted();
+    await new Promise((resolve) => setImmediate(resolve));
+    if (accepted() === before) return;
+  }
 }
 
 function closeWhenDrained(server: Server, timing: DrainTiming): Promise<void> {

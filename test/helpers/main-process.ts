@@ -18,7 +18,8 @@ export interface MainProcess {
 
 /**
  * Starts the real service, `node lib/main.ts`, over the test file's database and resolves once it
- * listens; it is killed after the test if it is still running.
+ * listens (seen in its info-level log, so `LOG_LEVEL` must stay at info or below); it is killed
+ * after the test if it is still running.
  */
 export async function startMain(t: ExecutionContext, env: Record<string, string>): Promise<MainProcess> {
   const child = spawn(process.execPath, ['lib/main.ts'], {

@@ -1,16 +1,17 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { fixtureProjects } from '../helpers/projects.ts';
 import { dropTestDatabase, startTestService, type TestService } from '../helpers/service.ts';
 
 test.after.always(dropTestDatabase);
 
-function startSlowService(): Promise<TestService> {
-  return startTestService(undefined, { env: { PROJECTS_DIR: fixtureProjects('slow') } });
+/** Closed after the test too, in case it failed before closing it (close() runs once). */
+function startSlowService(t: ExecutionContext): Promise<TestService> {
+  return startTestService(t, { env: { PROJECTS_DIR: fixtureProjects('slow') } });
 }
 
 /** A connection that has answered once and now sits idle in the client's pool. */
-async function idleClient(t: { teardown: (fn: () => void) => void }, service: TestService): Promise<KeepAliveClient> {
+async function idleClient(t: ExecutionContext, service: TestService): Promise<KeepAliveClient> {
   const client = new KeepAliveClient(service.url);
   t.teardown(() => client.close());
   const first = await client.get('/healthz');
@@ -29,7 +30,7 @@ async function until(condition: () => boolean, limitMs: number): Promise<number 
 }
 
 test('a request sent on an idle keep-alive connection just after close begins is answered, with Connection: close', async (t) => {
-  const service = await startSlowService();
+  const service = await startSlowService(t);
   const client = await idleClient(t, service);
   const closed = service.close();
   const answer = await client.get('/healthz');
@@ -39,8 +40,22 @@ test('a request sent on an idle keep-alive connection just after close begins is
   await closed;
 });
 
+test('a connection the kernel completed just before close begins is served, not reset with the listener', async (t) => {
+  const service = await startSlowService(t);
+  const client = new KeepAliveClient(service.url);
+  t.teardown(() => client.close());
+  const answering = client.get('/healthz');
+  // The client connects on the next tick; the service's event loop has not polled since.
+  await new Promise((resolve) => process.nextTick(resolve));
+  const closed = service.close();
+  const answer = await answering;
+  t.is(answer.status, 200);
+  t.is(answer.connection, 'close');
+  await closed;
+});
+
 test('the answer to a request in flight when close begins carries Connection: close', async (t) => {
-  const service = await startSlowService();
+  const service = await startSlowService(t);
   const client = await idleClient(t, service);
   const inFlight = client.get('/api/slowpoke/slow?ms=300');
   await new Promise((resolve) => setTimeout(resolve, 100));
@@ -53,7 +68,7 @@ test('the answer to a request in flight when close begins carries Connection: cl
 });
 
 test('an idle connection is closed only after a grace period, then close() resolves', async (t) => {
-  const service = await startSlowService();
+  const service = await startSlowService(t);
   const client = await idleClient(t, service);
   const started = Date.now();
   let closedAfter = 0;
@@ -68,7 +83,7 @@ test('an idle connection is closed only after a grace period, then close() resol
 });
 
 test('close() twice drains once', async (t) => {
-  const service = await startSlowService();
+  const service = await startSlowService(t);
   await Promise.all([service.close(), service.close()]);
   t.pass();
 });
