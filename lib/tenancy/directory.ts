@@ -1,17 +1,17 @@
 import type { Knex } from 'knex';
 
-/** How long "no such tenant" is remembered, so a tenant created by `make tenant` shows up soon. */
-const UNKNOWN_TTL_MS = 2000;
-const UNKNOWN_MAX = 10_000;
-
 /**
- * The tenants table, read through a cache: a known tenant costs no query, and an unknown
- * name costs at most one query per name every two seconds.
+ * The tenants table, read through a cache of the names that exist: a known tenant costs no
+ * query. Tenants are never deleted, so a name once found stays valid.
+ *
+ * An unknown name is not remembered: a tenant created by another instance or by `make tenant`
+ * is served at once, everywhere. Remembering misses would not shield the database anyway, since
+ * a caller sending random names never hits such a cache; each miss is one primary-key lookup,
+ * bounded like every other query by the pool and the query time limit.
  */
 export class TenantDirectory {
   readonly #knex: Knex;
   readonly #known = new Set<string>();
-  readonly #unknownUntil = new Map<string, number>();
 
   constructor(knex: Knex) {
     this.#knex = knex;
@@ -24,17 +24,9 @@ export class TenantDirectory {
 
   async exists(name: string): Promise<boolean> {
     if (this.#known.has(name)) return true;
-    const until = this.#unknownUntil.get(name);
-    if (until !== undefined && until > Date.now()) return false;
     const row = await this.#knex('tenants').where({ name }).first('name');
-    if (row) {
-      this.#known.add(name);
-      this.#unknownUntil.delete(name);
-      return true;
-    }
-    if (this.#unknownUntil.size >= UNKNOWN_MAX) this.#unknownUntil.clear();
-    this.#unknownUntil.set(name, Date.now() + UNKNOWN_TTL_MS);
-    return false;
+    if (row) this.#known.add(name);
+    return row !== undefined;
   }
 }
 

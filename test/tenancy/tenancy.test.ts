@@ -36,10 +36,9 @@ test('an unknown tenant is 400', async (t) => {
   t.deepEqual(await response.json(), { error: 'unknown tenant' });
 });
 
-test('a tenant created while the service runs is accepted', async (t) => {
+test('a tenant created while the service runs is accepted at once, though it was asked for just before', async (t) => {
   t.is((await service.fetch('/x', { headers: { tenant: 'latecomer' } })).status, 400);
   await service.runtime.knex('tenants').insert({ name: 'latecomer' });
-  await new Promise((resolve) => setTimeout(resolve, 2100));
   t.is((await service.fetch('/x', { headers: { tenant: 'latecomer' } })).status, 404);
 });
 

@@ -1,0 +1,142 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { ExecutionContext } from 'ava';
+import { freePort } from '../../lib/free-port.ts';
+
+const run = promisify(execFile);
+const START_LIMIT_MS = 10_000;
+
+/** Balancers still running when the test process ends go with it. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * The path of Debian's `haproxy`, installed with apt-get first when it is missing (we run as
+ * root in CI and in the usual container); otherwise why it cannot be had.
+ */
+export async function haproxyBinary(): Promise<{ path: string } | { missing: string }> {
+  const found = await locate();
+  if (found) return { path: found };
+  if (process.getuid?.() !== 0) return { missing: 'haproxy is not installed, and installing it needs root (apt-get install haproxy)' };
+  try {
+    const apt = { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 240_000 };
+    await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'update'], apt);
+    await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'install', '-y', '--no-install-recommends', 'haproxy'], apt);
+  } catch (error) {
+    return { missing: `apt-get install haproxy failed: ${(error as Error).message.split('\n')[0]}` };
+  }
+  const installed = await locate();
+  return installed ? { path: installed } : { missing: 'apt-get installed haproxy, but no haproxy binary was found' };
+}
+
+async function locate(): Promise<string | undefined> {
+  for (const candidate of ['/usr/sbin/haproxy', '/usr/bin/haproxy', '/usr/local/sbin/haproxy']) {
+    try {
+      await run(candidate, ['-v']);
+      return candidate;
+    } catch {
+      // not there: try the next place
+    }
+  }
+  return undefined;
+}
+
+export interface Balancer {
+  /** `http://127.0.0.1:port` of the front end. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * HAProxy in front of `backends` (ports on 127.0.0.1), as a deployment would run it: round robin,
+ * health checks on /healthz every 500 ms (down after two failures), and a request whose
+ * connection to its server failed sent again to the other one. Every answer names the
+ * server that gave it in `X-Served-By`. Stopped after the test.
+ */
+export async function startBalancer(t: ExecutionContext, binary: string, backends: Record<string, number>): Promise<Balancer> {
+  const port = await freePort();
+  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-haproxy-'));
+  const configFile = path.join(folder, 'haproxy.cfg');
+  writeFileSync(configFile, configuration(port, backends));
+  const child = spawn(binary, ['-db', '-f', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  running.add(child);
+  const exited = once(child, 'exit').finally(() => running.delete(child));
+  const stop = () => stopProcess(child, exited);
+  t.teardown(stop);
+  const url = `http://127.0.0.1:${port}`;
+  if (!(await servesEveryBackend(url, Object.keys(backends)))) {
+    await stop();
+    throw new Error(`haproxy did not bring up every backend within ${START_LIMIT_MS} ms: ${stderr.trim()}`);
+  }
+  return { url, stop };
+}
+
+function configuration(port: number, backends: Record<string, number>): string {
+  const servers = Object.entries(backends).map(([name, backendPort]) => `  server ${name} 127.0.0.1:${backendPort} check inter 500ms fall 2 rise 1`);
+  return [
+    'global',
+    '  maxconn 2000',
+    'defaults',
+    '  mode http',
+    '  timeout connect 1s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    '  timeout http-keep-alive 10s',
+    // A busy machine may take a while to answer a check: slow is not down.
+    '  timeout check 2s',
+    // Retries only a connection that failed, which no server can have acted on. Retrying one
+    // closed without an answer (empty-response) would be safe for a server that drains well, but
+    // would also hide one that drops requests on SIGTERM: this balancer is there to test that.
+    '  retries 3',
+    '  retry-on conn-failure',
+    '  option redispatch 1',
+    '  option forwardfor',
+    'frontend public',
+    `  bind 127.0.0.1:${port}`,
+    '  default_backend services',
+    'backend services',
+    '  balance roundrobin',
+    '  option httpchk GET /healthz',
+    '  http-check expect status 200',
+    '  http-response set-header X-Served-By %[srv_name]',
+    ...servers,
+    '',
+  ].join('\n');
+}
+
+/** Polls the front end until answers have come from every backend. */
+async function servesEveryBackend(url: string, names: readonly string[]): Promise<boolean> {
+  const seen = new Set<string>();
+  const deadline = Date.now() + START_LIMIT_MS;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await response.arrayBuffer();
+      const server = response.headers.get('x-served-by');
+      if (response.status === 200 && server) seen.add(server);
+      if (names.every((name) => seen.has(name))) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
+
+async function stopProcess(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killer);
+}
