@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
-import { enterRoute } from '../bridge/index.ts';
+import { enterRoute, expressRoute, type ExpressRoute } from '../bridge/index.ts';
 import { requestState } from '../http/state.ts';
 import { looseRoutePath, routeParams } from './params.ts';
 
@@ -10,12 +10,12 @@ const MOUNT = /^(\/api\/([^/]+))(\/.*)?$/i;
 /** One project's routes: its own router, consulted only for URLs under its mount. */
 export class ProjectRouter {
   readonly #router = new Router();
-  readonly #chains = new Map<object, Middleware>();
+  readonly #routes = new Map<object, { chain: Middleware; route: ExpressRoute }>();
 
   /** Registers a route whose chain is already composed; GET also answers HEAD. */
   add(method: string, path: string, chain: Middleware): void {
     const layer = this.#router.register(looseRoutePath(path), [method], chain);
-    this.#chains.set(layer, chain);
+    this.#routes.set(layer, { chain, route: expressRoute(method, path) });
   }
 
   /**
@@ -30,11 +30,11 @@ export class ProjectRouter {
     const runLayer = (position: number): Promise<void> => {
       const layer = layers[position];
       if (layer === undefined) return next();
-      const chain = this.#chains.get(layer);
-      if (chain === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
+      const registered = this.#routes.get(layer);
+      if (registered === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
       const nextRoute = () => runLayer(position + 1);
-      enterRoute(ctx, { params: routeParams(layer, rest), nextRoute, leaveRouter: next });
-      return chain(ctx, nextRoute);
+      enterRoute(ctx, { params: routeParams(layer, rest), route: registered.route, nextRoute, leaveRouter: next });
+      return registered.chain(ctx, nextRoute);
     };
     return runLayer(0);
   }

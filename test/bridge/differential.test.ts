@@ -1,6 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
 import { conditional, CONDITIONAL_FILE_CASE, ERROR_CASES, FILE_CASES, REQUEST_CASES, RESPONSE_CASES, type DifferentialCase } from '../helpers/bridge-cases.ts';
+import { MEMBER_CASES } from '../helpers/bridge-member-cases.ts';
 
 /**
  * The bridge against real Express 5.3: every case's functions are mounted in both apps, the same
@@ -8,7 +9,7 @@ import { conditional, CONDITIONAL_FILE_CASE, ERROR_CASES, FILE_CASES, REQUEST_CA
  * the case's headers. Where Express renders an HTML error page, spaceport's JSON body of SPEC §7
  * is asserted instead (by design).
  */
-const ALL_CASES = [...RESPONSE_CASES, ...REQUEST_CASES, ...ERROR_CASES, ...FILE_CASES, CONDITIONAL_FILE_CASE];
+const ALL_CASES = [...RESPONSE_CASES, ...REQUEST_CASES, ...ERROR_CASES, ...FILE_CASES, ...MEMBER_CASES, CONDITIONAL_FILE_CASE];
 
 interface Answer {
   status: number;
