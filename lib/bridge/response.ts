@@ -1,6 +1,5 @@
 import type { PassThrough } from 'node:stream';
 import etag from 'etag';
-import createError from 'http-errors';
 import type { Context } from 'koa';
 import statuses from 'statuses';
 import { followSocketEvents, openBodyStream } from './body-stream.ts';
@@ -9,7 +8,7 @@ import { downloadCall } from './download.ts';
 import { handlerFailure, headersSentError } from './errors.ts';
 import type { BridgeRequest } from './request.ts';
 import { redirectBody, toBuffer, withCharset } from './response-bodies.ts';
-import { bareType, jsonpCallback, jsonpScript } from './response-formats.ts';
+import { answerByFormat, jsonpCallback, jsonpScript, noViewEngine, type Formats } from './response-formats.ts';
 import { ResponseHeaders, type HeaderChange } from './response-headers.ts';
 import { transferFile, type SendFileCallback, type SendFileOptions } from './send-file.ts';
 
@@ -17,13 +16,6 @@ import { transferFile, type SendFileCallback, type SendFileOptions } from './sen
 type Mode = 'open' | 'body' | 'stream' | 'file';
 
 type WriteCallback = (error?: Error | null) => void;
-
-/** One answer of `res.format`; it is called as a method of the object given, as in Express. */
-export type FormatCallback = (req: BridgeRequest, res: BridgeResponse, next: BridgeRequest['next']) => void;
-
-/** Why `res.render` cannot work here, and what to write instead (SPEC §10). */
-const NO_VIEW_ENGINE =
-  'res.render is not available: spaceport has no view engine (SPEC §10). Build the HTML in the handler and answer it with res.send(html), or answer a static page with res.sendFile(path)';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -99,18 +91,8 @@ export class BridgeResponse extends ResponseHeaders {
    * Express 5's `res.format`: the answer for the type the client accepts best, `default` when
    * it accepts none of them, else 406 through `next` (with the types offered, as `error.types`).
    */
-  format(formats: Record<string, FormatCallback>): this {
-    const keys = Object.keys(formats).filter((key) => key !== 'default');
-    const chosen = keys.length > 0 ? this.req.accepts(keys) : false;
-    this.vary('Accept');
-    if (typeof chosen === 'string') {
-      this.set('Content-Type', bareType(chosen));
-      formats[chosen](this.req, this, this.req.next);
-    } else if (formats.default) {
-      formats.default(this.req, this, this.req.next);
-    } else {
-      this.req.next(createError(406, { types: keys.map(bareType) }));
-    }
+  format(formats: Formats<BridgeRequest, this>): this {
+    answerByFormat(this.req, this, formats);
     return this;
   }
 
@@ -120,9 +102,8 @@ export class BridgeResponse extends ResponseHeaders {
    */
   render(_view: string, localsOrCallback?: object | ((error: Error) => void), callback?: (error: Error) => void): void {
     const done = typeof localsOrCallback === 'function' ? localsOrCallback : callback;
-    const error = new Error(NO_VIEW_ENGINE);
-    if (!done) throw error;
-    done(error);
+    if (!done) throw noViewEngine();
+    done(noViewEngine());
   }
 
   sendStatus(code: number): this {
