@@ -4,7 +4,7 @@
  */
 export type Outcome =
   | { readonly kind: 'answered' }
-  | { readonly kind: 'passed'; readonly to: PassedTo }
+  | { readonly kind: 'passed'; readonly to: PassedTo; readonly resume: Resume }
   | { readonly kind: 'failed'; readonly error: unknown }
   | { readonly kind: 'closed' };
 
@@ -13,6 +13,9 @@ export type Outcome =
  * (`next('route')`, skipping the rest of this one), or past the router (`next('router')`).
  */
 export type PassedTo = 'chain' | 'route' | 'router';
+
+/** Runs the rest of the chain in the async context `next` was called in (`AsyncLocalStorage.snapshot()`). */
+export type Resume = <Result>(rest: () => Result) => Result;
 
 /** Told about an attempt to end a handler that had already ended (`attempt` names the call). */
 export type IgnoredAttempt = (attempt: string, first: Outcome | undefined, error?: unknown) => void;

@@ -1,6 +1,7 @@
 import createError from 'http-errors';
 import statuses from 'statuses';
 import { isDatabaseUnreachable } from '../db/connect.ts';
+import type { HeaderChange } from './response-headers.ts';
 
 interface ErrorFields {
   status?: unknown;
@@ -46,4 +47,9 @@ function errorStatus(error: unknown): number | undefined {
 
 function isErrorStatus(status: number): boolean {
   return status >= 400 && status < 600;
+}
+
+/** What Node throws for a header change once the headers are out; Express lets it through. */
+export function headersSentError(verb: HeaderChange): Error {
+  return Object.assign(new Error(`Cannot ${verb} headers after they are sent to the client`), { code: 'ERR_HTTP_HEADERS_SENT' });
 }

@@ -1,8 +1,10 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import onFinished from 'on-finished';
 import type { Logger } from '../http/logger.ts';
 import { requestState } from '../http/state.ts';
+import { currentTenantContext, runInTenant, type TenantContext } from '../tenancy/context.ts';
 import { Completion, type Outcome, type PassedTo } from './completion.ts';
 import { handlerFailure } from './errors.ts';
 import { exchangeFor, type Exchange } from './exchange.ts';
@@ -24,6 +26,7 @@ export interface BridgeOptions {
  */
 export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Middleware {
   return async (ctx, next) => {
+    const tenant = currentTenantContext();
     const exchange = exchangeFor(ctx);
     const completion = new Completion((attempt, first, error) => reportLate(ctx, options.logger, attempt, first, error));
     BridgeResponse.attach(exchange.res, completion);
@@ -32,7 +35,7 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
     invoke(handler, exchange, completion);
     const outcome = await completion.outcome;
     stopWatching();
-    if (outcome.kind === 'passed') return handOn(ctx, outcome.to, next);
+    if (outcome.kind === 'passed') return outcome.resume(() => inTenant(tenant, () => handOn(ctx, outcome.to, next)));
     if (outcome.kind === 'failed') {
       // A file transfer had Koa stand aside: if it never started, the error answer goes through
       // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes;
@@ -44,13 +47,17 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
   };
 }
 
-/** Express's `next`: continue on nothing, skip on `'route'`/`'router'`, fail on anything else. */
+/**
+ * Express's `next`: continue on nothing, skip on `'route'`/`'router'`, fail on anything else.
+ * Express calls the next function from inside `next`, so a store entered around it
+ * (`als.run(store, next)`) is seen there: the rest of the chain resumes in `next`'s context.
+ */
 function expressNext(completion: Completion, exchange: Exchange): NextFunction {
   return (error?: unknown) => {
     if (!error) {
-      completion.settleOrReport({ kind: 'passed', to: 'chain' }, 'next()');
+      completion.settleOrReport({ kind: 'passed', to: 'chain', resume: AsyncLocalStorage.snapshot() }, 'next()');
     } else if (error === 'route' || error === 'router') {
-      completion.settleOrReport({ kind: 'passed', to: error }, `next('${error}')`);
+      completion.settleOrReport({ kind: 'passed', to: error, resume: AsyncLocalStorage.snapshot() }, `next('${error}')`);
     } else {
       completion.settleOrReport({ kind: 'failed', error: handlerFailure(error, exchange.res.statusCode) }, 'next(error)');
     }
@@ -65,6 +72,15 @@ function handOn(ctx: Context, to: PassedTo, next: () => Promise<void>): Promise<
   const match = routeMatch(ctx);
   if (match === undefined || to === 'chain') return next();
   return to === 'route' ? match.nextRoute() : match.leaveRouter();
+}
+
+/**
+ * The request's tenant is the service's, not the handler's: whatever context `next` was called
+ * from (a listener another request triggered, say), the rest of the chain keeps this request's
+ * tenant (SPEC §4.2).
+ */
+function inTenant<Result>(tenant: TenantContext | undefined, rest: () => Result): Result {
+  return tenant === undefined || currentTenantContext() === tenant ? rest() : runInTenant(tenant, rest);
 }
 
 /** A synchronous throw and a rejected promise fail the handler like `next(error)`. */

@@ -1,12 +1,13 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import querystring, { type ParsedUrlQuery } from 'node:querystring';
+import accepts from 'accepts';
 import fresh from 'fresh';
 import type { Context } from 'koa';
 import rangeParser from 'range-parser';
 import { requestState } from '../http/state.ts';
 import type { BridgeResponse } from './response.ts';
-import { routeMatch } from './route-match.ts';
+import { routeMatch, type ExpressRoute } from './route-match.ts';
 import type { NextFunction } from './types.ts';
 import { uploadedFiles, type UploadedFiles } from './uploads.ts';
 
@@ -40,9 +41,9 @@ export class BridgeRequest {
     this.#assigned.set('body', value);
   }
 
-  /** Route parameters, decoded; a wildcard (`*rest`) is the array of its segments, as in Express 5. */
+  /** Route parameters, decoded; a wildcard (`*rest`) is the array of its segments; no prototype, as in Express 5. */
   get params(): Record<string, string | string[]> {
-    return this.#assignedOr('params', () => routeMatch(this.#context)?.params ?? {});
+    return this.#assignedOr('params', () => routeMatch(this.#context)?.params ?? Object.create(null));
   }
   set params(value: Record<string, string | string[]>) {
     this.#assigned.set('params', value);
@@ -74,6 +75,11 @@ export class BridgeRequest {
   get query(): ParsedUrlQuery {
     const search = this.url.indexOf('?');
     return querystring.parse(search === -1 ? '' : this.url.slice(search + 1));
+  }
+
+  /** The route now running: its declared `path` and its `methods` (`{ get: true }`). */
+  get route(): ExpressRoute | undefined {
+    return routeMatch(this.#context)?.route;
   }
 
   get headers(): IncomingHttpHeaders {
@@ -175,20 +181,21 @@ export class BridgeRequest {
     return this.#context.is(types.flat());
   }
 
+  /** Content negotiation with `accepts` 2, the version Express 5 uses (Koa's own is older). */
   accepts(...types: Array<string | string[]>): string | string[] | false {
-    return this.#context.accepts(types.flat());
+    return accepts(this.#context.req).types(types.flat());
   }
 
   acceptsEncodings(...encodings: Array<string | string[]>): string | string[] | false {
-    return this.#context.acceptsEncodings(encodings.flat());
+    return accepts(this.#context.req).encodings(encodings.flat());
   }
 
   acceptsCharsets(...charsets: Array<string | string[]>): string | string[] | false {
-    return this.#context.acceptsCharsets(charsets.flat());
+    return accepts(this.#context.req).charsets(charsets.flat());
   }
 
   acceptsLanguages(...languages: Array<string | string[]>): string | string[] | false {
-    return this.#context.acceptsLanguages(languages.flat());
+    return accepts(this.#context.req).languages(languages.flat());
   }
 
   range(size: number, options?: rangeParser.Options): rangeParser.Result | rangeParser.Ranges | undefined {

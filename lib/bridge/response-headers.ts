@@ -1,18 +1,16 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { create as contentDisposition } from 'content-disposition';
-import { serialize as serializeCookie, type SerializeOptions } from 'cookie';
 import encodeUrl from 'encodeurl';
 import type { Context } from 'koa';
 import mime from 'mime-types';
+import { setCookieValue, type CookieOptions } from './cookies.ts';
+import { linkHeader } from './response-formats.ts';
+
+/** How a header changes: Node names it in the error it throws once the headers are out. */
+export type HeaderChange = 'set' | 'remove';
 
 export type HeaderValue = string | number | boolean | readonly (string | number | boolean)[];
-
-export interface CookieOptions extends Omit<SerializeOptions, 'maxAge'> {
-  /** Milliseconds, as in Express; sent as `Max-Age` seconds plus `Expires`. */
-  maxAge?: number;
-  signed?: boolean;
-}
 
 /**
  * Status and header members of Express 5's `res`, written straight through to Koa's `ctx`.
@@ -93,7 +91,7 @@ export class ResponseHeaders extends EventEmitter {
   }
 
   vary(field: string | string[]): this {
-    if (this.headersOpen('vary')) this.context.vary(field);
+    if (this.headersOpen('vary', 'set')) this.context.vary(field);
     return this;
   }
 
@@ -103,17 +101,9 @@ export class ResponseHeaders extends EventEmitter {
     return this.set('Content-Disposition', contentDisposition(name));
   }
 
+  /** Adds a `Set-Cookie`; `signed: true` signs with the secret cookie-parser put on `req.secret`. */
   cookie(name: string, value: unknown, options: CookieOptions = {}): this {
-    if (options.signed) throw new Error('cookieParser("secret") required for signed cookies');
-    const { maxAge, signed: _signed, ...rest } = options;
-    const serializeOptions: SerializeOptions = { ...rest };
-    if (maxAge != null && !Number.isNaN(Number(maxAge))) {
-      serializeOptions.expires = new Date(Date.now() + Number(maxAge));
-      serializeOptions.maxAge = Math.floor(Number(maxAge) / 1000);
-    }
-    serializeOptions.path ??= '/';
-    const text = typeof value === 'object' ? `j:${JSON.stringify(value)}` : String(value);
-    return this.append('Set-Cookie', serializeCookie(name, text, serializeOptions));
+    return this.append('Set-Cookie', setCookieValue(name, value, options, this.cookieSecret()));
   }
 
   clearCookie(name: string, options: CookieOptions = {}): this {
@@ -121,8 +111,13 @@ export class ResponseHeaders extends EventEmitter {
     return this.cookie(name, '', { path: '/', ...rest, expires: new Date(1) });
   }
 
+  /** Adds to the `Link` header: `res.links({ next: url, last: [url, url] })`. */
+  links(links: Record<string, string | readonly string[]>): this {
+    return this.set('Link', linkHeader(this.get('Link'), links));
+  }
+
   setHeader(name: string, value: string | number | readonly string[]): this {
-    if (this.headersOpen(`set ${name}`)) this.context.res.setHeader(name, value);
+    if (this.headersOpen(`set ${name}`, 'set')) this.context.res.setHeader(name, value);
     return this;
   }
 
@@ -143,11 +138,16 @@ export class ResponseHeaders extends EventEmitter {
   }
 
   removeHeader(name: string): void {
-    if (this.headersOpen(`remove ${name}`)) this.context.res.removeHeader(name);
+    if (this.headersOpen(`remove ${name}`, 'remove')) this.context.res.removeHeader(name);
+  }
+
+  /** The secret signed cookies are signed with: none until a request is attached. */
+  protected cookieSecret(): string | Buffer | undefined {
+    return undefined;
   }
 
   /** Whether headers may still change (`change` names the attempt, for a report when not). */
-  protected headersOpen(_change: string): boolean {
+  protected headersOpen(_change: string, _verb: HeaderChange): boolean {
     return !this.headersSent;
   }
 }

@@ -5,10 +5,11 @@ import statuses from 'statuses';
 import { followSocketEvents, openBodyStream } from './body-stream.ts';
 import { Completion } from './completion.ts';
 import { downloadCall } from './download.ts';
-import { handlerFailure } from './errors.ts';
+import { handlerFailure, headersSentError } from './errors.ts';
 import type { BridgeRequest } from './request.ts';
 import { redirectBody, toBuffer, withCharset } from './response-bodies.ts';
-import { ResponseHeaders } from './response-headers.ts';
+import { answerByFormat, jsonpCallback, jsonpScript, noViewEngine, type Formats } from './response-formats.ts';
+import { ResponseHeaders, type HeaderChange } from './response-headers.ts';
 import { transferFile, type SendFileCallback, type SendFileOptions } from './send-file.ts';
 
 /** What the response has committed to: nothing yet, a whole body, a stream, or a file. */
@@ -25,8 +26,8 @@ const EMPTY = Buffer.alloc(0);
  * Every answer settles the running handler's completion; a second one is ignored and reported.
  */
 export class BridgeResponse extends ResponseHeaders {
-  /** Per request, shared by every bridged function of the request (custom auth, handler). */
-  readonly locals: Record<string, unknown> = {};
+  /** Per request, shared by every bridged function of the request (custom auth, handler); no prototype, as in Express 5. */
+  readonly locals: Record<string, unknown> = Object.create(null);
   req!: BridgeRequest;
   #completion = new Completion(() => {});
   #mode: Mode = 'open';
@@ -70,6 +71,39 @@ export class BridgeResponse extends ResponseHeaders {
     const text: string | undefined = JSON.stringify(value);
     if (!this.get('Content-Type')) this.set('Content-Type', 'application/json');
     return this.send(text);
+  }
+
+  /**
+   * Express 5's `res.jsonp`: a script calling `?callback=` with the JSON, or plain JSON without
+   * one. Both say `X-Content-Type-Options: nosniff` unless the handler chose the type of the JSON.
+   */
+  jsonp(value?: unknown): this {
+    if (!this.#claim('jsonp')) return this;
+    const json: string | undefined = JSON.stringify(value);
+    if (!this.get('Content-Type')) this.set({ 'X-Content-Type-Options': 'nosniff', 'Content-Type': 'application/json' });
+    const callback = jsonpCallback(this.req.query.callback);
+    if (callback === undefined) return this.send(json);
+    this.set({ 'X-Content-Type-Options': 'nosniff', 'Content-Type': 'text/javascript' });
+    return this.send(jsonpScript(callback, json));
+  }
+
+  /**
+   * Express 5's `res.format`: the answer for the type the client accepts best, `default` when
+   * it accepts none of them, else 406 through `next` (with the types offered, as `error.types`).
+   */
+  format(formats: Formats<BridgeRequest, this>): this {
+    answerByFormat(this.req, this, formats);
+    return this;
+  }
+
+  /**
+   * There is no view engine (SPEC §10): the error says what to use instead. It goes to the
+   * callback when one is given, as Express's render errors do; else it is thrown.
+   */
+  render(_view: string, localsOrCallback?: object | ((error: Error) => void), callback?: (error: Error) => void): void {
+    const done = typeof localsOrCallback === 'function' ? localsOrCallback : callback;
+    if (!done) throw noViewEngine();
+    done(noViewEngine());
   }
 
   sendStatus(code: number): this {
@@ -212,11 +246,25 @@ export class BridgeResponse extends ResponseHeaders {
     return this;
   }
 
-  /** After the answer, Express throws on header changes; a late change is ignored and reported instead. */
-  protected override headersOpen(change: string): boolean {
-    if (!this.headersSent) return true;
+  /**
+   * Once this response's own body has started, a header change throws ERR_HTTP_HEADERS_SENT, as
+   * in Express. After an answer the service gave in the handler's place (its 504, an error), the
+   * change is a late answer: ignored and reported.
+   */
+  protected override headersOpen(change: string, verb: HeaderChange): boolean {
+    if (this.#bodyStarted()) throw headersSentError(verb);
+    if (!this.context.res.headersSent) return true;
     this.#completion.reportLate(change);
     return false;
+  }
+
+  protected override cookieSecret(): string | Buffer | undefined {
+    const secret = this.req.secret;
+    return typeof secret === 'string' || Buffer.isBuffer(secret) ? secret : undefined;
+  }
+
+  #bodyStarted(): boolean {
+    return this.#mode === 'body' || this.#mode === 'stream' || (this.#mode === 'file' && this.context.res.headersSent);
   }
 
   #openStream(attempt: string): boolean {

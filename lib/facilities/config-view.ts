@@ -1,23 +1,37 @@
 import type { Config } from '../config/index.ts';
 import { currentConfig } from './current.ts';
 
-const refuse = (): boolean => false;
+/** Every key of the resolved configuration; the compiler keeps the list whole and exact. */
+const CONFIG_KEYS: Record<keyof Config, true> = {
+  spaces: true,
+  tenancy: true,
+  referer: true,
+  projects: true,
+  rateLimit: true,
+  http: true,
+  auth: true,
+  sso: true,
+  limits: true,
+  sample: true,
+  port: true,
+  host: true,
+  projectsDir: true,
+  dataDir: true,
+  logLevel: true,
+  database: true,
+  redis: true,
+};
 
 /**
- * The configuration of the service serving the current request (SPEC §3, §8.5): reads go to
- * that service's deeply frozen config, writes fail as they would on a frozen object. A view,
- * not a copy, because one process may run several services (tests, benchmarks).
+ * The configuration of the service serving the current request (SPEC §3, §8.5), deeply frozen:
+ * a frozen object whose every key reads that service's own deeply frozen configuration, so
+ * `Object.isFrozen` holds for it and for every object in it, and no write lands anywhere.
+ * Its keys read through, rather than it being one service's object, because a route module is
+ * loaded once per process and one process may run several services (tests, benchmarks).
  */
-export const configView: Config = new Proxy({} as Config, {
-  get: (_target, key) => Reflect.get(currentConfig(), key),
-  has: (_target, key) => Reflect.has(currentConfig(), key),
-  ownKeys: () => Reflect.ownKeys(currentConfig()),
-  getOwnPropertyDescriptor: (_target, key) => {
-    const descriptor = Reflect.getOwnPropertyDescriptor(currentConfig(), key);
-    return descriptor && { value: descriptor.value, enumerable: descriptor.enumerable, writable: false, configurable: true };
-  },
-  set: refuse,
-  defineProperty: refuse,
-  deleteProperty: refuse,
-  setPrototypeOf: refuse,
-});
+export const configView: Config = Object.freeze(
+  Object.defineProperties(
+    {} as Config,
+    Object.fromEntries(Object.keys(CONFIG_KEYS).map((key) => [key, { enumerable: true, get: () => currentConfig()[key as keyof Config] }])),
+  ),
+);

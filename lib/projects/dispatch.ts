@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
-import { enterRoute } from '../bridge/index.ts';
+import { enterRoute, expressRoute, type ExpressRoute } from '../bridge/index.ts';
 import { requestState } from '../http/state.ts';
 import { looseRoutePath, routeParams } from './params.ts';
 
@@ -9,6 +9,8 @@ const MOUNT = /^(\/api\/([^/]+))(\/.*)?$/i;
 
 interface RegisteredRoute {
   readonly chain: Middleware;
+  /** Express's `req.route`. */
+  readonly route: ExpressRoute;
   /** Named in the log lines of the requests it answers. */
   readonly answeredBy: { readonly project: string; readonly route: string };
 }
@@ -26,7 +28,7 @@ export class ProjectRouter {
   /** Registers a route whose chain is already composed; GET also answers HEAD. */
   add(method: string, path: string, chain: Middleware): void {
     const layer = this.#router.register(looseRoutePath(path), [method], chain);
-    this.#routes.set(layer, { chain, answeredBy: Object.freeze({ project: this.#project, route: `${method} ${path}` }) });
+    this.#routes.set(layer, { chain, route: expressRoute(method, path), answeredBy: Object.freeze({ project: this.#project, route: `${method} ${path}` }) });
   }
 
   /**
@@ -42,12 +44,12 @@ export class ProjectRouter {
     const runLayer = (position: number): Promise<void> => {
       const layer = layers[position];
       if (layer === undefined) return next();
-      const route = this.#routes.get(layer);
-      if (route === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
+      const registered = this.#routes.get(layer);
+      if (registered === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
       const nextRoute = () => runLayer(position + 1);
-      state.answeredBy = route.answeredBy;
-      enterRoute(ctx, { params: routeParams(layer, rest), nextRoute, leaveRouter: next });
-      return route.chain(ctx, nextRoute);
+      state.answeredBy = registered.answeredBy;
+      enterRoute(ctx, { params: routeParams(layer, rest), route: registered.route, nextRoute, leaveRouter: next });
+      return registered.chain(ctx, nextRoute);
     };
     return runLayer(0);
   }

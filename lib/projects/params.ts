@@ -10,13 +10,13 @@ export function looseRoutePath(path: string): string {
 }
 
 /**
- * `req.params` as Express 5's router gives them: every value URI-decoded, a wildcard (`*rest`)
- * as the array of its decoded segments, an optional part that is absent left out. A value that
- * does not decode is 400, before any step of the route runs.
+ * `req.params` as Express 5's router gives them: a null-prototype object, every value
+ * URI-decoded, a wildcard (`*rest`) as the array of its decoded segments, an optional part that
+ * is absent left out. A value that does not decode is 400, before any step of the route runs.
  */
 export function routeParams(layer: Layer, path: string): Record<string, string | string[]> {
   const captures = layer.captures(path);
-  const params: Record<string, string | string[]> = {};
+  const params: Record<string, string | string[]> = Object.create(null);
   layer.paramNames.forEach((key, index) => {
     const value = captures[index];
     if (value === undefined) return;

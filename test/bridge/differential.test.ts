@@ -1,6 +1,8 @@
 import test, { type ExecutionContext } from 'ava';
 import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
 import { conditional, CONDITIONAL_FILE_CASE, ERROR_CASES, FILE_CASES, REQUEST_CASES, RESPONSE_CASES, type DifferentialCase } from '../helpers/bridge-cases.ts';
+import { answerOf, type Answer } from '../helpers/bridge-compare.ts';
+import { MEMBER_CASES } from '../helpers/bridge-member-cases.ts';
 
 /**
  * The bridge against real Express 5.3: every case's functions are mounted in both apps, the same
@@ -8,15 +10,7 @@ import { conditional, CONDITIONAL_FILE_CASE, ERROR_CASES, FILE_CASES, REQUEST_CA
  * the case's headers. Where Express renders an HTML error page, spaceport's JSON body of SPEC §7
  * is asserted instead (by design).
  */
-const ALL_CASES = [...RESPONSE_CASES, ...REQUEST_CASES, ...ERROR_CASES, ...FILE_CASES, CONDITIONAL_FILE_CASE];
-
-interface Answer {
-  status: number;
-  type: string | null;
-  location: string | null;
-  body: string;
-  headers: Record<string, string | null>;
-}
+const ALL_CASES = [...RESPONSE_CASES, ...REQUEST_CASES, ...ERROR_CASES, ...FILE_CASES, ...MEMBER_CASES, CONDITIONAL_FILE_CASE];
 
 const slugs = new Map(ALL_CASES.map((each, index) => [each, `/case${index}`]));
 const slugOf = (each: DifferentialCase): string => slugs.get(each) as string;
@@ -41,26 +35,12 @@ function requestPath(each: DifferentialCase): string {
   return `${each.mountAs ?? MOUNT}${slugOf(each)}${own}`;
 }
 
-async function answerOf(app: RunningApp, each: DifferentialCase, init: RequestInit = each.request?.init ?? {}): Promise<Answer> {
-  const response = await fetch(`${app.url}${requestPath(each)}`, { redirect: 'manual', ...init });
-  const headers = Object.fromEntries((each.headers ?? []).map((name) => [name, comparable(name, response.headers)]));
-  return {
-    status: response.status,
-    type: response.headers.get('content-type'),
-    location: response.headers.get('location'),
-    body: await response.text(),
-    headers,
-  };
-}
-
-/** `Expires` of a cookie with `maxAge` is computed at the time of the request: it may differ by a second. */
-function comparable(name: string, headers: Headers): string | null {
-  if (name !== 'set-cookie') return headers.get(name);
-  return headers.getSetCookie().map((cookie) => cookie.replace(/Expires=[^;]+/, 'Expires=<date>')).join('\n');
+function answerFrom(app: RunningApp, each: DifferentialCase, init: RequestInit = each.request?.init ?? {}): Promise<Answer> {
+  return answerOf(app, requestPath(each), init, each.headers);
 }
 
 async function compare(t: ExecutionContext, each: DifferentialCase, init?: RequestInit): Promise<void> {
-  const [expected, actual] = await Promise.all([answerOf(express, each, init), answerOf(bridge, each, init)]);
+  const [expected, actual] = await Promise.all([answerFrom(express, each, init), answerFrom(bridge, each, init)]);
   t.is(actual.status, expected.status, 'status');
   if (each.status !== undefined) t.is(actual.status, each.status, 'the status the case shows');
   if (each.spaceportJson === undefined) {
@@ -88,7 +68,7 @@ test(`same as Express: ${CONDITIONAL_FILE_CASE.name}`, async (t) => {
   const validator = first.headers.get('etag') ?? '';
   t.truthy(validator);
   await compare(t, CONDITIONAL_FILE_CASE, { headers: conditional(validator) });
-  const answer = await answerOf(bridge, CONDITIONAL_FILE_CASE, { headers: conditional(validator) });
+  const answer = await answerFrom(bridge, CONDITIONAL_FILE_CASE, { headers: conditional(validator) });
   t.is(answer.status, 304);
   t.is(answer.body, '');
 });

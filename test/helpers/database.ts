@@ -74,3 +74,13 @@ export async function migratedDatabase(tenants: string[]): Promise<MigratedDatab
     },
   };
 }
+
+/** Runs `work` with the service's view of the database at `url` (row-level security), closed afterwards. */
+export async function withTenantDatabase<Result>(url: string, work: (database: TenantDatabase) => Promise<Result>): Promise<Result> {
+  const database = new TenantDatabase(url);
+  try {
+    return await work(database);
+  } finally {
+    await database.close();
+  }
+}

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { createKnex } from '../../lib/db/connect.ts';
+import { withTenantDatabase } from '../helpers/database.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { databaseProxy, type DatabaseProxy } from '../helpers/database-proxy.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
@@ -41,8 +42,8 @@ const FAULTS: Fault[] = [
 test.before(async () => {
   const knex = createKnex(await testDatabaseUrl());
   await migrateLatest(knex);
-  await saveAccount(knex, 'default', { username: 'alice', password: 'alice-password-1' });
   await knex.destroy();
+  await withTenantDatabase(await testDatabaseUrl(), (database) => saveAccount(database, 'default', { username: 'alice', password: 'alice-password-1' }));
 });
 
 test.after.always(dropTestDatabase);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import test from 'ava';
 import autocannon from 'autocannon';
 import { saveAccount } from '../../lib/auth/accounts.ts';
-import { createKnex } from '../../lib/db/connect.ts';
+import { withTenantDatabase } from '../helpers/database.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess } from '../helpers/service-process.ts';
 
@@ -53,9 +53,7 @@ test('20 000 mixed requests at 100 connections: 0 errors, resident memory up les
       sample: { uploadDir: mkdtempSync(path.join(tmpdir(), 'spaceport-load-uploads-')) },
     },
   });
-  const knex = createKnex(databaseUrl);
-  await saveAccount(knex, 'default', { username: 'alice', password: PASSWORD, role: 'admin' });
-  await knex.destroy();
+  await withTenantDatabase(databaseUrl, (database) => saveAccount(database, 'default', { username: 'alice', password: PASSWORD, role: 'admin' }));
   const token = await logIn(service.url);
   const created = await fetch(`${service.url}/spaces`, {
     method: 'POST',

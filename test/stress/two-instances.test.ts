@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { createKnex } from '../../lib/db/connect.ts';
+import { withTenantDatabase } from '../helpers/database.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { hmacToken, systemClaims } from '../helpers/forged-tokens.ts';
@@ -54,9 +55,7 @@ async function deploy(t: ExecutionContext): Promise<Deployment> {
   };
   const [one, two] = await Promise.all([startServiceProcess(t, options), startServiceProcess(t, options)]);
   const balancer = await startBalancer(t, haproxy.path, { one: one.port, two: two.port });
-  const knex = createKnex(databaseUrl);
-  const { account } = await saveAccount(knex, 'default', { username: 'alice', password: 'alice-password-1', role: 'admin' });
-  await knex.destroy();
+  const { account } = await withTenantDatabase(databaseUrl, (database) => saveAccount(database, 'default', { username: 'alice', password: 'alice-password-1', role: 'admin' }));
   return { one, two, balancer, databaseUrl, token: hmacToken({ alg: 'HS256', typ: 'JWT' }, systemClaims(account.uid, 'default'), TEST_JWT_SECRET) };
 }
 
