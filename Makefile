@@ -19,16 +19,18 @@ $(STAMP): package.json package-lock.json
 run: $(STAMP)
 	$(NODE) lib/main.ts
 
+# Every test (the service's and each project's own), or one project's: make test PROJECT=shop.
 test: $(STAMP)
-	$(NODE) lib/cli/with-database.ts -- ava --tap | $(NODE) test/summary.ts
+	$(NODE) lib/cli/with-database.ts -- $(NODE) lib/cli/run-tests.ts $(call given,PROJECT,--project) | $(NODE) test/summary.ts
 
 # The heavy suites (test/stress/), one file at a time; bounded at well under 10 minutes.
 test-stress: $(STAMP)
 	$(NODE) lib/cli/with-database.ts -- ava --tap --config ava.stress.config.js | $(NODE) test/summary.ts
 
+# The service, then every project of PROJECTS_DIR (routes, settings, handlers, tests), then lint.
 check: $(STAMP)
 	tsc --noEmit -p tsconfig.json
-	tsc --noEmit -p projects/sample
+	@$(CLI) check-projects
 	@if [ -x $(BIOME) ]; then $(BIOME) lint; else echo "check: no Biome binary for this platform; lint skipped" >&2; exit 1; fi
 
 migrate migrate-status routes: $(STAMP)

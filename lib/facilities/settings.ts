@@ -46,8 +46,10 @@ export interface ProjectSettings<Declarations extends SettingDeclarations = Sett
 /** What `defineSettings()` has made: the loader accepts nothing else as `api/settings.js`. */
 const defined = new WeakSet<ProjectSettings>();
 
+type Values = Readonly<Record<string, SettingValue | undefined>>;
+
 /** Per configuration (one per running service), each loaded project's values. */
-const boundValues = new WeakMap<Config, Map<ProjectSettings, Readonly<Record<string, SettingValue>>>>();
+const boundValues = new WeakMap<Config, { bySettings: Map<ProjectSettings, Values>; byProject: Map<string, Values> }>();
 
 /**
  * Declares a project's settings, in `api/settings.js` (default export):
@@ -76,15 +78,22 @@ export function isDefinedSettings(candidate: unknown): candidate is ProjectSetti
 }
 
 /** Called by the loader once a project's values are resolved, before its route file is imported. */
-export function bindSettings(config: Config, settings: ProjectSettings, values: Readonly<Record<string, SettingValue>>): void {
-  const forConfig = boundValues.get(config) ?? new Map();
-  forConfig.set(settings, Object.freeze({ ...values }));
-  boundValues.set(config, forConfig);
+export function bindSettings(config: Config, project: string, settings: ProjectSettings, values: Values): void {
+  const bound = boundValues.get(config) ?? { bySettings: new Map(), byProject: new Map() };
+  const frozen = Object.freeze({ ...values });
+  bound.bySettings.set(settings, frozen);
+  bound.byProject.set(project, frozen);
+  boundValues.set(config, bound);
+}
+
+/** A project's values in the service configured by `config`; none when it declares no settings. */
+export function valuesOfProject(config: Config, project: string): Values {
+  return boundValues.get(config)?.byProject.get(project) ?? {};
 }
 
 /** The values `settings` has in the service configured by `config`. */
-export function valuesOf(settings: ProjectSettings, config: Config): Readonly<Record<string, SettingValue | undefined>> {
-  const values = boundValues.get(config)?.get(settings);
+export function valuesOf(settings: ProjectSettings, config: Config): Values {
+  const values = boundValues.get(config)?.bySettings.get(settings);
   if (values === undefined) {
     throw new Error("spaceport: these settings belong to no loaded project (a project's settings are the default export of its api/settings.js)");
   }

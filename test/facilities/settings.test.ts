@@ -27,7 +27,7 @@ test('values are read from the configuration they were bound to', (t) => {
   const { config } = loadConfig({ env: { JWT_SECRET: 'a-secret-that-is-long-enough' }, expert: {} });
   adoptConfig(config);
   const settings = defineSettings(declarations);
-  bindSettings(config, settings, { apiKey: 'k', pageSize: 5 });
+  bindSettings(config, 'shop', settings, { apiKey: 'k', pageSize: 5 });
   t.is(settings.get('apiKey'), 'k');
   t.is(settings.get('pageSize'), 5);
   t.is(settings.get('label'), undefined);

@@ -31,7 +31,7 @@ export async function loadSettings(project: string, apiDir: string, context: Set
   const { values, problems } = resolveValues({ project, file: file ?? apiDir, settings: declared.settings }, context.sources);
   // Bound even when some are wrong: the route file may read the others as it loads, and its
   // own problems belong in the same report.
-  if (declared.settings !== undefined) bindSettings(context.config, declared.settings, values);
+  if (declared.settings !== undefined) bindSettings(context.config, project, declared.settings, values);
   return problems;
 }
 
