@@ -13,16 +13,26 @@ interface ErrorFields {
  * The error a failed handler answers with, its status chosen as Express's final handler does:
  * the error's own `status`/`statusCode` when 400-599, else a 4xx/5xx the handler had already
  * set with `res.status`, else 500. A 4xx shows its message and headers; a 5xx shows nothing of
- * the original, which stays attached as `cause` for the log. A database that is down is the
- * service's to answer (503, SPEC §7), so that error passes on as it is.
+ * the original. A database that is down is the service's to answer (503, SPEC §7), so that
+ * error passes on as it is.
  */
 export function handlerFailure(error: unknown, responseStatus: number): Error {
   if (errorStatus(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
   const status = errorStatus(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
+  if (status >= 500 && error instanceof Error) return withStatus(error, status);
   const fields = (error !== null && typeof error === 'object' ? error : {}) as ErrorFields;
   const message = typeof fields.message === 'string' ? fields.message : typeof error === 'string' ? error : '';
   const headers = status < 500 && fields.headers !== null && typeof fields.headers === 'object' ? fields.headers : undefined;
   return createError(status, message || String(statuses.message[status] ?? 'Error'), { expose: status < 500, headers, cause: error });
+}
+
+/**
+ * The handler's own error, seen with the status of the answer and never exposed: the log shows
+ * its type, message, stack (the route file's frame first) and cause, each once, where a wrapping
+ * error would print its message twice and the bridge's frames first. The original is untouched.
+ */
+function withStatus(error: Error, status: number): Error {
+  return Object.assign(Object.create(error) as Error, { status, statusCode: status, expose: false });
 }
 
 function errorStatus(error: unknown): number | undefined {

@@ -1,8 +1,33 @@
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { RouteHandler } from '../bridge/index.ts';
 
 export type { BridgeRequest as Request, BridgeResponse as Response, NextFunction, RouteHandler, UploadedFile } from '../bridge/index.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** A JSON Schema object (draft 2020-12, OpenAPI 3.1's dialect). */
+export interface JsonSchema {
+  readonly [keyword: string]: unknown;
+}
+
+/** A zod 4 schema, or any Standard Schema that can describe itself as JSON Schema. */
+export interface ValidatorSchema {
+  readonly '~standard': StandardSchemaV1.Props & StandardJSONSchemaV1.Props;
+}
+
+/**
+ * What a route declares about its requests and answers. Request schemas are checked after
+ * authentication and before the handler (a 400 `{error}` naming the field); params and query
+ * are strings, checked as JSON Schema coerces them (`"5"` is an integer), and the handler still
+ * gets them as sent. Answers are documented, not checked.
+ */
+export interface RouteSchema {
+  params?: JsonSchema | ValidatorSchema;
+  query?: JsonSchema | ValidatorSchema;
+  body?: JsonSchema | ValidatorSchema;
+  /** By status code: `{ 200: {...}, 404: {...} }`. */
+  responses?: Readonly<Record<number, JsonSchema | ValidatorSchema>>;
+}
 
 /** One entry of a project's `api/routes.js` default export (seed §2.4, SPEC §8.1). */
 export interface Route {
@@ -15,6 +40,12 @@ export interface Route {
   skipAuth?: boolean;
   /** Custom authentication: answers the request itself or calls `next()`. Replaces the system JWT. */
   auth?: RouteHandler;
+  /** One line for `/openapi.json` and the `/docs` page. */
+  summary?: string;
+  description?: string;
+  /** Groups in the docs page; the project's name when absent. */
+  tags?: readonly string[];
+  schema?: RouteSchema;
 }
 
 /** Returns `routes` unchanged: it only gives a route file its types. */

@@ -34,9 +34,10 @@ export function errorHandler(logger: Logger): Middleware {
  * for an unreachable database, a 504 timeout), else the 500 body, at the error's own status.
  */
 export function answerError(ctx: Context, error: unknown, logger: Logger): void {
-  const requestId = requestState(ctx).requestId;
+  const { requestId, answeredBy } = requestState(ctx);
+  const where = { requestId, ...answeredBy };
   if (ctx.headerSent || !ctx.writable) {
-    logger.error({ err: error, requestId }, 'error after the response started');
+    logger.error({ err: error, ...where }, 'error after the response started');
     return;
   }
   const unreachable = isDatabaseUnreachable(error);
@@ -45,18 +46,18 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
   ctx.remove('Content-Length');
   ctx.status = status;
   if (status < 500) {
-    logger.info({ status, error: messageOf(error), requestId }, 'client error');
+    logger.info({ status, error: messageOf(error), ...where }, 'client error');
     setErrorHeaders(ctx, error);
     ctx.body = { error: messageOf(error) || 'Error' };
   } else if (unreachable) {
-    logger.error({ err: error, requestId }, 'database unreachable');
+    logger.error({ err: error, ...where }, 'database unreachable');
     ctx.body = { error: 'database unavailable' };
   } else if ((error as HttpErrorLike).expose === true) {
-    logger.error({ err: error, requestId }, 'server error');
+    logger.error({ err: error, ...where }, 'server error');
     setErrorHeaders(ctx, error);
     ctx.body = { error: messageOf(error) };
   } else {
-    logger.error({ err: error, requestId }, 'unhandled error');
+    logger.error({ err: error, ...where }, 'unhandled error');
     ctx.body = { success: false, message: 'Internal Server Error' };
   }
 }

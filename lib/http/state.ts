@@ -10,6 +10,8 @@ export interface RequestState {
   baseUrl?: string;
   /** The verified system JWT claims. */
   claims?: Readonly<Record<string, unknown>>;
+  /** For project routes: which route is answering, named in the request's error log lines. */
+  answeredBy?: { readonly project: string; readonly route: string };
 }
 
 const KEY = 'spaceport';

@@ -1,15 +1,15 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { buildOpenApiDocument } from '../openapi/index.ts';
+import { addDocsPage, buildOpenApiDocument } from '../openapi/index.ts';
 import type { MountedRoute } from '../projects/types.ts';
 import type { Runtime } from '../runtime.ts';
 import { routerMiddleware } from './routing.ts';
 
 const HEALTH_TIMEOUT_MS = 1500;
 
-/** `GET /healthz` and `GET /openapi.json`: the endpoints that take no tenant (SPEC §12). */
+/** `GET /healthz`, `GET /openapi.json` and `GET /docs`: the endpoints that take no tenant (SPEC §12). */
 export function systemRoutes(runtime: Runtime, projectRoutes: readonly MountedRoute[]): Middleware {
-  const openApi = JSON.stringify(buildOpenApiDocument(projectRoutes));
+  const openApi = JSON.stringify(buildOpenApiDocument(projectRoutes, { refererValidation: runtime.config.referer.enabled }));
   const router = new Router();
   router.get('/healthz', async (ctx) => {
     const up = await databaseAnswers(runtime);
@@ -20,6 +20,7 @@ export function systemRoutes(runtime: Runtime, projectRoutes: readonly MountedRo
     ctx.type = 'application/json';
     ctx.body = openApi;
   });
+  addDocsPage(router);
   return routerMiddleware(router);
 }
 

@@ -1,8 +1,6 @@
-/** A JSON value, the stuff an OpenAPI document is made of. */
-export type Json = string | number | boolean | null | readonly Json[] | JsonObject;
-export interface JsonObject {
-  readonly [key: string]: Json;
-}
+import type { JsonObject } from '../projects/json.ts';
+
+export type { Json, JsonObject } from '../projects/json.ts';
 
 export const BEARER_SCHEME = 'bearerAuth';
 

@@ -1,10 +1,11 @@
 import type { MountedRoute } from '../projects/types.ts';
 import { components, type JsonObject } from './components.ts';
-import { projectPaths } from './project-paths.ts';
+import { projectPaths, type ProjectPathOptions } from './project-paths.ts';
 import { systemPaths } from './system-paths.ts';
 
 /** The OpenAPI 3.1 document of the system endpoints and the mounted project routes (SPEC §12). */
-export function buildOpenApiDocument(projectRoutes: readonly MountedRoute[]): JsonObject {
+export function buildOpenApiDocument(projectRoutes: readonly MountedRoute[], options: ProjectPathOptions = { refererValidation: false }): JsonObject {
+  const project = projectPaths(projectRoutes, options);
   return {
     openapi: '3.1.0',
     info: {
@@ -16,8 +17,15 @@ export function buildOpenApiDocument(projectRoutes: readonly MountedRoute[]): Js
       { name: 'system', description: 'Health and this document; no tenant.' },
       { name: 'auth', description: 'System authentication.' },
       { name: 'spaces', description: 'Named groups of schemas (internal beta, behind `spaces.enabled`).' },
+      ...projectTags(projectRoutes),
     ],
-    paths: { ...systemPaths, ...projectPaths(projectRoutes) },
-    components,
+    paths: { ...systemPaths, ...project.paths },
+    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...project.schemas } },
   };
+}
+
+/** One tag per project, so the docs page groups its routes (a route's own `tags` replace it). */
+function projectTags(routes: readonly MountedRoute[]): JsonObject[] {
+  const projects = new Set(routes.map((route) => route.project));
+  return [...projects].map((project) => ({ name: project, description: `Routes of project ${project}, under /api/${project}.` }));
 }

@@ -1,2 +1,3 @@
 export { buildOpenApiDocument } from './document.ts';
 export { openApiTemplate } from './project-paths.ts';
+export { addDocsPage } from './docs-page.ts';

@@ -24,6 +24,16 @@ const openApiDocument: JsonObject = {
   },
 };
 
+const docsPage: JsonObject = {
+  get: {
+    operationId: 'docsPage',
+    tags: ['system'],
+    summary: 'An API reference page (Swagger UI) for this document',
+    security: [],
+    responses: { '200': { description: 'The HTML page; its scripts and styles come from `/docs/`.', content: { 'text/html': { schema: { type: 'string' } } } } },
+  },
+};
+
 const login: JsonObject = {
   post: {
     operationId: 'login',
@@ -96,10 +106,11 @@ const spaceItem: JsonObject = {
   },
 };
 
-/** `/healthz`, `/openapi.json`, `/auth/login` and `/spaces` (SPEC §12). */
+/** `/healthz`, `/openapi.json`, `/docs`, `/auth/login` and `/spaces` (SPEC §12). */
 export const systemPaths: JsonObject = {
   '/healthz': health,
   '/openapi.json': openApiDocument,
+  '/docs': docsPage,
   '/auth/login': login,
   '/spaces': spaceCollection,
   '/spaces/{name}': spaceItem,

@@ -6,6 +6,7 @@ import { rateLimit } from '../ratelimit/index.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RouteDefinition, RouteFunction } from './definition.ts';
 import { refererValidation } from './referer.ts';
+import { schemaCheckStep } from './request-validation.ts';
 
 /** The steps every route shares, built once per service. */
 export interface ChainSteps {
@@ -35,19 +36,18 @@ export function chainSteps(runtime: Runtime): ChainSteps {
 /**
  * One route's chain after the tenant step (SPEC §8.3), composed once at start-up: referer →
  * rate limit (public) → custom auth, with the non-file bodies parsed just before it → system
- * authentication unless public or custom → body parsing → handler. No body is read before
- * authentication, except what custom auth needs; files reach the disk only after it.
+ * authentication unless public or custom → the declared params and query schemas → body
+ * parsing → the declared body schema → handler. No body is read before authentication, except
+ * what custom auth needs; files reach the disk only after it.
  */
 export function routeChain(route: RouteDefinition, steps: ChainSteps): Middleware {
   const chain: Middleware[] = [];
   if (steps.referer !== undefined) chain.push(steps.referer);
   if (route.skipAuth) chain.push(steps.publicRateLimit());
-  if (route.auth !== undefined) {
-    chain.push(steps.parseFields, steps.bridge(route.auth));
-  } else {
-    if (!route.skipAuth) chain.push(steps.systemAuthentication);
-    chain.push(steps.parseFields);
-  }
-  chain.push(steps.parseMultipart, steps.bridge(route.handler));
+  if (route.auth !== undefined) chain.push(steps.parseFields, steps.bridge(route.auth));
+  else if (!route.skipAuth) chain.push(steps.systemAuthentication);
+  chain.push(...schemaCheckStep(route.schema, ['params', 'query']));
+  if (route.auth === undefined) chain.push(steps.parseFields);
+  chain.push(steps.parseMultipart, ...schemaCheckStep(route.schema, ['body']), steps.bridge(route.handler));
   return compose(chain);
 }

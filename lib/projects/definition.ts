@@ -1,4 +1,5 @@
 import type { RouteHandler } from '../bridge/index.ts';
+import type { RouteSchema } from './schemas.ts';
 import type { AuthMode } from './types.ts';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
@@ -14,6 +15,11 @@ export interface RouteDefinition {
   readonly handler: RouteFunction;
   readonly skipAuth: boolean;
   readonly auth: RouteFunction | undefined;
+  readonly summary: string | undefined;
+  readonly description: string | undefined;
+  readonly tags: readonly string[];
+  /** The declared request and answer schemas, compiled; undefined when none is declared. */
+  readonly schema: RouteSchema | undefined;
 }
 
 /** A project whose route file loaded and validated. */

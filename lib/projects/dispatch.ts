@@ -7,15 +7,26 @@ import { looseRoutePath, routeParams } from './params.ts';
 /** `/api/<segment>` and the rest of the path; `/api` itself matches case-insensitively too. */
 const MOUNT = /^(\/api\/([^/]+))(\/.*)?$/i;
 
+interface RegisteredRoute {
+  readonly chain: Middleware;
+  /** Named in the log lines of the requests it answers. */
+  readonly answeredBy: { readonly project: string; readonly route: string };
+}
+
 /** One project's routes: its own router, consulted only for URLs under its mount. */
 export class ProjectRouter {
+  readonly #project: string;
   readonly #router = new Router();
-  readonly #chains = new Map<object, Middleware>();
+  readonly #routes = new Map<object, RegisteredRoute>();
+
+  constructor(project: string) {
+    this.#project = project;
+  }
 
   /** Registers a route whose chain is already composed; GET also answers HEAD. */
   add(method: string, path: string, chain: Middleware): void {
     const layer = this.#router.register(looseRoutePath(path), [method], chain);
-    this.#chains.set(layer, chain);
+    this.#routes.set(layer, { chain, answeredBy: Object.freeze({ project: this.#project, route: `${method} ${path}` }) });
   }
 
   /**
@@ -25,16 +36,18 @@ export class ProjectRouter {
   dispatch(ctx: Context, next: Next, mount: string, rest: string): Promise<void> | void {
     const match = this.#router.match(rest, ctx.method);
     if (!match.route) return match.path.length === 0 ? next() : methodNotAllowed(ctx, match.path);
-    requestState(ctx).baseUrl = mount;
+    const state = requestState(ctx);
+    state.baseUrl = mount;
     const layers = match.pathAndMethod;
     const runLayer = (position: number): Promise<void> => {
       const layer = layers[position];
       if (layer === undefined) return next();
-      const chain = this.#chains.get(layer);
-      if (chain === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
+      const route = this.#routes.get(layer);
+      if (route === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
       const nextRoute = () => runLayer(position + 1);
+      state.answeredBy = route.answeredBy;
       enterRoute(ctx, { params: routeParams(layer, rest), nextRoute, leaveRouter: next });
-      return chain(ctx, nextRoute);
+      return route.chain(ctx, nextRoute);
     };
     return runLayer(0);
   }

@@ -10,7 +10,7 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
   const steps = chainSteps(runtime);
   const routers = new Map<string, ProjectRouter>();
   for (const project of projects) {
-    const router = new ProjectRouter();
+    const router = new ProjectRouter(project.name);
     for (const route of project.routes) router.add(route.method, route.path, routeChain(route, steps));
     routers.set(project.name, router);
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import type { SchemaDocuments } from './schemas.ts';
 
 /** How a project route authenticates (SPEC §8.3). */
 export type AuthMode = 'system' | 'public' | 'custom';
@@ -13,6 +14,11 @@ export interface MountedRoute {
   readonly urls: readonly string[];
   readonly auth: AuthMode;
   readonly file: string;
+  /** What the route declares about itself for `/openapi.json` (SPEC §8.1). */
+  readonly summary?: string;
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  readonly schemas?: SchemaDocuments;
 }
 
 export interface LoadedProjects {

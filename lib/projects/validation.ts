@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
+import { JsonSchemaCompiler } from './json-schema.ts';
 import { looseRoutePath } from './params.ts';
 import { kindOf, type RouteProblem } from './report.ts';
+import { readRouteSchema, type RouteSchema } from './schemas.ts';
 
-const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth']);
+const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'summary', 'description', 'tags', 'schema']);
 
 export interface ValidatedRoutes {
   readonly routes: readonly RouteDefinition[];
@@ -19,10 +21,10 @@ export function validateRoutes(project: string, file: string, exported: unknown)
   const routes: RouteDefinition[] = [];
   const problems: RouteProblem[] = [];
   const seen = new Map<string, number>();
+  const compiler = new JsonSchemaCompiler();
   exported.forEach((candidate: unknown, index) => {
-    const reasons = problemsOfRoute(candidate);
-    if (reasons.length === 0) {
-      const route = definitionOf(candidate as Record<string, unknown>);
+    const { reasons, route } = checkRoute(candidate, compiler);
+    if (route !== undefined) {
       const key = `${route.method} ${matchingKey(route.path)}`;
       const first = seen.get(key);
       if (first === undefined) seen.set(key, index);
@@ -33,6 +35,14 @@ export function validateRoutes(project: string, file: string, exported: unknown)
     for (const reason of reasons) problems.push({ project, file, route: { index, method, path }, reason });
   });
   return { routes, problems };
+}
+
+function checkRoute(candidate: unknown, compiler: JsonSchemaCompiler): { reasons: string[]; route?: RouteDefinition } {
+  const reasons = problemsOfRoute(candidate);
+  if (!isRecord(candidate)) return { reasons };
+  const declared = candidate.schema === undefined ? undefined : readRouteSchema(candidate.schema, compiler, pathParameterNames(candidate.path));
+  reasons.push(...(declared?.problems ?? []));
+  return reasons.length > 0 ? { reasons } : { reasons, route: definitionOf(candidate, declared?.schema) };
 }
 
 function problemsOfRoute(candidate: unknown): string[] {
@@ -53,19 +63,35 @@ function problemsOfRoute(candidate: unknown): string[] {
   else if (typeof candidate.function !== 'function') reasons.push(`function must be a function (got ${kindOf(candidate.function)})`);
   if (skipAuth !== undefined && typeof skipAuth !== 'boolean') reasons.push(`skipAuth must be a boolean (got ${kindOf(skipAuth)})`);
   if (auth !== undefined && typeof auth !== 'function') reasons.push(`auth must be a function (got ${kindOf(auth)})`);
+  reasons.push(...documentationProblems(candidate));
   for (const key of Object.keys(candidate)) {
     if (!KNOWN_PROPERTIES.has(key)) reasons.push(`unknown property "${key}"`);
   }
   return reasons;
 }
 
-function definitionOf(route: Record<string, unknown>): RouteDefinition {
+/** `summary`, `description` and `tags`: what `/openapi.json` shows of the route. */
+function documentationProblems({ summary, description, tags }: Record<string, unknown>): string[] {
+  const reasons: string[] = [];
+  if (summary !== undefined && typeof summary !== 'string') reasons.push(`summary must be a string (got ${kindOf(summary)})`);
+  if (description !== undefined && typeof description !== 'string') reasons.push(`description must be a string (got ${kindOf(description)})`);
+  if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string' && tag !== ''))) {
+    reasons.push(`tags must be an array of non-empty strings (got ${kindOf(tags)})`);
+  }
+  return reasons;
+}
+
+function definitionOf(route: Record<string, unknown>, schema: RouteSchema | undefined): RouteDefinition {
   return Object.freeze({
     method: (route.method as string).toUpperCase() as HttpMethod,
     path: route.path as string,
     handler: route.function as RouteFunction,
     skipAuth: route.skipAuth === true,
     auth: route.auth as RouteFunction | undefined,
+    summary: route.summary as string | undefined,
+    description: route.description as string | undefined,
+    tags: Object.freeze([...((route.tags as string[] | undefined) ?? [])]),
+    schema,
   });
 }
 
@@ -88,9 +114,19 @@ export function matchingKey(path: string): string {
 }
 
 function compiledPattern(path: string): RegExp {
+  return registeredLayer(path).regexp;
+}
+
+/** The names of a path's parameters (`/items/:id` → `id`); none known for an invalid path. */
+function pathParameterNames(path: unknown): string[] | undefined {
+  if (typeof path !== 'string' || !path.startsWith('/') || pathSyntaxProblem(path) !== undefined) return undefined;
+  return registeredLayer(path).paramNames.map((key) => String(key.name));
+}
+
+function registeredLayer(path: string): Router['stack'][number] {
   const router = new Router();
   router.register(looseRoutePath(path), ['GET'], () => {});
-  return router.stack[0].regexp;
+  return router.stack[0];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -46,7 +46,7 @@ export async function startBridgeApp(routes: readonly RouteCase[], options: Brid
   const { logger, lines: logs } = collectingLogger();
   const limits = { ...LIMITS, ...options.limits, handlerMs: options.handlerMs ?? LIMITS.handlerMs };
   const parsers = bodyParsers(limits, options);
-  const router = new ProjectRouter();
+  const router = new ProjectRouter(PROJECT);
   for (const route of routes) {
     const steps = route.handlers.map((handler) => bridgeHandler(handler, { handlerMs: limits.handlerMs, logger }));
     if (route.koaTail) steps.push(route.koaTail);

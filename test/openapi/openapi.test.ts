@@ -2,6 +2,7 @@ import test from 'ava';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../lib/openapi/index.ts';
 import type { MountedRoute } from '../../lib/projects/types.ts';
+import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 import { serviceForFile, type TestService } from '../helpers/service.ts';
 
 /** The parts of an OpenAPI document these tests read (the validator checks the whole). */
@@ -10,13 +11,23 @@ type Parameter = {
   readonly name?: string;
   readonly in?: string;
   readonly required?: boolean;
+  readonly schema?: unknown;
 };
 type Operation = {
   readonly security?: unknown;
+  readonly summary?: string;
+  readonly tags?: readonly string[];
+  readonly parameters?: readonly Parameter[];
   readonly description?: string;
   readonly 'x-spaceport-auth'?: string;
   readonly requestBody: { readonly content: Readonly<Record<string, { readonly schema: unknown }>> };
-  readonly responses: Readonly<Record<string, { readonly headers: Readonly<Record<string, unknown>> }>>;
+  readonly responses: Readonly<Record<string, Response>>;
+};
+type Response = {
+  readonly $ref?: string;
+  readonly description?: string;
+  readonly headers: Readonly<Record<string, unknown>>;
+  readonly content?: Readonly<Record<string, { readonly schema: unknown }>>;
 };
 type PathItem = {
   readonly parameters?: readonly Parameter[];
@@ -30,7 +41,7 @@ type Document = {
   readonly paths: Readonly<Record<string, PathItem>>;
   readonly components: {
     readonly securitySchemes: Readonly<Record<string, unknown>>;
-    readonly schemas: Readonly<Record<string, { readonly required?: readonly string[]; readonly additionalProperties?: boolean }>>;
+    readonly schemas: Readonly<Record<string, { readonly required?: readonly string[]; readonly additionalProperties?: boolean; readonly properties?: unknown }>>;
   };
 };
 
@@ -85,7 +96,7 @@ const syntheticRoutes: MountedRoute[] = [
   route({ method: 'DELETE', path: '/items/:key', auth: 'system', project: 'shop' }),
 ];
 
-test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoints', async (t) => {
+test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoints, /docs included', async (t) => {
   const response = await service.fetch('/openapi.json');
   t.is(response.status, 200);
   t.regex(response.headers.get('content-type') ?? '', /^application\/json/);
@@ -93,7 +104,7 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.is(document.openapi, '3.1.0');
   t.is(await validationErrors(document), undefined);
   t.deepEqual(undeclaredPathParameters(document), []);
-  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/healthz', '/openapi.json', '/spaces', '/spaces/{name}']);
+  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/healthz', '/openapi.json', '/spaces', '/spaces/{name}']);
 });
 
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {
@@ -145,4 +156,76 @@ test('without project routes the document holds only the system endpoints', asyn
   const document = buildOpenApiDocument([]) as Document;
   t.is(await validationErrors(document), undefined);
   t.false(Object.keys(document.paths).some((path) => path.startsWith('/api/')));
+});
+
+/** The component a `{ $ref: '#/components/schemas/<name>' }` names. */
+function component(document: Document, reference: unknown): unknown {
+  const name = String((reference as { $ref?: string }).$ref).replace('#/components/schemas/', '');
+  return document.components.schemas[name];
+}
+
+test('declared summary, description, tags and schemas appear, with the answers the chain can give', async (t) => {
+  const shop = await startWithProjects(t, fixtureProjects('schemas'), { expert: { referer: { enabled: true, allow: ['example.com'] } } });
+  const document = (await (await shop.fetch('/openapi.json')).json()) as Document;
+  t.is(await validationErrors(document), undefined);
+  t.deepEqual(undeclaredPathParameters(document), []);
+  const orders = document.paths['/api/shop/orders'].post;
+  t.is(orders.summary, 'Place an order');
+  t.regex(orders.description ?? '', /^Checks the body against a JSON Schema\.\n\nNeeds a system JWT\.$/);
+  t.deepEqual(orders.tags, ['orders']);
+  t.like(component(document, orders.requestBody.content['application/json'].schema), { required: ['amount', 'lines'], additionalProperties: false });
+  t.deepEqual(Object.keys(orders.responses).sort(), ['201', '400', '401', '403', '413', '500', '503', '504']);
+  t.is(orders.responses['201'].description, 'Created');
+  t.like(component(document, orders.responses['201'].content?.['application/json'].schema), { properties: { id: { type: 'string' } } });
+  t.deepEqual(orders.responses['503'], { $ref: '#/components/responses/ServiceUnavailable' });
+
+  const publicOrders = document.paths['/api/shop/public-orders'].post;
+  t.deepEqual(Object.keys(publicOrders.responses).sort(), ['200', '400', '403', '413', '429', '500', '503', '504']);
+  t.truthy(publicOrders.responses['200'].headers['RateLimit-Remaining']);
+  t.deepEqual(publicOrders.tags, ['shop'], 'without declared tags, the project names the group');
+  t.truthy(document.paths['/api/shop/partner-orders'].post.responses['401']);
+
+  const item = document.paths['/api/shop/items/{id}'];
+  t.deepEqual(
+    item.get.parameters?.map(({ name, in: where, required, schema }) => ({ name, in: where, required, schema })),
+    [
+      { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', maximum: 100 } },
+      { name: 'tag', in: 'query', required: false, schema: { type: 'array', items: { type: 'string' } } },
+    ],
+  );
+  t.deepEqual(item.put.parameters, [{ name: 'mode', in: 'query', required: true, schema: { type: 'string', enum: ['replace', 'merge'] } }]);
+  t.like(component(document, document.paths['/api/shop/zod-orders'].post.requestBody.content['application/json'].schema), {
+    required: ['amount'],
+    properties: { amount: { type: 'number', exclusiveMinimum: 0 }, note: { type: 'string', maxLength: 20 } },
+  });
+});
+
+test('without referer validation no project route lists 403; without a request schema, 400 still (tenant, malformed body)', async (t) => {
+  const document = buildOpenApiDocument(syntheticRoutes) as Document;
+  const heartbeat = document.paths['/api/shop/heartbeat'].get;
+  t.deepEqual(Object.keys(heartbeat.responses).sort(), ['200', '400', '413', '429', '500', '503', '504']);
+  t.deepEqual(Object.keys(document.paths['/api/shop/items/{id}'].get.responses).sort(), ['200', '400', '401', '413', '500', '503', '504']);
+});
+
+test('a schema with internal references (zod recursion) is rebased into components and every $ref resolves', async (t) => {
+  const tree = {
+    type: 'object',
+    properties: { root: { $ref: '#/$defs/Node' } },
+    $defs: { Node: { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+  };
+  const query = { type: 'object', properties: { node: { $ref: '#/$defs/Node' } }, $defs: tree.$defs };
+  const routes: MountedRoute[] = [
+    route({ method: 'POST', path: '/trees/:id', auth: 'system', schemas: { body: tree, query, responses: { 200: tree } } }),
+    route({ method: 'GET', path: '/trees/:key', auth: 'system', schemas: { params: { type: 'object', properties: { key: { type: 'string' } } }, responses: {} } }),
+  ];
+  const document = buildOpenApiDocument(routes) as Document;
+  t.is(await validationErrors(document), undefined, 'resolveRefs throws on a reference that points nowhere');
+  const post = document.paths['/api/shop/trees/{id}'].post;
+  t.deepEqual(post.parameters?.[0].schema, { $ref: '#/components/schemas/shop.POST.trees.id.query/$defs/Node' });
+  t.deepEqual(
+    document.paths['/api/shop/trees/{id}'].get.parameters?.map((parameter) => parameter.name),
+    ['id'],
+    'a route spelling the parameter :key is listed under the shared {id}',
+  );
 });

@@ -1,0 +1,66 @@
+import statuses from 'statuses';
+import { jsonContent, jsonResponse, ref, type Json, type JsonObject } from './components.ts';
+
+/** A declared schema, placed under `components.schemas`. */
+export interface PlacedSchema {
+  readonly name: string;
+  /** Its content, references rebased: parts of it may be copied anywhere in the document. */
+  readonly schema: JsonObject;
+}
+
+export interface DeclaredSchemas {
+  readonly params?: PlacedSchema;
+  readonly query?: PlacedSchema;
+  readonly body?: PlacedSchema;
+  readonly responses: Readonly<Record<string, PlacedSchema | undefined>>;
+}
+
+/**
+ * The path and query parameters the declared schemas describe: one parameter per property,
+ * required as the schema says (path parameters always are). A query schema without plain
+ * properties (a union, say) is one object parameter spread over the query string.
+ */
+export function declaredParameters(declared: DeclaredSchemas, rename: (name: string) => string): Json[] {
+  const parameters: Json[] = [];
+  if (declared.params !== undefined) {
+    for (const [name, schema] of properties(declared.params.schema)) parameters.push({ name: rename(name), in: 'path', required: true, schema });
+  }
+  if (declared.query !== undefined) {
+    const { schema, name: component } = declared.query;
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    const listed = properties(schema);
+    if (listed.length === 0) parameters.push({ name: 'query', in: 'query', style: 'form', explode: true, schema: ref('schemas', component) });
+    for (const [name, property] of listed) parameters.push({ name, in: 'query', required: required.includes(name), schema: property });
+  }
+  return parameters;
+}
+
+export function declaredRequestBody(body: PlacedSchema): JsonObject {
+  return { required: true, content: jsonContent(ref('schemas', body.name)) };
+}
+
+/**
+ * The declared answers, each with its schema; a route that declares no success answer keeps
+ * the generic 200. Declared answers win over the chain's own for the same status.
+ */
+export function declaredResponses(declared: DeclaredSchemas, successHeaders: JsonObject | undefined): JsonObject {
+  const responses: Record<string, Json> = {};
+  for (const [status, placed] of Object.entries(declared.responses)) {
+    if (placed === undefined) continue;
+    const description = typeof placed.schema.description === 'string' ? placed.schema.description : (statuses.message[Number(status)] ?? `Status ${status}`);
+    responses[status] = jsonResponse(description, ref('schemas', placed.name), isSuccess(status) ? successHeaders : undefined);
+  }
+  if (!Object.keys(responses).some(isSuccess)) {
+    responses['200'] = { description: 'Answered by the handler.', ...(successHeaders === undefined ? {} : { headers: successHeaders }) };
+  }
+  return responses;
+}
+
+function isSuccess(status: string): boolean {
+  return status.startsWith('2') || status.startsWith('3');
+}
+
+function properties(schema: JsonObject): Array<[string, Json]> {
+  const listed = schema.properties;
+  return listed !== null && typeof listed === 'object' && !Array.isArray(listed) ? Object.entries(listed as JsonObject) : [];
+}

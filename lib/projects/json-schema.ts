@@ -1,0 +1,116 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+import type { SchemaCheck, Violation } from './schema-check.ts';
+
+/** Keywords OpenAPI 3.1 adds to JSON Schema: accepted as annotations, never checked. */
+const OPENAPI_KEYWORDS = ['example', 'xml', 'externalDocs', 'discriminator'];
+const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+export type Compiled = { readonly check: SchemaCheck } | { readonly problem: string };
+
+/**
+ * Compiles the JSON Schemas of one project (draft 2020-12, OpenAPI 3.1's dialect) with ajv, in
+ * strict mode so that a misspelt keyword (`requird`) is a start-up problem, not a schema that
+ * silently allows everything. One compiler per project: two projects' `$id`s never collide.
+ */
+export class JsonSchemaCompiler {
+  #exact: Ajv2020 | undefined;
+  #coercing: Ajv2020 | undefined;
+
+  /**
+   * `coerce`: values taken from the URL (params, query) are strings, so they are checked as ajv
+   * coerces them (`"5"` passes `{type: "integer"}`, one value passes `{type: "array"}`); the handler
+   * still receives them as sent.
+   */
+  compile(schema: object, options: { readonly coerce: boolean }): Compiled {
+    const { $schema: dialect } = schema as { $schema?: unknown };
+    if (dialect !== undefined && dialect !== DIALECT && dialect !== `${DIALECT}#`) {
+      return { problem: `declares $schema ${JSON.stringify(dialect)}: write draft 2020-12 (OpenAPI 3.1's dialect) and leave $schema out` };
+    }
+    const ajv = this.#ajv(options.coerce);
+    try {
+      if (!ajv.validateSchema(schema)) return { problem: `is not a valid JSON Schema: ${describeSchemaError(ajv.errors)}` };
+      const validate = ajv.compile(schema);
+      return { check: options.coerce ? coercingCheck(validate) : exactCheck(validate) };
+    } catch (error) {
+      return { problem: `is not a valid JSON Schema: ${(error as Error).message}` };
+    }
+  }
+
+  #ajv(coerce: boolean): Ajv2020 {
+    if (coerce) {
+      this.#coercing ??= createAjv(true);
+      return this.#coercing;
+    }
+    this.#exact ??= createAjv(false);
+    return this.#exact;
+  }
+}
+
+function createAjv(coerce: boolean): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, coerceTypes: coerce ? 'array' : false, logger: false });
+  ajvFormats.default(ajv);
+  ajv.addVocabulary(OPENAPI_KEYWORDS);
+  return ajv;
+}
+
+function exactCheck(validate: ValidateFunction): SchemaCheck {
+  return (value) => (validate(value) ? undefined : firstViolation(validate.errors));
+}
+
+/** Coercion rewrites the data it checks: it works on a copy, so the handler sees what was sent. */
+function coercingCheck(validate: ValidateFunction): SchemaCheck {
+  return (value) => {
+    const copy = structuredClone(value);
+    return validate(copy) ? undefined : firstViolation(validate.errors);
+  };
+}
+
+function firstViolation(errors: readonly ErrorObject[] | null | undefined): Violation {
+  const [error] = errors ?? [];
+  return error === undefined ? { path: [], message: 'is invalid' } : violationOf(error);
+}
+
+/** ajv's error, reworded where the field at fault is a property it names in `params`. */
+function violationOf(error: ErrorObject): Violation {
+  const path = pointerSegments(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { path: [...path, String(params.missingProperty)], message: 'is required' };
+    case 'additionalProperties':
+      return { path: [...path, String(params.additionalProperty)], message: 'is not allowed' };
+    case 'unevaluatedProperties':
+      return { path: [...path, String(params.unevaluatedProperty)], message: 'is not allowed' };
+    case 'type':
+      return { path, message: `must be ${typeNames(params.type)}` };
+    case 'enum':
+      return { path, message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` };
+    case 'const':
+      return { path, message: `must be ${JSON.stringify(params.allowedValue)}` };
+    default:
+      return { path, message: error.message ?? 'is invalid' };
+  }
+}
+
+/** `["number", "null"]` → `a number or null`. */
+function typeNames(types: unknown): string {
+  const names = (Array.isArray(types) ? types : String(types).split(',')).map(String);
+  return names.map((name) => (name === 'null' ? 'null' : `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`)).join(' or ');
+}
+
+/** A JSON pointer (`/items/0/a~1b`) as its keys. */
+function pointerSegments(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+/** The first thing the meta-schema rejects, where it is in the schema. */
+function describeSchemaError(errors: readonly ErrorObject[] | null | undefined): string {
+  const [error] = errors ?? [];
+  if (error === undefined) return 'rejected by the JSON Schema meta-schema';
+  return `${error.instancePath === '' ? 'at its root' : `at ${error.instancePath}`}: ${error.message ?? 'invalid'}`;
+}

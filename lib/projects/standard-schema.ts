@@ -1,0 +1,53 @@
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import type { SchemaCheck, Violation } from './schema-check.ts';
+
+/**
+ * A zod schema, or any validator implementing Standard Schema with its JSON Schema converter
+ * (zod 4.2+, ArkType, Valibot through its adapter): what checks the request and what the
+ * OpenAPI document shows come from the schema itself, whichever copy of the library made it.
+ */
+export interface ValidatorSchema {
+  readonly '~standard': StandardSchemaV1.Props & StandardJSONSchemaV1.Props;
+}
+
+export function isValidatorSchema(value: unknown): value is ValidatorSchema {
+  const standard = standardProps(value);
+  return standard !== undefined && typeof standard.validate === 'function' && typeof standard.jsonSchema === 'object' && standard.jsonSchema !== null;
+}
+
+/** A Standard Schema that cannot describe itself as JSON Schema (zod 3, for one): named in the report. */
+export function isValidatorWithoutJsonSchema(value: unknown): boolean {
+  return standardProps(value) !== undefined && !isValidatorSchema(value);
+}
+
+export function validatorCheck(schema: ValidatorSchema): SchemaCheck {
+  return (value) => {
+    const result = schema['~standard'].validate(value);
+    return result instanceof Promise ? result.then(firstIssue) : firstIssue(result);
+  };
+}
+
+/**
+ * The JSON Schema of what the schema accepts (`input`) or produces (`output`). A type JSON
+ * Schema cannot express (a zod date) is shown as "anything" instead of failing the document.
+ */
+export function validatorJsonSchema(schema: ValidatorSchema, direction: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _dialect, ...described } = schema['~standard'].jsonSchema[direction]({
+    target: 'draft-2020-12',
+    libraryOptions: { unrepresentable: 'any' },
+  });
+  return described;
+}
+
+function firstIssue(result: StandardSchemaV1.Result<unknown>): Violation | undefined {
+  const [issue] = result.issues ?? [];
+  if (issue === undefined) return undefined;
+  const path = (issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment));
+  return { path, message: issue.message };
+}
+
+function standardProps(value: unknown): Partial<ValidatorSchema['~standard']> | undefined {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined;
+  const standard = (value as { '~standard'?: unknown })['~standard'];
+  return standard !== null && typeof standard === 'object' ? standard : undefined;
+}

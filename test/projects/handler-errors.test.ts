@@ -1,0 +1,82 @@
+import test from 'ava';
+import path from 'node:path';
+import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { startWithProjects, writeTree } from '../helpers/projects.ts';
+
+let service: TestService;
+let projectDir: string;
+test.before(async () => {
+  const root = writeTree({
+    'projects/shop/api/routes.js': [
+      "import { missingOrder } from './handlers/orders.js';",
+      'export default [',
+      "  { method: 'GET', path: '/orders/:id', skipAuth: true, function: missingOrder },",
+      "  { method: 'GET', path: '/later', skipAuth: true, function: async () => { await new Promise((resolve) => setTimeout(resolve, 5)); throw new RangeError('too late'); } },",
+      "  { method: 'GET', path: '/bad-gateway', skipAuth: true, function: (req, res, next) => { res.status(502); next(new Error('upstream said no')); } },",
+      "  { method: 'GET', path: '/gone', skipAuth: true, function: () => { throw Object.assign(new Error('order archived'), { status: 410 }); } },",
+      '];',
+      '',
+    ].join('\n'),
+    'projects/shop/api/handlers/orders.js': 'export function missingOrder(req, res) {\n  const order = undefined;\n  return res.json(order.id);\n}\n',
+  });
+  projectDir = path.join(root, 'projects', 'shop');
+  service = await startWithProjects(undefined, path.join(root, 'projects'));
+});
+test.after.always(async () => {
+  await service?.close();
+  await dropTestDatabase();
+});
+
+/** The log lines written for one request, found by its id. */
+async function failedRequestLog(pathname: string, requestId: string): Promise<{ status: number; body: unknown; lines: Array<Record<string, unknown>> }> {
+  const response = await service.fetch(pathname, { headers: { 'x-request-id': requestId } });
+  const body = await response.json();
+  const lines = service.logEntries().filter((line) => line.requestId === requestId && line.msg !== 'request');
+  return { status: response.status, body, lines };
+}
+
+function stackOf(line: Record<string, unknown> | undefined): string {
+  return String((line?.err as { stack?: unknown } | undefined)?.stack);
+}
+
+test('a handler error is logged once, naming project, route and request id, with the route file’s frame first', async (t) => {
+  const { status, body, lines } = await failedRequestLog('/api/shop/orders/7', 'handler-error-1');
+  t.is(status, 500);
+  t.deepEqual(body, { success: false, message: 'Internal Server Error' });
+  t.is(lines.length, 1);
+  t.like(lines[0], { level: 50, project: 'shop', route: 'GET /orders/:id', requestId: 'handler-error-1' });
+  t.like(lines[0].err, { type: 'TypeError', message: "Cannot read properties of undefined (reading 'id')" });
+  const stack = stackOf(lines[0]).split('\n');
+  t.is(stack[0], "TypeError: Cannot read properties of undefined (reading 'id')");
+  t.true(stack[1].includes(`${path.join(projectDir, 'api', 'handlers', 'orders.js')}:3:`), stack[1]);
+  t.false(stackOf(lines[0]).includes('caused by'));
+});
+
+test('a rejection after an await is named the same way, its frame in the route file', async (t) => {
+  const { status, lines } = await failedRequestLog('/api/shop/later', 'handler-error-2');
+  t.is(status, 500);
+  t.is(lines.length, 1);
+  t.like(lines[0], { project: 'shop', route: 'GET /later', err: { type: 'RangeError', message: 'too late' } });
+  t.true(stackOf(lines[0]).split('\n')[1].includes(`${path.join(projectDir, 'api', 'routes.js')}:4:`));
+});
+
+test('next(error) after res.status(502) keeps that status, and the log keeps the handler’s error', async (t) => {
+  const { status, body, lines } = await failedRequestLog('/api/shop/bad-gateway', 'handler-error-3');
+  t.is(status, 502);
+  t.deepEqual(body, { success: false, message: 'Internal Server Error' });
+  t.like(lines[0], { project: 'shop', route: 'GET /bad-gateway', err: { type: 'Error', message: 'upstream said no' } });
+  t.true(stackOf(lines[0]).split('\n')[1].includes(`${path.join(projectDir, 'api', 'routes.js')}:5:`));
+});
+
+test('a 4xx a handler throws is one info line naming the route', async (t) => {
+  const { status, body, lines } = await failedRequestLog('/api/shop/gone', 'handler-error-4');
+  t.is(status, 410);
+  t.deepEqual(body, { error: 'order archived' });
+  t.is(lines.length, 1);
+  t.like(lines[0], { level: 30, msg: 'client error', project: 'shop', route: 'GET /gone', status: 410, error: 'order archived' });
+});
+
+test('the default mount names the project too', async (t) => {
+  const { lines } = await failedRequestLog('/api/project/orders/8', 'handler-error-5');
+  t.like(lines[0], { project: 'shop', route: 'GET /orders/:id' });
+});
