@@ -10,7 +10,7 @@ CLI := $(NODE) lib/cli/main.ts
 BIOME := node_modules/@biomejs/cli-linux-x64/biome
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev chromium test test-stress check migrate rollback migrate-status migration tenant user token routes bench
+.PHONY: run dev chromium test test-stress check migrate rollback migrate-status migration project tenant user token routes bench
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -49,6 +49,10 @@ rollback: $(STAMP)
 
 migration: $(STAMP)
 	@$(CLI) migration "$(NAME)"
+
+# A new project in PROJECTS_DIR that passes its own tests and make check as it is.
+project: $(STAMP)
+	@$(CLI) project $(call quote,$(value NAME))
 
 # Shell-quotes a value; `given` passes --flag=value only for a variable set on make's command
 # line, so `make user ... SPACES=` (given, empty) clears a list while leaving SPACES out keeps it.

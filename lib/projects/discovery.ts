@@ -59,7 +59,8 @@ function isDirectory(candidate: string): boolean {
   }
 }
 
-function problemWithName(name: string): string | undefined {
+/** Why `name` cannot name a project folder, or undefined when it can. */
+export function problemWithName(name: string): string | undefined {
   if (name === RESERVED_NAME) return `project folder name "${name}" is reserved for the default project's mount`;
   if (!PROJECT_NAME.test(name)) return `project folder name "${name}" must match ${PROJECT_NAME.source}`;
   // The expert configuration keeps a project's settings under its name (SPEC §8.7).

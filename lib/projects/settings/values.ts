@@ -70,7 +70,12 @@ function resolveOne(project: string, name: string, declaration: SettingDeclarati
  * `my-shop` and `pageSize` give `MY_SHOP_PAGE_SIZE`.
  */
 export function environmentName(project: string, setting: string): string {
-  return `${project}_${setting.replace(/([a-z0-9])([A-Z])/g, '$1_$2')}`.replaceAll('-', '_').toUpperCase();
+  return `${environmentPrefix(project)}_${setting.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
+}
+
+/** What every environment variable of a project's settings starts with: `MY_SHOP` for `my-shop`. */
+export function environmentPrefix(project: string): string {
+  return project.replaceAll('-', '_').toUpperCase();
 }
 
 /** An environment value is text: numbers and booleans are read from it, or undefined. */
