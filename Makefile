@@ -19,6 +19,10 @@ $(STAMP): package.json package-lock.json
 run: $(STAMP)
 	$(NODE) lib/main.ts
 
+# Restarts on every change to lib/, a project or the expert configuration, losing no request.
+dev: $(STAMP)
+	@$(NODE) lib/cli/dev.ts
+
 # Every test (the service's and each project's own), or one project's: make test PROJECT=shop.
 test: $(STAMP) chromium
 	$(NODE) lib/cli/with-database.ts -- $(NODE) lib/cli/run-tests.ts $(call given,PROJECT,--project) | $(NODE) test/summary.ts

