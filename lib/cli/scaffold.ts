@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { problemWithName } from '../projects/discovery.ts';
 import { displayPath } from '../projects/report.ts';
-import { environmentPrefix } from '../projects/settings/values.ts';
+import { environmentPrefix } from '../projects/settings/environment.ts';
 import type { CommandTable } from './command.ts';
 import { UsageError } from './migrate.ts';
 

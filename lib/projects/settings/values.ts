@@ -1,7 +1,8 @@
 import type { ProjectSettingSources } from '../../config/index.ts';
-import type { ProjectSettings, SettingDeclaration, SettingType, SettingValue } from '../../facilities/settings.ts';
+import type { ProjectSettings, SettingDeclaration, SettingValue } from '../../facilities/settings.ts';
 import { displayPath, kindOf, type RouteProblem } from '../report.ts';
 import { describeType, typeProblem } from './declarations.ts';
+import { environmentName, parseEnvironmentValue } from './environment.ts';
 
 export interface ResolvedValues {
   readonly values: Readonly<Record<string, SettingValue>>;
@@ -24,7 +25,7 @@ export interface ProjectSettingsSource {
  */
 export function resolveValues(source: ProjectSettingsSource, sources: ProjectSettingSources): ResolvedValues {
   const { project } = source;
-  const section = sources.sections[project] ?? {};
+  const section = Object.hasOwn(sources.sections, project) ? sources.sections[project] : {};
   if (section === null || typeof section !== 'object' || Array.isArray(section)) {
     return { values: {}, problems: [{ project, file: project, reason: `expert configuration: must be an object of ${project}'s settings (got ${kindOf(section)})` }] };
   }
@@ -34,7 +35,8 @@ export function resolveValues(source: ProjectSettingsSource, sources: ProjectSet
     .map((name) => ({ project, file: `${project}.${name}`, reason: `expert configuration: unknown setting (${declaredNames(source)})` }));
   const values: Record<string, SettingValue> = {};
   for (const [name, declaration] of Object.entries(declarations)) {
-    const resolved = resolveOne(project, name, declaration, (section as Record<string, unknown>)[name], sources.environment);
+    const fromFile = Object.hasOwn(section, name) ? (section as Record<string, unknown>)[name] : undefined;
+    const resolved = resolveOne(project, name, declaration, fromFile, sources.environment);
     problems.push(...resolved.problems);
     if (resolved.value !== undefined) values[name] = resolved.value;
   }
@@ -52,7 +54,7 @@ function resolveOne(project: string, name: string, declaration: SettingDeclarati
   const problems: RouteProblem[] = [];
   const fileProblem = fromFile === undefined ? undefined : typeProblem(declaration.type, fromFile);
   if (fileProblem !== undefined) problems.push({ project, file: key, reason: `expert configuration: ${fileProblem}` });
-  const text = declaration.secret ? environment[variable] : undefined;
+  const text = declaration.secret && Object.hasOwn(environment, variable) ? environment[variable] : undefined;
   const fromEnvironment = text === undefined ? undefined : parseEnvironmentValue(declaration.type, text);
   if (text !== undefined && fromEnvironment === undefined) {
     problems.push({ project, file: variable, reason: `environment variable: must be ${describeType(declaration.type)}` });
@@ -63,33 +65,6 @@ function resolveOne(project: string, name: string, declaration: SettingDeclarati
     problems.push({ project, file: key, reason: `required and not set: set it in ${where}` });
   }
   return { value, problems };
-}
-
-/**
- * `<PROJECT>_<SETTING>` in upper snake case: `sample` and `apiKey` give `SAMPLE_API_KEY`,
- * `my-shop` and `pageSize` give `MY_SHOP_PAGE_SIZE`.
- */
-export function environmentName(project: string, setting: string): string {
-  return `${environmentPrefix(project)}_${setting.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
-}
-
-/** What every environment variable of a project's settings starts with: `MY_SHOP` for `my-shop`. */
-export function environmentPrefix(project: string): string {
-  return project.replaceAll('-', '_').toUpperCase();
-}
-
-/** An environment value is text: numbers and booleans are read from it, or undefined. */
-function parseEnvironmentValue(type: SettingType, text: string): SettingValue | undefined {
-  switch (type) {
-    case 'string':
-      return text;
-    case 'boolean':
-      return text === 'true' ? true : text === 'false' ? false : undefined;
-    case 'integer':
-      return /^-?\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
-    case 'number':
-      return text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : undefined;
-  }
 }
 
 function declaredNames(source: ProjectSettingsSource): string {
