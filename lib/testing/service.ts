@@ -53,7 +53,7 @@ export interface TestService extends RequestHelpers {
   logs(): LogEntry[];
   /** The same lines as written, to look for what must not be there (a secret). */
   logText(): string;
-  /** Stops the service and drops its database. */
+  /** Stops the service and drops its database; calling it again waits for the first call. */
   close(): Promise<void>;
 }
 
@@ -77,10 +77,13 @@ export async function start(options: StartOptions = {}): Promise<TestService> {
     removeFolders();
     throw error;
   }
-  const close = async () => {
-    await service.close();
-    await database.drop();
-    removeFolders();
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= service.close().then(async () => {
+      await database.drop();
+      removeFolders();
+    });
+    return closing;
   };
   return testService(service, options, folder, logs, close);
 }

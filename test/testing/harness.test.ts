@@ -108,7 +108,7 @@ test.serial('close stops the service and drops the database start made', async (
   const brief = await start({ project: NOTES });
   const made = [...(await databaseNames())].filter((name) => !before.has(name));
   t.true(made.length >= 1);
-  await brief.close();
+  await Promise.all([brief.close(), brief.close()]);
   const after = await databaseNames();
   t.true(made.some((name) => !after.has(name)), 'a database made by start is gone');
   await t.throwsAsync(fetch(brief.url));
