@@ -1,5 +1,5 @@
 import test from 'ava';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { start } from '../../lib/testing/index.ts';
@@ -14,6 +14,7 @@ import { serverUrl } from '../helpers/database.ts';
 const projectsDir = mkdtempSync(path.join(tmpdir(), 'spaceport-scaffold-'));
 const inProjects = (...args: string[]) => [...args, `PROJECTS_DIR=${projectsDir}`];
 const scaffolded = make(inProjects('project', 'NAME=shop'), serverUrl());
+test.after.always(() => rmSync(projectsDir, { recursive: true, force: true }));
 
 test.serial('make project NAME=shop writes a project and says what to do next', async (t) => {
   const { code, stdout, stderr } = await scaffolded;
