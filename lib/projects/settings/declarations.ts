@@ -10,7 +10,7 @@ const IS_OF_TYPE: Readonly<Record<SettingType, (value: unknown) => boolean>> = {
   boolean: (value) => typeof value === 'boolean',
 };
 const KNOWN_PROPERTIES = new Set(['type', 'default', 'secret', 'required', 'description']);
-/** camelCase, so that `<PROJECT>_<SETTING>` in upper snake case names one setting only. */
+/** camelCase: its words make the `<SETTING>` of `<PROJECT>_<SETTING>`, in upper snake case. */
 const SETTING_NAME = /^[a-z][A-Za-z0-9]*$/;
 
 export interface CheckedDeclarations {
