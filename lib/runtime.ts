@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config, Secrets } from './config/index.ts';
+import type { TenantDatabase } from './db/tenant-database.ts';
 import type { Logger } from './http/logger.ts';
 import type { TenantDirectory } from './tenancy/directory.ts';
 
@@ -8,7 +9,10 @@ import type { TenantDirectory } from './tenancy/directory.ts';
 export interface Runtime {
   readonly config: Config;
   readonly secrets: Secrets;
+  /** The database as the migrating owner sees it: migrations, tools and tests, never tenant data. */
   readonly knex: Knex;
+  /** Where every statement on tenant data runs: the restricted role, under row-level security. */
+  readonly tenantDatabase: TenantDatabase;
   readonly logger: Logger;
   readonly tenants: TenantDirectory;
   /** The JWT secret as a prebuilt key, so verifying a token does not rebuild it each time. */

@@ -7,6 +7,7 @@ import { loadConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
 import { openEmbeddedDatabase } from './db/embedded.ts';
 import { migrateDatabase } from './db/migrations.ts';
+import { TenantDatabase } from './db/tenant-database.ts';
 import { createLogger, type Logger } from './http/logger.ts';
 import { answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
@@ -44,6 +45,7 @@ export interface DatabaseOptions {
 export async function startService(options: StartOptions = {}): Promise<Service> {
   const runtime = await createRuntime(options, { migrate: true, queryTimeoutMs: SERVING_QUERY_TIMEOUT_MS });
   try {
+    await warnUnlessDocumentIndexUsable(runtime);
     const projects = await loadProjects(runtime);
     const app = createApp(runtime, projects);
     const server = createServer(app.callback());
@@ -79,15 +81,30 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   }
   const knex = createKnex(databaseUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
+  const tenantDatabase = new TenantDatabase(databaseUrl, {
+    queryTimeoutMs: database.queryTimeoutMs,
+    onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
+  });
+  shutdownTasks.push(() => tenantDatabase.close());
   return {
     config,
     secrets,
     knex,
+    tenantDatabase,
     logger,
     tenants: new TenantDirectory(knex),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     shutdownTasks,
   };
+}
+
+/** The fix is a DBA's to make: the service works without it, with slower field filters. */
+async function warnUnlessDocumentIndexUsable(runtime: Runtime): Promise<void> {
+  if (await runtime.tenantDatabase.documentIndexUsable()) return;
+  runtime.logger.warn(
+    'document field filters cannot use the GIN index under row-level security (the @? operator is not marked leakproof in this database): ' +
+      'as a superuser, run ALTER FUNCTION pg_catalog.jsonb_path_exists_opr(jsonb, jsonpath) LEAKPROOF',
+  );
 }
 
 export function releaseRuntime(runtime: Runtime): Promise<void> {

@@ -1,5 +1,5 @@
-import type { Knex } from 'knex';
 import { DuplicateKeyError, documentStore, type Document } from '../db/documents/index.ts';
+import type { TenantDatabase } from '../db/tenant-database.ts';
 import { hashPassword } from './passwords.ts';
 
 /** An account as the rest of the service sees it (SPEC §5.1): never the password hash. */
@@ -25,8 +25,8 @@ export interface AccountInput {
 export const ACCOUNTS = 'accounts';
 const ROLES = new Set(['admin', 'member']);
 
-function accounts(knex: Knex, tenant: string) {
-  return documentStore(knex, tenant).collection(ACCOUNTS);
+function accounts(database: TenantDatabase, tenant: string) {
+  return documentStore(database, tenant).collection(ACCOUNTS);
 }
 
 /** The public view of a stored account document: `_id` becomes `uid`, the hash stays behind. */
@@ -35,29 +35,29 @@ export function accountFromDocument(document: Document): Account {
   return { ...fields, uid: String(_id) } as Account;
 }
 
-export async function findAccountByUid(knex: Knex, tenant: string, uid: string): Promise<Account | undefined> {
-  const document = await accounts(knex, tenant).findOne({ _id: { $eq: uid } });
+export async function findAccountByUid(database: TenantDatabase, tenant: string, uid: string): Promise<Account | undefined> {
+  const document = await accounts(database, tenant).findOne({ _id: { $eq: uid } });
   return document ? accountFromDocument(document) : undefined;
 }
 
-export async function findAccountByUsername(knex: Knex, tenant: string, username: string): Promise<Account | undefined> {
-  const document = await findAccountDocument(knex, tenant, username);
+export async function findAccountByUsername(database: TenantDatabase, tenant: string, username: string): Promise<Account | undefined> {
+  const document = await findAccountDocument(database, tenant, username);
   return document ? accountFromDocument(document) : undefined;
 }
 
 /** The stored document, password hash included: for the login check only. */
-export async function findAccountDocument(knex: Knex, tenant: string, username: string): Promise<Document | undefined> {
+export async function findAccountDocument(database: TenantDatabase, tenant: string, username: string): Promise<Document | undefined> {
   if (typeof username !== 'string') throw new TypeError('username must be a string');
-  return (await accounts(knex, tenant).findOne({ username: { $eq: username } })) ?? undefined;
+  return (await accounts(database, tenant).findOne({ username: { $eq: username } })) ?? undefined;
 }
 
 /**
  * Creates the account named by `input.username`, or updates it: fields left out keep their
  * values. The password is hashed (scrypt, salted) before it is stored.
  */
-export async function saveAccount(knex: Knex, tenant: string, input: AccountInput): Promise<{ account: Account; created: boolean }> {
+export async function saveAccount(database: TenantDatabase, tenant: string, input: AccountInput): Promise<{ account: Account; created: boolean }> {
   const fields = await storedFields(input);
-  const collection = accounts(knex, tenant);
+  const collection = accounts(database, tenant);
   for (let attempt = 0; ; attempt++) {
     const existing = await collection.findOne({ username: { $eq: input.username } });
     if (existing) {

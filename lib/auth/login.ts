@@ -23,7 +23,7 @@ export function loginHandler(runtime: Runtime): Middleware {
   return async (ctx) => {
     const { username, password } = credentialsOf(ctx.request.body);
     const tenant = requestState(ctx).tenant as string;
-    const document = await findAccountDocument(runtime.knex, tenant, username);
+    const document = await findAccountDocument(runtime.tenantDatabase, tenant, username);
     const matches = await verifyPassword(password, document?.password);
     if (document === undefined || !matches) throw createError(401, REJECTED);
     const token = await signSystemToken(runtime, accountFromDocument(document), tenant);

@@ -37,7 +37,7 @@ export const accountCommands: CommandTable = {
     const input = accountInput(flags, required(flags, 'username', USAGE.user));
     return withRuntime(async (runtime) => {
       await requireTenant(runtime, tenant);
-      const { account, created } = await saveAccount(runtime.knex, tenant, input);
+      const { account, created } = await saveAccount(runtime.tenantDatabase, tenant, input);
       return `${created ? 'created' : 'updated'} account ${account.username} (uid ${account.uid}, role ${account.role}) in tenant ${tenant}`;
     });
   },
@@ -47,7 +47,7 @@ export const accountCommands: CommandTable = {
     const username = required(flags, 'username', USAGE.token);
     return withRuntime(async (runtime) => {
       await requireTenant(runtime, tenant);
-      const account = await findAccountByUsername(runtime.knex, tenant, username);
+      const account = await findAccountByUsername(runtime.tenantDatabase, tenant, username);
       if (account === undefined) throw new UsageError(`no account "${username}" in tenant ${tenant}`);
       return signSystemToken(runtime, { ...account, tenant }, tenant);
     });

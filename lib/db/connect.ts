@@ -2,7 +2,7 @@ import knexFactory, { type Knex } from 'knex';
 import type pg from 'pg';
 
 /** How long a caller waits for a connection before the database counts as unreachable. */
-const CONNECT_TIMEOUT_MS = 1500;
+export const CONNECT_TIMEOUT_MS = 1500;
 
 type LogLine = (message: unknown) => void;
 
@@ -35,7 +35,7 @@ export function createKnex(url: string, { log = () => {}, queryTimeoutMs }: Knex
  * ran on it next would be silently lost. Such a connection is closed (the server then rolls
  * back), never reused.
  */
-function isReusable(connection: pg.Client & { readyForQuery?: boolean }): boolean {
+export function isReusable(connection: pg.Client & { readyForQuery?: boolean }): boolean {
   return connection.readyForQuery === true && connection.getTransactionStatus() === 'I';
 }
 

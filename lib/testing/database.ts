@@ -13,6 +13,8 @@ export interface FreshDatabase {
 export async function createDatabaseOn(serverUrl: string): Promise<FreshDatabase> {
   const name = `spaceport_test_${randomBytes(6).toString('hex')}`;
   await adminQuery(serverUrl, `create database ${name}`);
+  // Test rows need no durability: commits that skip the wait for the disk keep the suites fast.
+  await adminQuery(serverUrl, `alter database ${name} set synchronous_commit = off`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) };

@@ -124,7 +124,7 @@ async function testService(service: Service, options: StartOptions, folder: Proj
       createTenant: async (name: string) => {
         await createTenant(runtime.knex, name);
       },
-      documents: (name = tenant) => documentStore(runtime.knex, name),
+      documents: (name = tenant) => documentStore(runtime.tenantDatabase, name),
       verifyToken: (token: string) => verifySystemToken(runtime, token),
       logs: logs.entries,
       logText: logs.text,

@@ -33,7 +33,7 @@ let usersMade = 0;
 /** Creates (or updates) an account in `tenant`, the way `make user` does, and signs a token for it. */
 export async function createUser(runtime: Runtime, tenant: string, fields: UserFields = {}): Promise<TestUser> {
   const { username = `user${++usersMade}`, password = randomBytes(12).toString('base64url'), ...rest } = fields;
-  const { account } = await saveAccount(runtime.knex, tenant, { ...rest, username, password });
+  const { account } = await saveAccount(runtime.tenantDatabase, tenant, { ...rest, username, password });
   const token = await signSystemToken(runtime, account, tenant);
   return Object.freeze({ uid: account.uid, username: account.username, password, role: account.role, tenant, token });
 }

@@ -13,7 +13,7 @@ const bodies: string[] = [];
 
 serviceForFile({ expert: { rateLimit: { login: { windowMs: 60_000, max: 1000 } } }, tenants: ['acme', 'globex'] }, async (started) => {
   service = started;
-  ({ account: { uid: aliceUid } } = await saveAccount(service.runtime.knex, 'acme', { username: 'alice', password: PASSWORD, role: 'admin' }));
+  ({ account: { uid: aliceUid } } = await saveAccount(service.runtime.tenantDatabase, 'acme', { username: 'alice', password: PASSWORD, role: 'admin' }));
 });
 
 async function login(body: unknown, tenant = 'acme'): Promise<{ response: Response; body: Record<string, unknown> }> {

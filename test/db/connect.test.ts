@@ -2,6 +2,7 @@ import test from 'ava';
 import { createKnex, isDatabaseUnreachable } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { documentStore } from '../../lib/db/documents/index.ts';
+import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { createFreshDatabase } from '../helpers/database.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 
@@ -9,9 +10,11 @@ test('a BEGIN cut by the query time limit does not leave its connection in a tra
   const database = await createFreshDatabase();
   const direct = createKnex(database.url);
   const proxy = await databaseProxy(database.url);
-  const limited = createKnex(proxy.url, { queryTimeoutMs: 300 });
+  const limited = new TenantDatabase(proxy.url, { queryTimeoutMs: 300 });
+  const unlimited = new TenantDatabase(database.url);
   t.teardown(async () => {
-    await limited.destroy();
+    await limited.close();
+    await unlimited.close();
     await proxy.close();
     await direct.destroy();
     await database.drop();
@@ -27,7 +30,7 @@ test('a BEGIN cut by the query time limit does not leave its connection in a tra
   await new Promise((resolve) => setTimeout(resolve, 100));
 
   await notes.insertOne({ _id: 'second' });
-  const seenElsewhere = await documentStore(direct, 'default').collection('notes').find().toArray();
+  const seenElsewhere = await documentStore(unlimited, 'default').collection('notes').find().toArray();
   t.deepEqual(seenElsewhere.map((note) => note._id), ['first', 'second']);
   const stuck = await direct.raw("select count(*)::int as count from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'");
   t.is((stuck.rows as Array<{ count: number }>)[0]?.count, 0);

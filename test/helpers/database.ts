@@ -2,6 +2,7 @@ import type { ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
 import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
+import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { createDatabaseOn, type FreshDatabase } from '../../lib/testing/database.ts';
 
@@ -29,7 +30,11 @@ export async function freshKnex(t: ExecutionContext): Promise<Knex> {
 }
 
 export interface MigratedDatabase {
+  url: string;
+  /** The owner's view: for setting up and inspecting rows, across tenants. */
   knex: Knex;
+  /** The service's view: the restricted role under row-level security. */
+  tenantDatabase: TenantDatabase;
   /** Closes the pool and drops the database. */
   close(): Promise<void>;
 }
@@ -40,9 +45,13 @@ export async function migratedDatabase(tenants: string[]): Promise<MigratedDatab
   const knex = createKnex(database.url);
   await migrateLatest(knex);
   for (const tenant of tenants) await createTenant(knex, tenant);
+  const tenantDatabase = new TenantDatabase(database.url);
   return {
+    url: database.url,
     knex,
+    tenantDatabase,
     close: async () => {
+      await tenantDatabase.close();
       await knex.destroy();
       await database.drop();
     },

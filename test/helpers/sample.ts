@@ -24,7 +24,7 @@ export function startSampleService(
 
 /** Creates an account in `tenant` the way `make user` does (hashed password). */
 export async function createAccount(service: TestService, tenant: string, input: AccountInput): Promise<Account> {
-  return (await saveAccount(service.runtime.knex, tenant, input)).account;
+  return (await saveAccount(service.runtime.tenantDatabase, tenant, input)).account;
 }
 
 /** The stored password hash of an account, read straight from the table, for leak checks. */

@@ -25,7 +25,7 @@ export interface Caller {
 
 /** Saves an account (created or updated) and signs a system token for it in `tenant`. */
 export async function callerWith(service: TestService, tenant: string, account: AccountFields): Promise<Caller> {
-  const { account: saved } = await saveAccount(service.runtime.knex, tenant, { password: 'pw-for-tests', ...account });
+  const { account: saved } = await saveAccount(service.runtime.tenantDatabase, tenant, { password: 'pw-for-tests', ...account });
   const token = await signSystemToken(service.runtime, saved, tenant);
   return { tenant, uid: saved.uid, token };
 }

@@ -190,14 +190,17 @@ async function startDownService(t: ExecutionContext, deadUrl: string) {
   const { createKnex } = await import('../../lib/db/connect.ts');
   const { TenantDirectory } = await import('../../lib/tenancy/index.ts');
   const { createApp } = await import('../../lib/app.ts');
+  const { TenantDatabase } = await import('../../lib/db/tenant-database.ts');
   const knex = createKnex(deadUrl);
-  const runtime = { ...started.runtime, knex, tenants: new TenantDirectory(knex) };
+  const tenantDatabase = new TenantDatabase(deadUrl, { queryTimeoutMs: 1500 });
+  const runtime = { ...started.runtime, knex, tenantDatabase, tenants: new TenantDirectory(knex) };
   const server = createServer(createApp(runtime, { routes: [], middleware: async (_ctx, next) => next() }).callback());
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.teardown(async () => {
     server.close();
     await knex.destroy();
+    await tenantDatabase.close();
   });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

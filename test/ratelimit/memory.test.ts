@@ -100,7 +100,7 @@ test('limits with the same name share one budget', async (t) => {
 
 test('login: every attempt counts, 400s included, and the answers carry the headers', async (t) => {
   const limited = await startTestService(t, { expert: { rateLimit: { login: { windowMs: 60_000, max: 3 } } } });
-  await saveAccount(limited.runtime.knex, 'acme', { username: 'rita', password: 'limits' });
+  await saveAccount(limited.runtime.tenantDatabase, 'acme', { username: 'rita', password: 'limits' });
   const attempts: Array<[unknown, number]> = [['{"username":', 400], [{ username: 'rita' }, 400], [{ username: 'rita', password: 'wrong' }, 401]];
   for (const [index, [body, status]] of attempts.entries()) {
     const response = await limited.fetch('/auth/login', jsonPost(body, { tenant: 'acme' }));

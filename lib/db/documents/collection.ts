@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { tenantRows, type TenantScope } from '../../tenancy/scope.ts';
+import { sql, statementOf } from '../statement.ts';
 import { FindCursor, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
 import { compileFilter } from './filter.ts';
@@ -29,6 +30,7 @@ const MAX_NAME_LENGTH = 128;
 export class Collection {
   readonly collectionName: string;
   readonly #resolveScope: () => StoreScope;
+  readonly #inCollection: SqlFragment;
 
   constructor(name: string, resolveScope: () => StoreScope) {
     if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH || !isStorableText(name)) {
@@ -36,20 +38,12 @@ export class Collection {
     }
     this.collectionName = name;
     this.#resolveScope = resolveScope;
+    this.#inCollection = { sql: 'collection = ?', bindings: [name] };
   }
 
-  /** Every statement starts from these rows: the tenant's (see `tenantRows`), this collection's. */
-  #rows(executor: Knex, tenant: string): Knex.QueryBuilder {
-    return tenantRows(executor, TABLE, tenant).where('collection', this.collectionName);
-  }
-
-  /** Rows of this collection matching a compiled filter. */
-  #matching(where: SqlFragment, executor: Knex, tenant: string): Knex.QueryBuilder {
-    return this.#rows(executor, tenant).whereRaw(where.sql, where.bindings);
-  }
-
-  #where(filter: Filter | undefined): SqlFragment {
-    return compileFilter(filter, this.collectionName);
+  /** The tenant's rows of this collection that match `filter`: every statement starts here. */
+  #matching(tenant: string, filter: Filter | undefined): Knex.QueryBuilder {
+    return tenantRows(TABLE, tenant, this.#inCollection, compileFilter(filter, this.collectionName));
   }
 
   find(filter: Filter = {}): FindCursor {
@@ -64,10 +58,10 @@ export class Collection {
   }
 
   async countDocuments(filter: Filter = {}): Promise<number> {
-    const where = this.#where(filter);
-    const { knex, tenant } = this.#resolveScope();
-    const [row] = (await this.#matching(where, knex, tenant).count({ count: '*' })) as Array<{ count: string | number }>;
-    return Number(row?.count ?? 0);
+    const { database, tenant } = this.#resolveScope();
+    const counting = this.#matching(tenant, filter).count({ count: '*' });
+    const { rows } = await database.query<{ count: string }>(tenant, statementOf(counting));
+    return Number(rows[0]?.count ?? 0);
   }
 
   async insertOne(document: Record<string, unknown>): Promise<InsertOneResult> {
@@ -89,37 +83,35 @@ export class Collection {
   }
 
   async deleteOne(filter: Filter): Promise<DeleteResult> {
-    const where = this.#where(filter);
-    const { knex, tenant } = this.#resolveScope();
-    const first = this.#matching(where, knex, tenant).select('id').orderBy('id').limit(1);
-    const deletedCount = await this.#rows(knex, tenant).whereIn('id', first).del();
-    return { acknowledged: true, deletedCount };
+    const { database, tenant } = this.#resolveScope();
+    const first = this.#matching(tenant, filter).select('id').orderBy('id').limit(1);
+    const deleting = tenantRows(TABLE, tenant, this.#inCollection).whereIn('id', first).del();
+    const { rowCount } = await database.query(tenant, statementOf(deleting));
+    return { acknowledged: true, deletedCount: rowCount ?? 0 };
   }
 
   async deleteMany(filter: Filter): Promise<DeleteResult> {
-    const where = this.#where(filter);
-    const { knex, tenant } = this.#resolveScope();
-    const deletedCount = await this.#matching(where, knex, tenant).del();
-    return { acknowledged: true, deletedCount };
+    const { database, tenant } = this.#resolveScope();
+    const { rowCount } = await database.query(tenant, statementOf(this.#matching(tenant, filter).del()));
+    return { acknowledged: true, deletedCount: rowCount ?? 0 };
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
-    const where = this.#where(filter);
     const order = compileSort(sort);
-    const { knex, tenant } = this.#resolveScope();
-    const query = this.#matching(where, knex, tenant).select('doc').orderByRaw(order.sql, order.bindings);
+    const { database, tenant } = this.#resolveScope();
+    const query = this.#matching(tenant, filter).select('doc').orderByRaw(order.sql, order.bindings);
     if (skip !== undefined) query.offset(skip);
     if (limit !== undefined) query.limit(limit);
-    const rows = (await query) as Array<{ doc: Document }>;
+    const { rows } = await database.query<{ doc: Document }>(tenant, statementOf(query));
     return rows.map((row) => row.doc);
   }
 
   async #insert(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
     const prepared = documents.map(toStoredDocument);
-    const { knex, tenant } = this.#resolveScope();
+    const { database, tenant } = this.#resolveScope();
     const rows = prepared.map((document) => ({ tenant, collection: this.collectionName, id: document._id, doc: JSON.stringify(document) }));
     try {
-      await knex(TABLE).insert(rows);
+      await database.query(tenant, statementOf(sql(TABLE).insert(rows)));
     } catch (error) {
       throw translateWriteError(error, this.collectionName);
     }
@@ -128,18 +120,20 @@ export class Collection {
 
   /** Reads the matching rows under lock, applies the update, and writes back only real changes. */
   async #update(filter: Filter, update: UpdateSpec, limit: number | undefined): Promise<UpdateResult> {
-    const where = this.#where(filter);
     const compiled = compileUpdate(update);
-    const { knex, tenant } = this.#resolveScope();
+    const { database, tenant } = this.#resolveScope();
+    const locking = this.#matching(tenant, filter).select('id', 'doc').orderBy('id').forUpdate();
+    if (limit !== undefined) locking.limit(limit);
     try {
-      return await knex.transaction(async (transaction) => {
-        const query = this.#matching(where, transaction, tenant).select('id', 'doc').orderBy('id').forUpdate();
-        if (limit !== undefined) query.limit(limit);
-        const rows = (await query) as Array<{ id: string; doc: Document }>;
+      return await database.transaction(tenant, async (run) => {
+        const { rows } = (await run(statementOf(locking))) as { rows: Array<{ id: string; doc: Document }> };
         const changed = rows.map((row) => ({ before: row.doc, after: applyUpdate(row.doc, compiled) })).filter(({ before, after }) => documentChanged(before, after));
         if (changed.length > 0) {
           const byId = JSON.stringify(Object.fromEntries(changed.map(({ after }) => [after._id, after])));
-          await this.#rows(transaction, tenant).whereIn('id', changed.map(({ after }) => after._id)).update({ doc: transaction.raw('?::jsonb -> id', [byId]) });
+          const writing = tenantRows(TABLE, tenant, this.#inCollection)
+            .whereIn('id', changed.map(({ after }) => after._id))
+            .update({ doc: sql.raw('?::jsonb -> id', [byId]) });
+          await run(statementOf(writing));
         }
         return { acknowledged: true, matchedCount: rows.length, modifiedCount: changed.length, upsertedCount: 0, upsertedId: null };
       });

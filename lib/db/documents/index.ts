@@ -1,5 +1,5 @@
-import type { Knex } from 'knex';
 import { requestScope } from '../../tenancy/scope.ts';
+import type { TenantDatabase } from '../tenant-database.ts';
 import { Collection, type StoreScope } from './collection.ts';
 
 export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';
@@ -13,15 +13,15 @@ export interface DocumentStore {
 }
 
 /** The store of an explicitly named tenant: for the CLI, start-up code and tests. */
-export function documentStore(knex: Knex, tenant: string): DocumentStore {
+export function documentStore(database: TenantDatabase, tenant: string): DocumentStore {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('documentStore needs a tenant');
-  const scope: StoreScope = Object.freeze({ knex, tenant });
+  const scope: StoreScope = Object.freeze({ database, tenant });
   return Object.freeze({ collection: (name: string) => new Collection(name, () => scope) });
 }
 
 /** The scope of the request being served; the error outside one says what to use instead. */
 function currentRequestScope(): StoreScope {
-  return requestScope('db', ' (outside requests, use documentStore(knex, tenant))');
+  return requestScope('db', ' (outside requests, use documentStore(database, tenant))');
 }
 
 /**

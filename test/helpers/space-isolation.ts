@@ -1,0 +1,99 @@
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import type { SpaceAccess } from '../../lib/spaces/access.ts';
+import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, type Space } from '../../lib/spaces/store.ts';
+import type { Runtime } from '../../lib/runtime.ts';
+import { runInTenant } from '../../lib/tenancy/index.ts';
+import { migratedDatabase, type MigratedDatabase } from './database.ts';
+
+/**
+ * The isolation property for the spaces store, as a differential test over three databases:
+ * `shared` holds tenants alpha and beta, `alphaAlone` and `betaAlone` one each. Both tenants
+ * run their commands at the same moment in `shared` (concurrent writes on the same names) and
+ * on their own in their lone world: each must see, write and keep exactly the same.
+ */
+export interface SpaceWorlds {
+  readonly shared: MigratedDatabase;
+  readonly alphaAlone: MigratedDatabase;
+  readonly betaAlone: MigratedDatabase;
+  close(): Promise<void>;
+}
+
+export async function spaceWorlds(): Promise<SpaceWorlds> {
+  const [shared, alphaAlone, betaAlone] = await Promise.all([migratedDatabase(['alpha', 'beta']), migratedDatabase(['alpha']), migratedDatabase(['beta'])]);
+  return { shared, alphaAlone, betaAlone, close: async () => void (await Promise.all([shared.close(), alphaAlone.close(), betaAlone.close()])) };
+}
+
+const NAMES = ['ops', 'Ops', 'sales', 'é', 'e\u0301', 'a b', 'x.y', 'z-1'];
+const SCHEMAS = ['s1', 's2', 'S1', '*', 'x'];
+
+const names = fc.uniqueArray(fc.constantFrom(...SCHEMAS), { maxLength: 3 });
+const grant = fc.oneof(fc.constant({ all: true } as const), fc.uniqueArray(fc.constantFrom(...NAMES, ...SCHEMAS), { maxLength: 3 }).map((listed) => ({ all: false, names: listed }) as const));
+const access: fc.Arbitrary<SpaceAccess> = fc.record({ admin: fc.boolean(), spaces: grant, schemas: grant });
+const name = fc.constantFrom(...NAMES);
+
+type SpaceCommand =
+  | { kind: 'list'; access: SpaceAccess }
+  | { kind: 'find'; name: string; access: SpaceAccess }
+  | { kind: 'insert'; name: string; schemas: string[] }
+  | { kind: 'replace'; name: string; schemas: string[] }
+  | { kind: 'delete'; name: string };
+
+const command: fc.Arbitrary<SpaceCommand> = fc.oneof(
+  access.map((given) => ({ kind: 'list', access: given }) as const),
+  fc.record({ name, access }).map((given) => ({ kind: 'find', ...given }) as const),
+  fc.record({ name, schemas: names }).map((given) => ({ kind: 'insert', ...given }) as const),
+  fc.record({ name, schemas: names }).map((given) => ({ kind: 'replace', ...given }) as const),
+  name.map((given) => ({ kind: 'delete', name: given }) as const),
+);
+
+/** Steps of the case: in each, alpha and beta run one command each, at once. */
+export const spaceCase = fc.array(fc.record({ alpha: command, beta: command }), { minLength: 1, maxLength: 8 });
+export type SpaceCase = Array<{ alpha: SpaceCommand; beta: SpaceCommand }>;
+
+/** Runs every step in every world and throws at the first difference. */
+export async function checkSpaceIsolation(worlds: SpaceWorlds, steps: SpaceCase): Promise<void> {
+  await Promise.all([worlds.shared, worlds.alphaAlone, worlds.betaAlone].map((world) => world.knex('spaces').delete()));
+  for (const [index, step] of steps.entries()) {
+    const [alphaShared, betaShared, alphaAlone, betaAlone] = await Promise.all([
+      run(worlds.shared, 'alpha', step.alpha),
+      run(worlds.shared, 'beta', step.beta),
+      run(worlds.alphaAlone, 'alpha', step.alpha),
+      run(worlds.betaAlone, 'beta', step.beta),
+    ]);
+    if (!isDeepStrictEqual(alphaShared, alphaAlone)) throw new Error(`step ${index}: alpha's ${step.alpha.kind} differs beside beta: ${JSON.stringify(alphaShared)} vs ${JSON.stringify(alphaAlone)}`);
+    if (!isDeepStrictEqual(betaShared, betaAlone)) throw new Error(`step ${index}: beta's ${step.beta.kind} differs beside alpha: ${JSON.stringify(betaShared)} vs ${JSON.stringify(betaAlone)}`);
+  }
+  for (const tenant of ['alpha', 'beta']) {
+    const alone = tenant === 'alpha' ? worlds.alphaAlone : worlds.betaAlone;
+    const [inShared, inAlone] = await Promise.all([storedSpaces(worlds.shared, tenant), storedSpaces(alone, tenant)]);
+    if (!isDeepStrictEqual(inShared, inAlone)) throw new Error(`${tenant}'s stored spaces differ beside the other tenant`);
+  }
+}
+
+/** A space without its timestamps, which differ between worlds. */
+function shape(space: Space | undefined): unknown {
+  return space && { name: space.name, schemas: space.schemas };
+}
+
+function run(world: MigratedDatabase, tenant: string, given: SpaceCommand): Promise<unknown> {
+  const runtime = { tenantDatabase: world.tenantDatabase } as Runtime;
+  return runInTenant({ tenant, runtime }, async () => {
+    switch (given.kind) {
+      case 'list':
+        return (await listVisibleSpaces(given.access)).map(shape);
+      case 'find':
+        return shape(await findVisibleSpace(given.name, given.access));
+      case 'insert':
+        return shape(await insertSpace({ name: given.name, schemas: given.schemas }));
+      case 'replace':
+        return shape(await replaceSpaceSchemas(given.name, given.schemas));
+      case 'delete':
+        return shape(await deleteSpace(given.name));
+    }
+  });
+}
+
+async function storedSpaces(world: MigratedDatabase, tenant: string): Promise<unknown[]> {
+  return world.knex('spaces').where({ tenant }).select('name', 'schemas').orderByRaw('name collate "C"');
+}
