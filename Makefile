@@ -10,7 +10,7 @@ CLI := $(NODE) lib/cli/main.ts
 BIOME := node_modules/@biomejs/cli-linux-x64/biome
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev chromium test test-stress check migrate rollback migrate-status migration tenant user token routes bench
+.PHONY: run dev chromium test test-stress check migrate rollback migrate-status migration project tenant user token routes bench
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -23,8 +23,9 @@ run: $(STAMP)
 dev: $(STAMP)
 	@$(NODE) lib/cli/dev.ts
 
+# Every test (the service's and each project's own), or one project's: make test PROJECT=shop.
 test: $(STAMP) chromium
-	$(NODE) lib/cli/with-database.ts -- ava --tap | $(NODE) test/summary.ts
+	$(NODE) lib/cli/with-database.ts -- $(NODE) lib/cli/run-tests.ts $(call given,PROJECT,--project) | $(NODE) test/summary.ts
 
 # The /docs test drives Debian's Chromium: installed here when missing, where it can be (root with
 # apt-get); elsewhere that test is skipped and counted (and fails under CI).
@@ -38,9 +39,10 @@ chromium:
 test-stress: $(STAMP)
 	$(NODE) lib/cli/with-database.ts -- ava --tap --config ava.stress.config.js | $(NODE) test/summary.ts
 
+# The service, then every project of PROJECTS_DIR (routes, settings, handlers, tests), then lint.
 check: $(STAMP)
 	tsc --noEmit -p tsconfig.json
-	tsc --noEmit -p projects/sample
+	@$(CLI) check-projects
 	@if [ -x $(BIOME) ]; then $(BIOME) lint; else echo "check: no Biome binary for this platform; lint skipped" >&2; exit 1; fi
 
 migrate migrate-status routes: $(STAMP)
@@ -51,6 +53,10 @@ rollback: $(STAMP)
 
 migration: $(STAMP)
 	@$(CLI) migration "$(NAME)"
+
+# A new project in PROJECTS_DIR that passes its own tests and make check as it is.
+project: $(STAMP)
+	@$(CLI) project $(call quote,$(value NAME))
 
 # Shell-quotes a value; `given` passes --flag=value only for a variable set on make's command
 # line, so `make user ... SPACES=` (given, empty) clears a list while leaving SPACES out keeps it.

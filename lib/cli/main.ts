@@ -1,10 +1,12 @@
 import { accountCommands } from './accounts.ts';
+import { checkCommands } from './check-projects.ts';
 import { migrationCommands } from './migrate.ts';
 import { routeCommands } from './routes.ts';
+import { scaffoldCommands } from './scaffold.ts';
 import type { CommandTable } from './command.ts';
 
 /** The make targets' entry point: `main.ts <command> [args...]`; failures are one line, exit 1. */
-const commands: CommandTable = { ...migrationCommands, ...routeCommands, ...accountCommands };
+const commands: CommandTable = { ...migrationCommands, ...routeCommands, ...accountCommands, ...checkCommands, ...scaffoldCommands };
 
 async function main(): Promise<void> {
   const [name, ...args] = process.argv.slice(2);

@@ -13,11 +13,11 @@ const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE'];
 /** `make routes`: the route table of PROJECTS_DIR, as the service would mount it (SPEC §8.2). */
 export const routeCommands: CommandTable = {
   routes: async () => {
-    const { config } = loadConfig();
+    const { config, secrets } = loadConfig();
     adoptConfig(config);
     const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
     try {
-      const catalog = await readCatalog(config, logger);
+      const catalog = await readCatalog(config, secrets.projectSettings, logger);
       const routes = routeTable(catalog.projects, catalog.defaultProject);
       return routes.length === 0 ? `no project routes in ${config.projectsDir}` : formatTable(routes);
     } catch (error) {

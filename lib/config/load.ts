@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
-import { environmentSchema, expertSchema, type Environment, type ExpertInput } from './schema.ts';
+import { BUILT_IN_SECTIONS, environmentSchema, expertSchema, type Environment, type ExpertInput } from './schema.ts';
 import type { Config, LoadedConfig } from './types.ts';
 
 export class ConfigError extends Error {
@@ -19,11 +19,12 @@ export interface LoadOptions {
 
 /** Reads environment and expert file, validates both, and returns frozen config plus secrets. */
 export function loadConfig({ env = process.env, expert }: LoadOptions = {}): LoadedConfig {
-  const environment = parseWith(environmentSchema, withoutEmptyValues(env), 'environment variable ');
-  const expertSettings = parseWith(expertSchema, expert ?? readExpertFile(environment.EXPERT_CONFIG), 'expert configuration: ');
+  const givenEnvironment = withoutEmptyValues(env);
+  const environment = parseWith(environmentSchema, givenEnvironment, 'environment variable ');
+  const { builtIn, projectSections } = splitSections(expert ?? readExpertFile(environment.EXPERT_CONFIG));
+  const expertSettings = parseWith(expertSchema, builtIn, 'expert configuration: ');
   const config: Config = {
     ...expertSettings,
-    sample: { ...expertSettings.sample, apiKey: expertSettings.sample.apiKey ?? environment.SAMPLE_API_KEY },
     port: environment.PORT,
     host: environment.HOST,
     projectsDir: path.resolve(environment.PROJECTS_DIR),
@@ -38,13 +39,27 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
       jwtSecret: environment.JWT_SECRET ?? persistedJwtSecret(config.dataDir),
       databaseUrl: environment.DATABASE_URL,
       redisUrl: environment.REDIS_URL,
+      projectSettings: Object.freeze({ sections: projectSections, environment: Object.freeze(givenEnvironment) }),
     }),
   };
 }
 
+/**
+ * The built-in sections, checked here, and the rest: projects' settings, which may hold
+ * secrets, so they stay out of `Config` and are checked against each project's declarations.
+ */
+function splitSections(input: unknown): { builtIn: unknown; projectSections: Readonly<Record<string, unknown>> } {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { builtIn: input, projectSections: {} };
+  const entries = Object.entries(input);
+  return {
+    builtIn: Object.fromEntries(entries.filter(([key]) => BUILT_IN_SECTIONS.has(key))),
+    projectSections: Object.freeze(Object.fromEntries(entries.filter(([key]) => !BUILT_IN_SECTIONS.has(key)))),
+  };
+}
+
 /** `PORT=` or `DATABASE_URL=` set to nothing means "not set", as in most tools (not port 0). */
-function withoutEmptyValues(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
 }
 
 function readExpertFile(explicitPath: string | undefined): unknown {

@@ -20,7 +20,10 @@ const HOST_ENTRY = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:
 
 const tenantName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'must be a valid tenant name');
 
-/** The expert configuration file (SPEC §3): every key optional, unknown keys rejected. */
+/**
+ * The built-in sections of the expert configuration file (SPEC §3): every key optional, unknown
+ * keys rejected. Other top-level keys are projects' settings, checked when projects load.
+ */
 export const expertSchema = z.strictObject({
   spaces: section({ enabled: z.boolean().default(false) }),
   tenancy: section({ defaultTenant: tenantName.nullable().default('default') }),
@@ -54,14 +57,14 @@ export const expertSchema = z.strictObject({
     files: z.number().int().positive().default(10),
     handlerMs: z.number().int().positive().default(30_000),
   }),
-  sample: section({
-    apiKey: z.string().min(1).optional(),
-    uploadDir: z.string().min(1).default('./.data/uploads'),
-  }),
 });
 
+/** The built-in sections; any other top-level key holds a project's settings (SPEC §8.7). */
+export const BUILT_IN_SECTIONS: ReadonlySet<string> = new Set(Object.keys(expertSchema.shape));
+
 export type ExpertConfig = z.output<typeof expertSchema>;
-export type ExpertInput = z.input<typeof expertSchema>;
+/** The expert file as written: the built-in sections, and a section per project with settings. */
+export type ExpertInput = z.input<typeof expertSchema> & { readonly [project: string]: unknown };
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
@@ -80,7 +83,6 @@ export const environmentSchema = z.object({
   PROJECTS_DIR: z.string().min(1).default('./projects'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
   LOG_LEVEL: logLevel.default('info'),
-  SAMPLE_API_KEY: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
 });
 

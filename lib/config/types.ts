@@ -19,6 +19,15 @@ export interface Secrets {
   /** Absent when the service runs its embedded PostgreSQL. */
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  readonly projectSettings: ProjectSettingSources;
+}
+
+/** What projects' settings are read from (SPEC §8.7), kept apart from `Config` since they hold secrets. */
+export interface ProjectSettingSources {
+  /** The top-level sections of the expert configuration that are not built in, as written. */
+  readonly sections: Readonly<Record<string, unknown>>;
+  /** The environment the service started with (secrets are read from it). */
+  readonly environment: Readonly<Record<string, string | undefined>>;
 }
 
 export interface LoadedConfig {

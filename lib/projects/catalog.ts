@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.ts';
+import type { Config, ProjectSettingSources } from '../config/index.ts';
 import type { Logger } from '../http/logger.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { scanProjects } from './load.ts';
@@ -13,10 +13,11 @@ export interface ProjectCatalog {
 /**
  * Scans `config.projectsDir` and applies `projects.onError` and `projects.default` (SPEC §3,
  * §8.1): "fail" throws one report of every problem; "skip" leaves the faulty projects out and
- * logs why. A `projects.default` naming no loaded project is a start-up error either way.
+ * logs why. A problem of the configuration itself (a `projects.default` naming no loaded
+ * project, a section naming no project) is a start-up error either way.
  */
-export async function readCatalog(config: Config, logger: Logger): Promise<ProjectCatalog> {
-  const scan = await scanProjects(config.projectsDir);
+export async function readCatalog(config: Config, settingSources: ProjectSettingSources, logger: Logger): Promise<ProjectCatalog> {
+  const scan = await scanProjects(config.projectsDir, { config, sources: settingSources });
   const problems = [...scan.problems];
   const defaultProject = chooseDefault(config, scan.projects, problems);
   if (problems.length > 0 && (config.projects.onError === 'fail' || problems.some(isConfigProblem))) {
@@ -41,8 +42,9 @@ function chooseDefault(config: Config, projects: readonly ProjectDefinition[], p
   return undefined;
 }
 
+/** One that belongs to no project, so leaving projects out cannot fix it. */
 function isConfigProblem(problem: RouteProblem): boolean {
-  return problem.file === CONFIG_KEY;
+  return problem.project === '';
 }
 
 function logSkipped(problems: readonly RouteProblem[], logger: Logger): void {

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { BUILT_IN_SECTIONS } from '../config/schema.ts';
 import type { RouteProblem } from './report.ts';
 
 const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -58,8 +59,11 @@ function isDirectory(candidate: string): boolean {
   }
 }
 
-function problemWithName(name: string): string | undefined {
+/** Why `name` cannot name a project folder, or undefined when it can. */
+export function problemWithName(name: string): string | undefined {
   if (name === RESERVED_NAME) return `project folder name "${name}" is reserved for the default project's mount`;
   if (!PROJECT_NAME.test(name)) return `project folder name "${name}" must match ${PROJECT_NAME.source}`;
+  // The expert configuration keeps a project's settings under its name (SPEC §8.7).
+  if (BUILT_IN_SECTIONS.has(name)) return `project folder name "${name}" is a section of the expert configuration; choose another`;
   return undefined;
 }

@@ -15,6 +15,6 @@ export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from 
  */
 export async function loadProjects(runtime: Runtime): Promise<LoadedProjects> {
   adoptRuntime(runtime);
-  const catalog = await readCatalog(runtime.config, runtime.logger);
+  const catalog = await readCatalog(runtime.config, runtime.secrets.projectSettings, runtime.logger);
   return mountProjects(runtime, catalog.projects, catalog.defaultProject);
 }

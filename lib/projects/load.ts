@@ -1,9 +1,11 @@
-import { pathToFileURL } from 'node:url';
+import path from 'node:path';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import type { ProjectDefinition } from './definition.ts';
-import { discoverProjects } from './discovery.ts';
-import { describeLoadError } from './load-error.ts';
+import { discoverProjects, type ProjectFolder } from './discovery.ts';
+import { importDefault } from './import-default.ts';
 import type { RouteProblem } from './report.ts';
+import { loadSettings, type SettingsContext } from './settings/load.ts';
+import { unknownSections } from './settings/sections.ts';
 import { validateRoutes } from './validation.ts';
 
 export interface ProjectScan {
@@ -13,31 +15,26 @@ export interface ProjectScan {
   readonly problems: readonly RouteProblem[];
 }
 
-/** Discovers, imports and validates every project under `projectsDir`, reporting all problems. */
-export async function scanProjects(projectsDir: string): Promise<ProjectScan> {
+/**
+ * Discovers every project under `projectsDir`, loads its settings (SPEC §8.7), then imports and
+ * validates its routes, reporting all problems.
+ */
+export async function scanProjects(projectsDir: string, settings: SettingsContext): Promise<ProjectScan> {
   resolveFacilitiesFromAnywhere();
   const discovery = discoverProjects(projectsDir);
-  const loaded = await Promise.all(
-    discovery.folders.map(async ({ name, file }) => {
-      const imported = await importRouteFile(file);
-      if (!imported.ok) return { project: undefined, problems: [{ project: name, file, reason: imported.reason }] };
-      const { routes, problems } = validateRoutes(name, file, imported.exported);
-      return { project: problems.length === 0 ? Object.freeze({ name, file, routes }) : undefined, problems };
-    }),
-  );
+  const names = new Set([...discovery.folders.map(({ name }) => name), ...discovery.problems.map(({ project }) => project)]);
+  const loaded = await Promise.all(discovery.folders.map((folder) => loadProject(folder, settings)));
   return {
     projects: loaded.flatMap(({ project }) => (project ? [project] : [])),
-    problems: [...discovery.problems, ...loaded.flatMap(({ problems }) => problems)],
+    problems: [...discovery.problems, ...unknownSections(settings.sources, names, projectsDir), ...loaded.flatMap(({ problems }) => problems)],
   };
 }
 
-type Imported = { ok: true; exported: unknown } | { ok: false; reason: string };
-
-async function importRouteFile(file: string): Promise<Imported> {
-  try {
-    const namespace = (await import(pathToFileURL(file).href)) as { default?: unknown };
-    return { ok: true, exported: namespace.default };
-  } catch (error) {
-    return { ok: false, reason: `does not load: ${describeLoadError(error, file)}` };
-  }
+async function loadProject({ name, file }: ProjectFolder, settings: SettingsContext): Promise<{ project?: ProjectDefinition; problems: readonly RouteProblem[] }> {
+  const settingsProblems = await loadSettings(name, path.dirname(file), settings);
+  const imported = await importDefault(file);
+  if (!imported.ok) return { problems: [...settingsProblems, { project: name, file, reason: imported.reason }] };
+  const { routes, problems } = validateRoutes(name, file, imported.exported);
+  const all = [...settingsProblems, ...problems];
+  return { project: all.length === 0 ? Object.freeze({ name, file, routes }) : undefined, problems: all };
 }

@@ -54,7 +54,6 @@ test('secrets stay out of the configuration object', (t) => {
 const invalid: Array<[string, unknown, RegExp]> = [
   ['a wrong type', { spaces: { enabled: 'yes' } }, /spaces\.enabled: /],
   ['an unknown key', { spaces: { enabeld: true } }, /spaces\.enabeld: unknown key/],
-  ['an unknown section', { colour: 'red' }, /colour: unknown key/],
   ['an invalid enum', { projects: { onError: 'ignore' } }, /projects\.onError: /],
   ['a negative limit', { limits: { fileBytes: -1 } }, /limits\.fileBytes: /],
   ['a bad rate window', { rateLimit: { public: { windowMs: 0 } } }, /rateLimit\.public\.windowMs: /],
@@ -128,9 +127,13 @@ test('without JWT_SECRET a secret is generated once and kept with mode 600', (t)
   t.is(readFileSync(file, 'utf8').trim(), first);
 });
 
-test('SAMPLE_API_KEY fills sample.apiKey unless the file sets it', (t) => {
-  t.is(loadConfig({ env: { ...baseEnv(), SAMPLE_API_KEY: 'k1' }, expert: {} }).config.sample.apiKey, 'k1');
-  t.is(loadConfig({ env: { ...baseEnv(), SAMPLE_API_KEY: 'k1' }, expert: { sample: { apiKey: 'k2' } } }).config.sample.apiKey, 'k2');
+test('sections that are not built in are kept for the projects, out of the configuration', (t) => {
+  const { config, secrets } = loadConfig({ env: { ...baseEnv(), SHOP_API_KEY: 'k1' }, expert: { shop: { apiKey: 'k2' }, spaces: { enabled: true } } });
+  t.false('shop' in config);
+  t.false(JSON.stringify(config).includes('k2'));
+  t.true(config.spaces.enabled);
+  t.deepEqual(secrets.projectSettings.sections, { shop: { apiKey: 'k2' } });
+  t.is(secrets.projectSettings.environment.SHOP_API_KEY, 'k1');
 });
 
 test('a token lifetime is read in seconds: numbers and digit strings alike, or with a unit', (t) => {

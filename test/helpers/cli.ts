@@ -14,10 +14,10 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-cli-'));
 
-function run(file: string, args: string[], databaseUrl: string): Promise<CommandOutcome> {
+function run(file: string, args: string[], databaseUrl: string, extraEnv: Record<string, string>): Promise<CommandOutcome> {
   // A make run inside `make test` would otherwise inherit the outer make's level and flags.
   const { MAKEFLAGS: _flags, MAKELEVEL: _level, MFLAGS: _mflags, ...outer } = process.env;
-  const env = { ...outer, DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, PATH: `${path.dirname(NODE)}:${process.env.PATH ?? ''}` };
+  const env = { ...outer, DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, PATH: `${path.dirname(NODE)}:${process.env.PATH ?? ''}`, ...extraEnv };
   return new Promise((resolve) => {
     execFile(file, args, { cwd: ROOT, env }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
@@ -27,11 +27,11 @@ function run(file: string, args: string[], databaseUrl: string): Promise<Command
 }
 
 /** Runs `lib/cli/main.ts <args>` as the npm scripts do. */
-export function cli(args: string[], databaseUrl: string): Promise<CommandOutcome> {
-  return run(NODE, ['lib/cli/main.ts', ...args], databaseUrl);
+export function cli(args: string[], databaseUrl: string, env: Record<string, string> = {}): Promise<CommandOutcome> {
+  return run(NODE, ['lib/cli/main.ts', ...args], databaseUrl, env);
 }
 
 /** Runs a make target; `-o` keeps make from reinstalling packages while other tests run. */
-export function make(args: string[], databaseUrl: string): Promise<CommandOutcome> {
-  return run('make', ['--no-print-directory', '-o', 'node_modules/.install-stamp', ...args], databaseUrl);
+export function make(args: string[], databaseUrl: string, env: Record<string, string> = {}): Promise<CommandOutcome> {
+  return run('make', ['--no-print-directory', '-o', 'node_modules/.install-stamp', ...args], databaseUrl, env);
 }

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
-import pg from 'pg';
 import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
+import { createDatabaseOn, type FreshDatabase } from '../../lib/testing/database.ts';
 
 /** The server the suite runs against: `make test` always sets DATABASE_URL (embedded or not). */
 export function serverUrl(): string {
@@ -15,24 +14,8 @@ export function serverUrl(): string {
 }
 
 /** Creates an empty database on the test server and returns its URL and a function that drops it. */
-export async function createFreshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `spaceport_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`create database ${name}`);
-  // Test rows need no durability: commits that skip the wait for the disk keep the suites fast.
-  await adminQuery(`alter database ${name} set synchronous_commit = off`);
-  const url = new URL(serverUrl());
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
-}
-
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl() });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+export function createFreshDatabase(): Promise<FreshDatabase> {
+  return createDatabaseOn(serverUrl());
 }
 
 /** A knex over a fresh, empty database; both are gone when the test ends. */

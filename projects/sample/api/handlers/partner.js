@@ -1,17 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { config } from 'spaceport';
+import settings from '../settings.js';
 /** @import { NextFunction, Request, Response } from 'spaceport' */
 
 /**
- * Custom authentication for partner calls: the `x-api-key` header must equal `sample.apiKey`
- * (expert file, or the `SAMPLE_API_KEY` environment variable). No key configured means no
- * partner gets in.
+ * Custom authentication for partner calls: the `x-api-key` header must equal the secret
+ * setting `apiKey` (`sample.apiKey` in the expert file, or `SAMPLE_API_KEY`). No key
+ * configured means no partner gets in.
  * @param {Request} req
  * @param {Response} res
  * @param {NextFunction} next
  */
 export function partnerKey(req, res, next) {
-  const expected = config.sample.apiKey;
+  const expected = settings.get('apiKey');
   const given = req.get('x-api-key');
   if (!expected || typeof given !== 'string' || !sameSecret(given, expected)) {
     return res.status(401).json({ error: 'a valid x-api-key header is required' });

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { config } from 'spaceport';
+import settings from '../settings.js';
 /** @import { Request, Response } from 'spaceport' */
 
 /**
- * `POST /upload` (system auth): saves the multipart field `file` in `sample.uploadDir` under
+ * `POST /upload` (system auth): saves the multipart field `file` in the `uploadDir` setting under
  * its base name. The service already strips directories from client file names; taking the
  * base name again keeps this handler safe on its own.
  * @param {Request} req
@@ -16,7 +16,7 @@ export async function upload(req, res) {
   if (Array.isArray(file)) return res.status(400).json({ error: 'send one file in the field "file"' });
   const name = path.basename(file.name);
   if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
-  const folder = path.resolve(config.sample.uploadDir);
+  const folder = path.resolve(settings.get('uploadDir'));
   await mkdir(folder, { recursive: true });
   await file.mv(path.join(folder, name));
   res.json({ success: true, data: { name, size: file.size } });

@@ -2,26 +2,22 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { signSystemToken } from '../../lib/auth/tokens.ts';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
-import { createAccount, SAMPLE_PREFIXES, startSampleService } from '../helpers/sample.ts';
+import { start, type TestService, type TestUser } from 'spaceport/testing';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-sample-upload-'));
 /** Deep enough that `../../x` would land inside `scratch`, where the test can look for it. */
 const uploadDir = path.join(scratch, 'one', 'two', 'uploads');
 
-let service: TestService;
-let bearer: Record<string, string>;
+const PREFIXES = ['/api/sample', '/api/project'] as const;
+
+let app: TestService;
+let uploader: TestUser;
 
 test.before(async () => {
-  service = await startSampleService(undefined, { sample: { uploadDir } });
-  const account = await createAccount(service, 'default', { username: 'uploader', password: 'uploader-password' });
-  bearer = { authorization: `Bearer ${await signSystemToken(service.runtime, account, 'default')}` };
+  app = await start({ project: 'sample', settings: { uploadDir } });
+  uploader = await app.createUser({ username: 'uploader' });
 });
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
-});
+test.after.always(() => app?.close());
 
 function form(fields: Record<string, string>, files: Array<{ field: string; name: string; content: string }>): FormData {
   const data = new FormData();
@@ -30,11 +26,12 @@ function form(fields: Record<string, string>, files: Array<{ field: string; name
   return data;
 }
 
-function upload(prefix: string, body: FormData | string | undefined, headers: Record<string, string> = bearer): Promise<Response> {
-  return service.fetch(`${prefix}/upload`, { method: 'POST', headers, body });
+/** An upload as the uploader, or as the given headers say when they are given. */
+function upload(prefix: string, body: FormData | string | undefined, headers?: Record<string, string>): Promise<Response> {
+  return app.post(`${prefix}/upload`, headers === undefined ? { as: uploader, body } : { headers, body });
 }
 
-for (const prefix of SAMPLE_PREFIXES) {
+for (const prefix of PREFIXES) {
   const tag = prefix.replaceAll('/', '_');
 
   test(`${prefix}/upload saves the file under the upload folder and answers its name and size`, async (t) => {
@@ -109,13 +106,11 @@ for (const prefix of SAMPLE_PREFIXES) {
 
 test('/upload creates the upload folder when it does not exist yet', async (t) => {
   const freshDir = path.join(scratch, 'fresh', 'nested', 'uploads');
-  const fresh = await startSampleService(t, { sample: { uploadDir: freshDir } });
+  const fresh = await start({ project: 'sample', settings: { uploadDir: freshDir } });
+  t.teardown(() => fresh.close());
+  t.is(fresh.settings.uploadDir, freshDir);
   t.false(existsSync(freshDir));
-  const response = await fresh.fetch('/api/sample/upload', {
-    method: 'POST',
-    headers: bearer,
-    body: form({}, [{ field: 'file', name: 'first.txt', content: 'first' }]),
-  });
+  const response = await fresh.post('/api/sample/upload', { as: fresh.user, body: form({}, [{ field: 'file', name: 'first.txt', content: 'first' }]) });
   t.is(response.status, 200);
   t.deepEqual(readdirSync(freshDir), ['first.txt']);
 });

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listenOnLoopback } from './koa-app.ts';
+import type { AddressInfo } from 'node:net';
 
 /** What the stand-in received on one call. */
 export interface SsoCall {
@@ -36,7 +36,14 @@ export async function startSsoStandIn(): Promise<SsoStandIn> {
       answer(request, response, body);
     });
   });
-  return { ...(await listenOnLoopback(server)), calls };
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { url: `http://127.0.0.1:${port}`, calls, close };
 }
 
 function answer(request: IncomingMessage, response: ServerResponse, body: string): void {

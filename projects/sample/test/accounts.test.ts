@@ -1,25 +1,31 @@
 import test from 'ava';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
-import { createAccount, postJson, SAMPLE_PREFIXES, startSampleService, storedPasswordHash } from '../helpers/sample.ts';
+import { start, type TestService } from 'spaceport/testing';
 
 const ALICE_PASSWORD = 'alice-plain-password-4711';
 const BOB_PASSWORD = 'bob-plain-password-0815';
+/** Every sample route answers at both mounts: the sample is the only, so the default, project. */
+const PREFIXES = ['/api/sample', '/api/project'] as const;
 
-let service: TestService;
+let app: TestService;
 let aliceHash: string;
 
+/** The stored password hash of an account, for leak checks. */
+async function storedPasswordHash(username: string, tenant = app.tenant): Promise<string> {
+  const account = await app.documents(tenant).collection('accounts').findOne({ username });
+  if (typeof account?.password !== 'string') throw new Error(`no account ${username} in ${tenant}`);
+  return account.password;
+}
+
 test.before(async () => {
-  service = await startSampleService(undefined);
-  await service.runtime.knex('tenants').insert([{ name: 'acme' }, { name: 'globex' }]);
-  await createAccount(service, 'default', { username: 'alice', password: ALICE_PASSWORD, role: 'admin', name: 'Alice', email: 'alice@example.com' });
-  await createAccount(service, 'default', { username: 'carol', password: 'carol-plain-password', name: 'Carol' });
-  await createAccount(service, 'acme', { username: 'bob', password: BOB_PASSWORD, name: 'Bob of Acme' });
-  aliceHash = await storedPasswordHash(service, 'default', 'alice');
+  app = await start({ project: 'sample' });
+  await app.createTenant('acme');
+  await app.createTenant('globex');
+  await app.createUser({ username: 'alice', password: ALICE_PASSWORD, role: 'admin', name: 'Alice', email: 'alice@example.com' });
+  await app.createUser({ username: 'carol', password: 'carol-plain-password', name: 'Carol' });
+  await app.createUser({ username: 'bob', password: BOB_PASSWORD, name: 'Bob of Acme' }, { tenant: 'acme' });
+  aliceHash = await storedPasswordHash('alice');
 });
-test.after.always(async () => {
-  await service?.close();
-  await dropTestDatabase();
-});
+test.after.always(() => app?.close());
 
 interface AccountAnswer {
   success: boolean;
@@ -28,9 +34,11 @@ interface AccountAnswer {
   message?: string;
 }
 
-for (const prefix of SAMPLE_PREFIXES) {
+for (const prefix of PREFIXES) {
+  const getOneAccount = (json: unknown, tenant?: string) => app.post(`${prefix}/getOneAccount`, { json, tenant });
+
   test(`${prefix}/getOneAccount finds the account by username, without its password`, async (t) => {
-    const response = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'alice' });
+    const response = await getOneAccount({ EMPLOYEE_ID: 'alice' });
     t.is(response.status, 200);
     t.regex(response.headers.get('content-type') ?? '', /^application\/json/);
     const text = await response.text();
@@ -46,7 +54,7 @@ for (const prefix of SAMPLE_PREFIXES) {
   });
 
   test(`${prefix}/getOneAccount answers an empty list for an unknown username`, async (t) => {
-    const response = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'nobody' });
+    const response = await getOneAccount({ EMPLOYEE_ID: 'nobody' });
     t.is(response.status, 200);
     t.deepEqual(await response.json(), { success: true, data: [], total: 0 });
   });
@@ -62,7 +70,7 @@ for (const prefix of SAMPLE_PREFIXES) {
   ];
   for (const [label, body] of invalidBodies) {
     test(`${prefix}/getOneAccount with ${label} is 500 "required" and lists nothing`, async (t) => {
-      const response = await postJson(service, `${prefix}/getOneAccount`, body);
+      const response = await getOneAccount(body);
       t.is(response.status, 500);
       const text = await response.text();
       const answer = JSON.parse(text) as AccountAnswer;
@@ -75,16 +83,13 @@ for (const prefix of SAMPLE_PREFIXES) {
   }
 
   test(`${prefix}/getOneAccount with no body at all is 500 "required"`, async (t) => {
-    const response = await service.fetch(`${prefix}/getOneAccount`, { method: 'POST' });
+    const response = await app.post(`${prefix}/getOneAccount`);
     t.is(response.status, 500);
     t.like(await response.json(), { success: false, message: 'EMPLOYEE_ID is required (a non-empty string)' });
   });
 
   test(`${prefix}/getOneAccount reads a urlencoded form too`, async (t) => {
-    const response = await service.fetch(`${prefix}/getOneAccount`, {
-      method: 'POST',
-      body: new URLSearchParams({ EMPLOYEE_ID: 'carol' }),
-    });
+    const response = await app.post(`${prefix}/getOneAccount`, { body: new URLSearchParams({ EMPLOYEE_ID: 'carol' }) });
     t.is(response.status, 200);
     const body = (await response.json()) as AccountAnswer;
     t.is(body.total, 1);
@@ -93,67 +98,63 @@ for (const prefix of SAMPLE_PREFIXES) {
   });
 
   test(`${prefix}/getOneAccount only sees the request's tenant`, async (t) => {
-    const fromDefault = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'bob' });
-    t.deepEqual(await fromDefault.json(), { success: true, data: [], total: 0 });
-    const fromGlobex = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'bob' }, { tenant: 'globex' });
+    const fromOwnTenant = await getOneAccount({ EMPLOYEE_ID: 'bob' });
+    t.deepEqual(await fromOwnTenant.json(), { success: true, data: [], total: 0 });
+    const fromGlobex = await getOneAccount({ EMPLOYEE_ID: 'bob' }, 'globex');
     t.deepEqual(await fromGlobex.json(), { success: true, data: [], total: 0 });
-    const fromAcme = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'bob' }, { tenant: 'acme' });
+    const fromAcme = await getOneAccount({ EMPLOYEE_ID: 'bob' }, 'acme');
     const text = await fromAcme.text();
     const body = JSON.parse(text) as AccountAnswer;
     t.is(body.total, 1);
     t.like(body.data?.[0], { username: 'bob', name: 'Bob of Acme' });
     t.false(text.includes(BOB_PASSWORD));
-    t.false(text.includes(await storedPasswordHash(service, 'acme', 'bob')));
-    const aliceFromAcme = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'alice' }, { tenant: 'acme' });
+    t.false(text.includes(await storedPasswordHash('bob', 'acme')));
+    const aliceFromAcme = await getOneAccount({ EMPLOYEE_ID: 'alice' }, 'acme');
     t.deepEqual(await aliceFromAcme.json(), { success: true, data: [], total: 0 });
   });
 
   test(`${prefix}/getOneAccount with an unknown tenant is 400`, async (t) => {
-    const response = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'alice' }, { tenant: 'initech' });
+    const response = await getOneAccount({ EMPLOYEE_ID: 'alice' }, 'initech');
     t.is(response.status, 400);
     t.deepEqual(await response.json(), { error: 'unknown tenant' });
   });
 
   test(`${prefix}/getOneAccount with malformed JSON is 400`, async (t) => {
-    const response = await service.fetch(`${prefix}/getOneAccount`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"EMPLOYEE_ID": ',
-    });
+    const response = await app.post(`${prefix}/getOneAccount`, { headers: { 'content-type': 'application/json' }, body: '{"EMPLOYEE_ID": ' });
     t.is(response.status, 400);
     t.is(typeof ((await response.json()) as { error?: unknown }).error, 'string');
   });
 
   test(`${prefix}/getOneAccount is public and rate-limited as such`, async (t) => {
-    const response = await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'alice' });
+    const response = await getOneAccount({ EMPLOYEE_ID: 'alice' });
     t.is(response.status, 200);
     t.truthy(response.headers.get('ratelimit-limit'));
     t.truthy(response.headers.get('ratelimit-remaining'));
   });
 
   test(`${prefix}/heartbeat answers the text "success"`, async (t) => {
-    const response = await service.fetch(`${prefix}/heartbeat`);
+    const response = await app.get(`${prefix}/heartbeat`);
     t.is(response.status, 200);
     t.regex(response.headers.get('content-type') ?? '', /^text\/plain/);
     t.is(await response.text(), 'success');
   });
 
   test(`${prefix}/heartbeat answers HEAD without a body, and other methods with 405`, async (t) => {
-    const head = await service.fetch(`${prefix}/heartbeat`, { method: 'HEAD' });
+    const head = await app.fetch(`${prefix}/heartbeat`, { method: 'HEAD' });
     t.is(head.status, 200);
     t.is(await head.text(), '');
-    const post = await service.fetch(`${prefix}/heartbeat`, { method: 'POST' });
+    const post = await app.post(`${prefix}/heartbeat`);
     t.is(post.status, 405);
     t.regex(post.headers.get('allow') ?? '', /GET/);
   });
 }
 
 test('no answer or log line carries a password or its hash', async (t) => {
-  for (const prefix of SAMPLE_PREFIXES) {
-    await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: 'alice' });
-    await postJson(service, `${prefix}/getOneAccount`, { EMPLOYEE_ID: { $ne: '' } });
+  for (const prefix of PREFIXES) {
+    await app.post(`${prefix}/getOneAccount`, { json: { EMPLOYEE_ID: 'alice' } });
+    await app.post(`${prefix}/getOneAccount`, { json: { EMPLOYEE_ID: { $ne: '' } } });
   }
-  const logs = service.logText();
+  const logs = app.logText();
   t.true(logs.length > 0);
   for (const secret of [ALICE_PASSWORD, BOB_PASSWORD, aliceHash]) t.false(logs.includes(secret));
 });

@@ -1,0 +1,42 @@
+import { defineRoutes } from 'spaceport';
+import { createNote, listNotes, partnerKey, partnerStatus, ping } from './handlers.js';
+
+/** A note as the answers show it. */
+const note = {
+  type: 'object',
+  required: ['id', 'text', 'createdAt'],
+  properties: { id: { type: 'string' }, text: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' } },
+};
+
+/**
+ * The __project__ project: each route answers at /api/__project__<path>. One route of each
+ * authentication mode; docs/writing-routes.md explains every field.
+ */
+export default defineRoutes([
+  { method: 'GET', path: '/ping', skipAuth: true, summary: 'Answers anyone: is the project up?', function: ping },
+  {
+    method: 'POST',
+    path: '/notes',
+    summary: "Adds a note of the caller's",
+    schema: {
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['text'],
+        properties: { text: { type: 'string', minLength: 1, maxLength: 500 } },
+      },
+      responses: { 201: { type: 'object', properties: { success: { const: true }, data: note } } },
+    },
+    function: createNote,
+  },
+  {
+    method: 'GET',
+    path: '/notes',
+    summary: "The caller's notes, oldest first",
+    schema: {
+      responses: { 200: { type: 'object', properties: { success: { const: true }, data: { type: 'array', items: note }, total: { type: 'integer' } } } },
+    },
+    function: listNotes,
+  },
+  { method: 'GET', path: '/partner/status', auth: partnerKey, summary: 'For partners who send the API key', function: partnerStatus },
+]);

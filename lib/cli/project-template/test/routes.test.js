@@ -1,0 +1,51 @@
+import test from 'ava';
+import { start } from 'spaceport/testing';
+
+const API_KEY = 'a-key-for-the-tests';
+
+/** The real service with this project alone, on a fresh database, with a tenant and a user. */
+const app = await start({ project: '__project__', settings: { apiKey: API_KEY } });
+test.after.always(() => app.close());
+
+test('GET /ping answers anyone', async (t) => {
+  const response = await app.get('/api/__project__/ping');
+  t.is(response.status, 200);
+  t.deepEqual(await response.json(), { success: true, project: '__project__' });
+});
+
+test("POST /notes keeps a note of the caller's, and GET /notes lists it", async (t) => {
+  const author = await app.createUser({ username: 'author' });
+  const created = await app.post('/api/__project__/notes', { as: author, json: { text: 'first note' } });
+  t.is(created.status, 201);
+  t.like(await created.json(), { success: true, data: { text: 'first note' } });
+  const listed = await app.get('/api/__project__/notes', { as: author });
+  t.like(await listed.json(), { success: true, total: 1, data: [{ text: 'first note' }] });
+});
+
+test('POST /notes without a token is 401', async (t) => {
+  const response = await app.post('/api/__project__/notes', { json: { text: 'anonymous' } });
+  t.is(response.status, 401);
+});
+
+test('POST /notes with a body its schema refuses is 400, naming the field', async (t) => {
+  const response = await app.post('/api/__project__/notes', { as: app.user, json: { text: 42 } });
+  t.is(response.status, 400);
+  t.deepEqual(await response.json(), { error: 'body.text: must be a string' });
+});
+
+test('a user sees only their own notes, and a tenant only its own', async (t) => {
+  await app.post('/api/__project__/notes', { as: app.user, json: { text: 'mine' } });
+  const other = await app.createUser({ username: 'other' });
+  t.like(await (await app.get('/api/__project__/notes', { as: other })).json(), { total: 0 });
+  await app.createTenant('elsewhere');
+  const stranger = await app.createUser({ username: app.user.username }, { tenant: 'elsewhere' });
+  t.like(await (await app.get('/api/__project__/notes', { as: stranger, tenant: 'elsewhere' })).json(), { total: 0 });
+});
+
+test('GET /partner/status needs the API key', async (t) => {
+  t.is((await app.get('/api/__project__/partner/status')).status, 401);
+  t.is((await app.get('/api/__project__/partner/status', { headers: { 'x-api-key': 'wrong' } })).status, 401);
+  const response = await app.get('/api/__project__/partner/status', { headers: { 'x-api-key': API_KEY } });
+  t.is(response.status, 200);
+  t.deepEqual(await response.json(), { success: true, data: { tenant: app.tenant, greeting: 'hello' } });
+});

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { openEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
+
+export interface FreshDatabase {
+  readonly url: string;
+  /** Drops the database, closing whatever is still connected to it. */
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database on the server of `serverUrl` and returns its URL. */
+export async function createDatabaseOn(serverUrl: string): Promise<FreshDatabase> {
+  const name = `spaceport_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(serverUrl, `create database ${name}`);
+  // Test rows need no durability: commits that skip the wait for the disk keep the suites fast.
+  await adminQuery(serverUrl, `alter database ${name} set synchronous_commit = off`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) };
+}
+
+async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+let embedded: Promise<EmbeddedDatabase> | undefined;
+let embeddedUsers = 0;
+
+/**
+ * A fresh database on `DATABASE_URL`'s server (what `make test` sets), else on the embedded
+ * PostgreSQL of `DATA_DIR` (joined when running, else started until the last one is dropped).
+ */
+export async function freshTestDatabase(): Promise<FreshDatabase> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (serverUrl) return createDatabaseOn(serverUrl);
+  embeddedUsers++;
+  embedded ??= openEmbeddedDatabase(path.resolve(process.env.DATA_DIR || './.data'));
+  const database = await createDatabaseOn((await embedded).url);
+  return {
+    url: database.url,
+    drop: async () => {
+      await database.drop();
+      if (--embeddedUsers === 0 && embedded !== undefined) {
+        const server = await embedded;
+        embedded = undefined;
+        await server.stop();
+      }
+    },
+  };
+}

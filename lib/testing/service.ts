@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { verifySystemToken, type TokenClaims } from '../auth/tokens.ts';
+import type { ExpertInput } from '../config/index.ts';
+import { documentStore, type DocumentStore } from '../db/documents/index.ts';
+import { valuesOfProject } from '../facilities/settings.ts';
+import type { SettingValue } from '../facilities/settings.ts';
+import { startService, type Service } from '../server.ts';
+import { createTenant } from '../tenancy/index.ts';
+import { freshTestDatabase, type FreshDatabase } from './database.ts';
+import { collectLogs, type CollectedLogs, type LogEntry } from './logs.ts';
+import { projectsFolder, type ProjectsFolder } from './project-folder.ts';
+import { requestHelpers, type RequestHelpers } from './requests.ts';
+import { createUser, type TestUser, type UserFields } from './users.ts';
+
+export interface StartOptions {
+  /** The project to serve: its name in PROJECTS_DIR (default `./projects`), or its folder (a path or a URL). */
+  project?: string | URL;
+  /** Serve every project of this folder instead. */
+  projectsDir?: string | URL;
+  /** The project's settings, as under its name in the expert configuration (secrets included). */
+  settings?: Readonly<Record<string, SettingValue>>;
+  /** The rest of the expert configuration (SPEC §3). */
+  expert?: ExpertInput;
+  /** Environment variables the service sees (`SHOP_API_KEY`, `LOG_LEVEL`...); `process.env` is left alone. */
+  env?: Readonly<Record<string, string>>;
+  /** The test's tenant, created with the database; default `test`. */
+  tenant?: string;
+  /** The test's user, created in that tenant; default a member with a random password. */
+  user?: UserFields;
+}
+
+export interface TestService extends RequestHelpers {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** The project served, when `project` was given. */
+  readonly project: string | undefined;
+  readonly tenant: string;
+  readonly user: TestUser;
+  /** The project's resolved settings, defaults included. */
+  readonly settings: Readonly<Record<string, SettingValue | undefined>>;
+  /** Creates (or updates) an account, in the test's tenant unless another is named. */
+  createUser(fields?: UserFields, options?: { tenant?: string }): Promise<TestUser>;
+  /** Creates a tenant (nothing happens when it exists). */
+  createTenant(name: string): Promise<void>;
+  /** The documents of a tenant (the test's by default), as handlers see them through `db`. */
+  documents(tenant?: string): DocumentStore;
+  /** The claims of a system JWT this service signed (HS256, not expired); throws otherwise. */
+  verifyToken(token: string): TokenClaims;
+  /** Every log line of the service so far, parsed. */
+  logs(): LogEntry[];
+  /** The same lines as written, to look for what must not be there (a secret). */
+  logText(): string;
+  /** Stops the service and drops its database; calling it again waits for the first call. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real service on a free loopback port over a new, migrated database (on
+ * DATABASE_URL's server, or the embedded one), with a tenant and a user in it.
+ */
+export async function start(options: StartOptions = {}): Promise<TestService> {
+  const folder = projectsFolder(options.project, options.projectsDir);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-testing-data-'));
+  const removeFolders = () => {
+    for (const scratch of [folder.scratch, dataDir]) if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  };
+  const database = await freshTestDatabase();
+  const logs = collectLogs();
+  let service: Service;
+  try {
+    service = await startService({ env: serviceEnvironment(options, folder, dataDir, database), expert: expertConfiguration(options, folder), logDestination: logs.destination });
+  } catch (error) {
+    await database.drop();
+    removeFolders();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= service.close().then(async () => {
+      await database.drop();
+      removeFolders();
+    });
+    return closing;
+  };
+  return testService(service, options, folder, logs, close);
+}
+
+function serviceEnvironment(options: StartOptions, folder: ProjectsFolder, dataDir: string, database: FreshDatabase): Record<string, string> {
+  return {
+    LOG_LEVEL: 'info',
+    ...options.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: database.url,
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    PROJECTS_DIR: folder.projectsDir,
+    DATA_DIR: dataDir,
+  };
+}
+
+function expertConfiguration(options: StartOptions, folder: ProjectsFolder): ExpertInput {
+  if (options.settings === undefined) return options.expert ?? {};
+  if (folder.project === undefined) throw new TypeError('spaceport/testing: `settings` needs `project` (with `projectsDir`, give them in `expert`)');
+  return { ...options.expert, [folder.project]: options.settings };
+}
+
+async function testService(service: Service, options: StartOptions, folder: ProjectsFolder, logs: CollectedLogs, close: () => Promise<void>): Promise<TestService> {
+  const { runtime } = service;
+  const tenant = options.tenant ?? 'test';
+  try {
+    await createTenant(runtime.knex, tenant);
+    const user = await createUser(runtime, tenant, options.user);
+    return Object.freeze({
+      ...requestHelpers(service.url, tenant),
+      url: service.url,
+      project: folder.project,
+      tenant,
+      user,
+      settings: folder.project === undefined ? {} : valuesOfProject(runtime.config, folder.project),
+      createUser: (fields?: UserFields, where: { tenant?: string } = {}) => createUser(runtime, where.tenant ?? tenant, fields),
+      createTenant: async (name: string) => {
+        await createTenant(runtime.knex, name);
+      },
+      documents: (name = tenant) => documentStore(runtime.tenantDatabase, name),
+      verifyToken: (token: string) => verifySystemToken(runtime, token),
+      logs: logs.entries,
+      logText: logs.text,
+      close,
+    });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
