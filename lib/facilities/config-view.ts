@@ -12,7 +12,6 @@ const CONFIG_KEYS: Record<keyof Config, true> = {
   auth: true,
   sso: true,
   limits: true,
-  sample: true,
   port: true,
   host: true,
   projectsDir: true,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { anyText, fuzzBody, type BodyShape, type FuzzBody } from './fuzz-bodies.ts';
-import { SSO_TOKENS } from './sso-stand-in.ts';
+import { SSO_TOKENS } from '../../projects/sample/test/sso-stand-in.ts';
 
 /** One request as bytes will carry it: any method, target, header line and body. */
 export interface FuzzRequest {

@@ -11,7 +11,7 @@ import { describeRequest, fuzzRequest, requestBytes, type FuzzRequest, type Fuzz
 import { rawExchange, type RawOutcome } from '../helpers/raw-http.ts';
 import { createAccount, startSampleService, storedPasswordHash } from '../helpers/sample.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
-import { startSsoStandIn, type SsoStandIn } from '../helpers/sso-stand-in.ts';
+import { startSsoStandIn, type SsoStandIn } from '../../projects/sample/test/sso-stand-in.ts';
 
 /**
  * A property-based HTTP fuzzer over every system endpoint and the sample's routes, the service
