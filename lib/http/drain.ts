@@ -70,10 +70,19 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
  * event loop was busy). Each turn of the loop polls, and so accepts those: turn until one
  * accepts nothing more (and, since clients told to close reconnect, not forever).
  */
+/**
+ * Resolves once the event loop has polled for I/O (and so accepted what was queued): an
+ * immediate set from the current turn may run before the next poll, one set from within an
+ * immediate runs after it.
+ */
+function afterNextPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 async function acceptQueued(accepted: () => number): Promise<void> {
   for (let turn = 0; turn < ACCEPT_TURNS; turn++) {
     const before = accepted();
-    await new Promise((resolve) => setImmediate(resolve));
+    await afterNextPoll();
     if (accepted() === before) return;
   }
 }

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import test, { type ExecutionContext } from 'ava';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { fixtureProjects } from '../helpers/projects.ts';
@@ -40,17 +42,39 @@ test('a request sent on an idle keep-alive connection just after close begins is
   await closed;
 });
 
+/**
+ * A client on a thread of its own connects and sends its request while this thread (the
+ * service's) is blocked: the connection then waits in the kernel's accept queue, completed but
+ * not yet accepted, when close begins, as connections do when the event loop is busy.
+ */
+const QUEUED_CLIENT = `
+  const { workerData, parentPort } = require('node:worker_threads');
+  const { connect } = require('node:net');
+  const signal = new Int32Array(workerData.signal);
+  const socket = connect(workerData.port, '127.0.0.1', () => {
+    socket.write('GET /healthz HTTP/1.1\\r\\nHost: test\\r\\n\\r\\n', () => {
+      Atomics.store(signal, 0, 1);
+      Atomics.notify(signal, 0);
+    });
+  });
+  let answer = '';
+  socket.on('data', (chunk) => { answer += chunk; });
+  socket.on('close', () => parentPort.postMessage(answer));
+  socket.on('error', (error) => parentPort.postMessage('error: ' + error.code));
+`;
+
 test('a connection the kernel completed just before close begins is served, not reset with the listener', async (t) => {
   const service = await startSlowService(t);
-  const client = new KeepAliveClient(service.url);
-  t.teardown(() => client.close());
-  const answering = client.get('/healthz');
-  // The client connects on the next tick; the service's event loop has not polled since.
-  await new Promise((resolve) => process.nextTick(resolve));
+  const signal = new SharedArrayBuffer(4);
+  const client = new Worker(QUEUED_CLIENT, { eval: true, workerData: { port: Number(new URL(service.url).port), signal } });
+  t.teardown(() => client.terminate());
+  await once(client, 'online');
+  // Blocks this thread until the request is on the wire: nothing here accepts it meanwhile.
+  Atomics.wait(new Int32Array(signal), 0, 0, 5000);
   const closed = service.close();
-  const answer = await answering;
-  t.is(answer.status, 200);
-  t.is(answer.connection, 'close');
+  const [answer] = (await once(client, 'message')) as [string];
+  t.regex(answer, /^HTTP\/1\.1 200 /);
+  t.regex(answer, /\r\nconnection: close\r\n/i);
   await closed;
 });
 
