@@ -35,11 +35,15 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   let accepted = 0;
   const currentResponse = new WeakMap<Socket, ServerResponse>();
   let draining: Promise<void> | undefined;
-  const server = createServer((request, response) => {
+  const serve: RequestListener = (request, response) => {
     if (draining) response.shouldKeepAlive = false;
     else currentResponse.set(request.socket, response);
     handler(request, response);
-  });
+  };
+  // Node would answer a request without Host, or with an Expect other than 100-continue, with a
+  // bare status line of its own; the service answers them as it answers everything (SPEC §7).
+  const server = createServer({ requireHostHeader: false }, serve);
+  server.on('checkExpectation', serve);
   server.on('connection', (socket: Socket) => {
     accepted++;
     connections.add(socket);

@@ -1,3 +1,4 @@
+import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import { isDatabaseUnreachable } from '../db/connect.ts';
 import type { Logger } from './logger.ts';
@@ -18,12 +19,18 @@ interface HttpErrorLike {
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
+      if (lacksRequiredHost(ctx)) throw createError(400, 'Host header is required');
       await next();
       if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) answerUnrouted(ctx);
     } catch (error) {
       answerError(ctx, error, logger);
     }
   };
+}
+
+/** HTTP/1.1 makes the Host header mandatory (RFC 9112 §3.2); HTTP/1.0 does not. */
+function lacksRequiredHost(ctx: Context): boolean {
+  return ctx.req.httpVersion === '1.1' && ctx.req.headers.host === undefined;
 }
 
 /**

@@ -61,3 +61,18 @@ test('the service keeps serving after CONNECT requests', async (t) => {
   await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
   t.is((await service.fetch('/healthz')).status, 200);
 });
+
+test('an HTTP/1.1 request without Host is 400 with a JSON error and an X-Request-Id, not a bare status line', async (t) => {
+  const answer = parseAnswer(await rawExchange('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'));
+  t.is(answer.status, 400);
+  t.deepEqual(JSON.parse(answer.body), { error: 'Host header is required' });
+  t.regex(answer.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  t.is(parseAnswer(await rawExchange('GET /healthz HTTP/1.0\r\n\r\n')).status, 200, 'HTTP/1.0 needs no Host');
+});
+
+test('an Expect the service does not know is ignored: the request is served like any other', async (t) => {
+  const answer = parseAnswer(await rawExchange('GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n'));
+  t.is(answer.status, 200);
+  t.deepEqual(JSON.parse(answer.body), { status: 'ok' });
+  t.regex(answer.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+});
