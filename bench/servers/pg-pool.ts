@@ -8,7 +8,8 @@ import { listenFromEnvironment } from './common.ts';
  */
 const PATH = '/api/sample/getOneAccount';
 const BODY_LIMIT = 1_048_576;
-const FIND_ACCOUNT = "select doc from documents where tenant = $1 and collection = 'accounts' and (doc->>'username') = $2 limit 1";
+/** The username index is on the stored `account_username` column (migration 4). */
+const FIND_ACCOUNT = "select doc from documents where tenant = $1 and collection = 'accounts' and account_username = $2 limit 1";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
