@@ -1,23 +1,33 @@
 import Koa from 'koa';
-import { authRoutes } from './auth/index.ts';
-import { errorHandler } from './http/errors.ts';
-import { requestLog } from './http/request-log.ts';
-import { systemRoutes } from './http/system-routes.ts';
+import { loginArea } from './auth/index.ts';
+import { nothingAnswers } from './core/errors.ts';
+import type { Runtime } from './core/runtime.ts';
+import { requestEntry, type Area } from './http/entry.ts';
+import { systemArea } from './http/system-routes.ts';
 import type { LoadedProjects } from './projects/index.ts';
-import type { Runtime } from './runtime.ts';
-import { spacesRoutes } from './spaces/index.ts';
-import { resolveTenant } from './tenancy/index.ts';
+import { spacesArea } from './spaces/index.ts';
+import { withTenant } from './tenancy/index.ts';
 
-/** Composes the service: logging, errors, tenant-free endpoints, then everything tenant-scoped. */
+/**
+ * Composes the service: one entry that routes each request, by the first segment of its path,
+ * to what answers that area. The system endpoints take no tenant; everything else runs behind
+ * the tenant step, unknown paths included (an invalid tenant is a 400 before a 404).
+ */
 export function createApp(runtime: Runtime, projects: LoadedProjects): Koa {
+  const system = systemArea(runtime, projects.routes);
+  const areas = new Map<string, Area>([
+    ['healthz', system],
+    ['openapi.json', system],
+    ['docs', system],
+    ['auth', withTenant(runtime, loginArea(runtime))],
+    ['spaces', withTenant(runtime, spacesArea(runtime))],
+    ['api', withTenant(runtime, projects.area)],
+  ]);
+  const otherwise = withTenant(runtime, (ctx) => {
+    throw nothingAnswers(ctx.method);
+  });
   const app = new Koa({ proxy: runtime.config.http.trustProxy });
   app.silent = true;
-  app.use(requestLog(runtime.logger));
-  app.use(errorHandler(runtime.logger));
-  app.use(systemRoutes(runtime, projects.routes));
-  app.use(resolveTenant(runtime));
-  app.use(authRoutes(runtime));
-  app.use(spacesRoutes(runtime));
-  app.use(projects.middleware);
+  app.use(requestEntry({ logger: runtime.logger, runtime, areas, otherwise }));
   return app;
 }

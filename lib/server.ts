@@ -5,15 +5,15 @@ import type pino from 'pino';
 import { createApp } from './app.ts';
 import { loadConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
-import { openEmbeddedDatabase } from './db/embedded.ts';
+import { openEmbeddedDatabase } from './db/embedded/index.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
 import { createDrainableServer } from './http/drain.ts';
-import { createLogger, type Logger } from './http/logger.ts';
+import { createLogger, type Logger } from './core/logger.ts';
 import { answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
-import type { Runtime } from './runtime.ts';
+import type { Runtime } from './core/runtime.ts';
 import { TenantDirectory } from './tenancy/index.ts';
 
 /** A query of the running service that the database leaves unanswered this long is a 503 (SPEC §7). */
@@ -98,7 +98,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     knex,
     tenantDatabase,
     logger,
-    tenants: new TenantDirectory(knex),
+    tenants: new TenantDirectory(tenantDatabase),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     shutdownTasks,
   };

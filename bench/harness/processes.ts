@@ -1,7 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { freePort } from '../../lib/free-port.ts';
+import { freePort } from '../../lib/db/embedded/free-port.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A server under test, running in its own process so it does not share a core with the load generator. */

@@ -1,4 +1,4 @@
-import { DuplicateKeyError, documentStore, type Document } from '../db/documents/index.ts';
+import { DuplicateKeyError, documentStore, type Document } from '../documents/index.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { hashPassword } from './passwords.ts';
 

@@ -1,7 +1,7 @@
 import createError from 'http-errors';
 import type { Middleware } from 'koa';
-import { requestState } from '../http/state.ts';
-import type { Runtime } from '../runtime.ts';
+import { requestState } from '../core/request-state.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { accountFromDocument, findAccountDocument } from './accounts.ts';
 import { assertHashingCapacity, prepareDecoyHash, verifyPassword } from './passwords.ts';
 import { signSystemToken, tokenLifetimeSeconds } from './tokens.ts';

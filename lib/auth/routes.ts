@@ -1,16 +1,16 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
-import { jsonBody } from '../http/json-body.ts';
-import { routerMiddleware } from '../http/routing.ts';
+import type { Context } from 'koa';
+import { jsonBody } from '../core/json-body.ts';
+import { routerArea } from '../core/routing.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { rateLimit } from '../ratelimit/index.ts';
-import type { Runtime } from '../runtime.ts';
 import { loginHandler } from './login.ts';
 
 /**
  * `POST /auth/login` (SPEC §5.2). The rate limit comes before the body is read, so every
  * attempt counts, malformed ones included.
  */
-export function authRoutes(runtime: Runtime): Middleware {
+export function loginArea(runtime: Runtime): (ctx: Context) => Promise<void> {
   const router = new Router();
   router.post(
     '/auth/login',
@@ -18,5 +18,5 @@ export function authRoutes(runtime: Runtime): Middleware {
     jsonBody(runtime.config.limits.jsonBytes),
     loginHandler(runtime),
   );
-  return routerMiddleware(router);
+  return routerArea(router);
 }

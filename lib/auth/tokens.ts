@@ -1,6 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { durationSeconds } from '../config/index.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 
 /** The claims of a system JWT (SPEC §5.3). */
 export interface TokenClaims {

@@ -8,7 +8,9 @@ import onFinished from 'on-finished';
 import typeis from 'type-is';
 import type { Config } from '../config/index.ts';
 import { uploadFolder } from './upload-folder.ts';
-import { recordUploads, type StoredFile } from './uploads.ts';
+import { requestState } from '../core/request-state.ts';
+import { bodyError } from '../core/errors.ts';
+import { uploadsOf, type StoredFile } from './uploads.ts';
 
 type Limits = Config['limits'];
 
@@ -19,13 +21,6 @@ export interface BodyParserOptions {
 
 /** Express parses a body whatever the method; so do we (a request without a body is skipped). */
 const EVERY_METHOD = Object.values(HttpMethodEnum);
-
-/**
- * Requests whose body was read. A body is read once: a later route reached with `next()` or
- * `next('route')` finds it parsed (Express's `req._body`), where reading the spent stream again
- * would answer 400, or wait forever for a multipart body.
- */
-const bodyRead = new WeakSet<Context>();
 
 /**
  * Body parsing for project routes (SPEC §8.3). `fields` reads JSON, urlencoded and text bodies
@@ -57,11 +52,14 @@ function fieldParser(limits: Limits): Middleware {
     },
   });
   return (ctx, next) => {
-    // A request without a body has none of the types koa-body reads: nothing to parse.
-    if (bodyRead.has(ctx) || !typeis.hasBody(ctx.req)) return next();
+    // A body is read once: a later route reached with `next()` or `next('route')` finds it
+    // parsed, where reading the spent stream again would answer 400, or wait forever for a
+    // multipart body. A request without a body has none of the types koa-body reads.
+    const state = requestState(ctx);
+    if (state.bodyRead || !typeis.hasBody(ctx.req)) return next();
     return parse(ctx, () => {
       // koa-body leaves the body undefined for a type it does not read, and the stream unread.
-      if (ctx.request.body !== undefined) bodyRead.add(ctx);
+      if (ctx.request.body !== undefined) state.bodyRead = true;
       return next();
     });
   };
@@ -69,8 +67,9 @@ function fieldParser(limits: Limits): Middleware {
 
 function multipartParser(limits: Limits, chosenDirectory: string | undefined): Middleware {
   return (ctx, next) => {
-    if (!ctx.is('multipart') || bodyRead.has(ctx)) return next();
-    bodyRead.add(ctx);
+    const state = requestState(ctx);
+    if (state.bodyRead || !ctx.is('multipart')) return next();
+    state.bodyRead = true;
     return storeUploads(ctx, next, limits, chosenDirectory);
   };
 }
@@ -84,7 +83,7 @@ async function storeUploads(ctx: Context, next: Next, limits: Limits, chosenDire
     void parsing.catch(() => {}).finally(() => removeFiles(stored.map(([, file]) => file.filepath)));
   });
   await parsing;
-  recordUploads(ctx, stored.filter(([, file]) => isChosenFile(file)).map(([field, file]) => [field, storedFile(file)]));
+  requestState(ctx).uploads = uploadsOf(stored.filter(([, file]) => isChosenFile(file)).map(([field, file]) => [field, storedFile(file)]));
   await next();
 }
 
@@ -139,21 +138,6 @@ function storedFile(file: FormidableFile): StoredFile {
     mimetype: file.mimetype ?? 'application/octet-stream',
     md5: typeof file.hash === 'string' ? file.hash : '',
   };
-}
-
-/** Limits are 413; an unsupported encoding 415; anything else the client sent is malformed. */
-function bodyError(error: Error, malformed: string): Error {
-  const { status, httpCode } = error as { status?: unknown; httpCode?: unknown };
-  const code = typeof status === 'number' ? status : httpCode;
-  if (code === 413) return createError(413, tooLargeMessage(error));
-  if (code === 415) return createError(415, 'unsupported content encoding');
-  return createError(400, malformed);
-}
-
-function tooLargeMessage(error: Error): string {
-  if (/maxFiles\b/.test(error.message)) return 'too many files';
-  if (error.message === 'file too large' || /maxFileSize|maxTotalFileSize/.test(error.message)) return 'file too large';
-  return 'request body too large';
 }
 
 async function removeFiles(paths: readonly string[]): Promise<void> {

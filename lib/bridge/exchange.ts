@@ -1,6 +1,8 @@
 import type { Context } from 'koa';
+import { requestState } from '../core/request-state.ts';
 import { BridgeRequest } from './request.ts';
 import { BridgeResponse } from './response.ts';
+import type { UploadedFiles } from './uploads.ts';
 
 /** The bridged pair of one request: custom auth and handler share them, as Express's chain does. */
 export interface Exchange {
@@ -8,16 +10,22 @@ export interface Exchange {
   readonly res: BridgeResponse;
 }
 
-const exchanges = new WeakMap<Context, Exchange>();
+declare module '../core/request-state.ts' {
+  interface RequestState {
+    /** The request's `req`/`res`, made when a bridged function first needs them. */
+    exchange?: Exchange;
+    /** `req.files`: set for multipart requests only (null when they carried no file). */
+    uploads?: UploadedFiles | null;
+  }
+}
 
 /** The request's `req`/`res`, made on first use. */
 export function exchangeFor(context: Context): Exchange {
-  const existing = exchanges.get(context);
-  if (existing) return existing;
+  const state = requestState(context);
+  if (state.exchange !== undefined) return state.exchange;
   const res = new BridgeResponse(context);
   const req = new BridgeRequest(context, res);
   res.req = req;
-  const exchange = { req, res };
-  exchanges.set(context, exchange);
-  return exchange;
+  state.exchange = { req, res };
+  return state.exchange;
 }

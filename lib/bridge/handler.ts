@@ -2,14 +2,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import onFinished from 'on-finished';
-import type { Logger } from '../http/logger.ts';
-import { requestState } from '../http/state.ts';
-import { currentTenantContext, runInTenant, type TenantContext } from '../tenancy/context.ts';
+import type { Logger } from '../core/logger.ts';
+import { requestState, runInRequest, type RequestState } from '../core/request-state.ts';
 import { Completion, type Outcome, type PassedTo } from './completion.ts';
 import { handlerFailure } from './errors.ts';
 import { exchangeFor, type Exchange } from './exchange.ts';
 import { BridgeResponse } from './response.ts';
-import { routeMatch } from './route-match.ts';
 import type { NextFunction, RouteHandler } from './types.ts';
 
 export interface BridgeOptions {
@@ -26,7 +24,7 @@ export interface BridgeOptions {
  */
 export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Middleware {
   return async (ctx, next) => {
-    const tenant = currentTenantContext();
+    const state = requestState(ctx);
     const exchange = exchangeFor(ctx);
     const completion = new Completion((attempt, first, error) => reportLate(ctx, options.logger, attempt, first, error));
     BridgeResponse.attach(exchange.res, completion);
@@ -35,7 +33,7 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
     invoke(handler, exchange, completion);
     const outcome = await completion.outcome;
     stopWatching();
-    if (outcome.kind === 'passed') return outcome.resume(() => inTenant(tenant, () => handOn(ctx, outcome.to, next)));
+    if (outcome.kind === 'passed') return outcome.resume(() => runInRequest(state, () => handOn(state, outcome.to, next)));
     if (outcome.kind === 'failed') {
       // A file transfer had Koa stand aside: if it never started, the error answer goes through
       // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes;
@@ -50,7 +48,10 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
 /**
  * Express's `next`: continue on nothing, skip on `'route'`/`'router'`, fail on anything else.
  * Express calls the next function from inside `next`, so a store entered around it
- * (`als.run(store, next)`) is seen there: the rest of the chain resumes in `next`'s context.
+ * (`als.run(store, next)`) is seen there: the rest of the chain resumes in `next`'s context,
+ * though always as this request (`runInRequest`): whatever context `next` was called from (a
+ * listener another request triggered, say), the rest of the chain keeps this request's tenant
+ * (SPEC §4.2).
  */
 function expressNext(completion: Completion, exchange: Exchange): NextFunction {
   return (error?: unknown) => {
@@ -68,19 +69,10 @@ function expressNext(completion: Completion, exchange: Exchange): NextFunction {
  * `next('route')` from a custom auth skips the route's handler, as in Express: it must never
  * fall through to it. Without a router that says where the next route is, only `next()` is known.
  */
-function handOn(ctx: Context, to: PassedTo, next: () => Promise<void>): Promise<void> {
-  const match = routeMatch(ctx);
+function handOn(state: RequestState, to: PassedTo, next: () => Promise<void>): Promise<void> {
+  const match = state.route;
   if (match === undefined || to === 'chain') return next();
   return to === 'route' ? match.nextRoute() : match.leaveRouter();
-}
-
-/**
- * The request's tenant is the service's, not the handler's: whatever context `next` was called
- * from (a listener another request triggered, say), the rest of the chain keeps this request's
- * tenant (SPEC §4.2).
- */
-function inTenant<Result>(tenant: TenantContext | undefined, rest: () => Result): Result {
-  return tenant === undefined || currentTenantContext() === tenant ? rest() : runInTenant(tenant, rest);
 }
 
 /** A synchronous throw and a rejected promise fail the handler like `next(error)`. */
@@ -112,7 +104,7 @@ function watchCompletion(ctx: Context, completion: Completion, handlerMs: number
 
 function reportLate(ctx: Context, logger: Logger, attempt: string, first: Outcome | undefined, error: unknown): void {
   if (first?.kind === 'closed') return;
-  const requestId = requestState(ctx).requestId;
+  const { requestId } = requestState(ctx);
   if (error === undefined) logger.warn({ requestId, attempt, first: first?.kind }, 'bridged handler answered twice; later answer ignored');
   else logger.error({ requestId, attempt, first: first?.kind, err: error }, 'bridged handler failed after answering');
 }

@@ -4,7 +4,6 @@
  */
 export { bodyParsers, type BodyParserOptions } from './body-parsers.ts';
 export { bridgeHandler, type BridgeOptions } from './handler.ts';
-export { enterRoute, expressRoute, type ExpressRoute, type RouteMatch } from './route-match.ts';
 export type { BridgeRequest } from './request.ts';
 export type { BridgeResponse } from './response.ts';
 export type { UploadedFile, UploadedFiles } from './uploads.ts';

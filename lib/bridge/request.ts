@@ -5,11 +5,10 @@ import accepts from 'accepts';
 import fresh from 'fresh';
 import type { Context } from 'koa';
 import rangeParser from 'range-parser';
-import { requestState } from '../http/state.ts';
+import { requestState, type ExpressRoute } from '../core/request-state.ts';
 import type { BridgeResponse } from './response.ts';
-import { routeMatch, type ExpressRoute } from './route-match.ts';
 import type { NextFunction } from './types.ts';
-import { uploadedFiles, type UploadedFiles } from './uploads.ts';
+import type { UploadedFiles } from './uploads.ts';
 
 type StreamListener = Parameters<IncomingMessage['on']>[1];
 
@@ -43,7 +42,7 @@ export class BridgeRequest {
 
   /** Route parameters, decoded; a wildcard (`*rest`) is the array of its segments; no prototype, as in Express 5. */
   get params(): Record<string, string | string[]> {
-    return this.#assignedOr('params', () => routeMatch(this.#context)?.params ?? Object.create(null));
+    return this.#assignedOr('params', () => requestState(this.#context).route?.params ?? Object.create(null));
   }
   set params(value: Record<string, string | string[]>) {
     this.#assigned.set('params', value);
@@ -65,7 +64,7 @@ export class BridgeRequest {
 
   /** The authenticated account's id (system JWT `uid`), unless a custom auth set its own. */
   get uid(): string | undefined {
-    return this.#assignedOr('uid', () => requestState(this.#context).uid);
+    return this.#assignedOr('uid', () => requestState(this.#context).caller?.uid);
   }
   set uid(value: string | undefined) {
     this.#assigned.set('uid', value);
@@ -79,7 +78,7 @@ export class BridgeRequest {
 
   /** The route now running: its declared `path` and its `methods` (`{ get: true }`). */
   get route(): ExpressRoute | undefined {
-    return routeMatch(this.#context)?.route;
+    return requestState(this.#context).route?.route;
   }
 
   get headers(): IncomingHttpHeaders {
@@ -88,11 +87,11 @@ export class BridgeRequest {
 
   /** Uploaded files by field; null for a multipart request without files, else undefined. */
   get files(): UploadedFiles | null | undefined {
-    return uploadedFiles(this.#context);
+    return requestState(this.#context).uploads;
   }
 
   get baseUrl(): string {
-    return requestState(this.#context).baseUrl ?? '';
+    return requestState(this.#context).route?.baseUrl ?? '';
   }
 
   get originalUrl(): string {

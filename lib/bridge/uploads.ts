@@ -1,5 +1,4 @@
 import { copyFile, rename, unlink } from 'node:fs/promises';
-import type { Context } from 'koa';
 
 /** One uploaded file, in the shape express-fileupload gives with temporary files on. */
 export interface UploadedFile {
@@ -30,26 +29,16 @@ export interface StoredFile {
   readonly md5: string;
 }
 
-const filesByRequest = new WeakMap<Context, UploadedFiles | null>();
-
-/** `req.files`: set for multipart requests only (null when they carried no file). */
-export function uploadedFiles(context: Context): UploadedFiles | null | undefined {
-  return filesByRequest.get(context);
-}
-
 /** Records the files of a multipart request, several under one field as an array in upload order. */
-export function recordUploads(context: Context, stored: ReadonlyArray<readonly [field: string, file: StoredFile]>): void {
-  if (stored.length === 0) {
-    filesByRequest.set(context, null);
-    return;
-  }
+export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: StoredFile]>): UploadedFiles | null {
+  if (stored.length === 0) return null;
   const files: UploadedFiles = {};
   for (const [field, each] of stored) {
     const file = uploadedFile(each);
     const earlier = files[field];
     files[field] = earlier === undefined ? file : Array.isArray(earlier) ? [...earlier, file] : [earlier, file];
   }
-  filesByRequest.set(context, files);
+  return files;
 }
 
 function uploadedFile(stored: StoredFile): UploadedFile {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { findAccountByUsername, saveAccount, type AccountInput } from '../auth/accounts.ts';
 import { signSystemToken } from '../auth/tokens.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { createTenant, isTenantName } from '../tenancy/index.ts';
 import type { CommandTable } from './command.ts';
 import { withRuntime } from './database.ts';

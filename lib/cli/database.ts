@@ -1,5 +1,5 @@
 import { createRuntime, releaseRuntime } from '../server.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 
 /**
  * Runs `work` with the same database `make run` uses: DATABASE_URL, else the embedded one

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/index.ts';
-import { openEmbeddedDatabase } from '../db/embedded.ts';
+import { openEmbeddedDatabase } from '../db/embedded/index.ts';
 import { displayPath } from '../projects/report.ts';
 import { DevFront } from './dev/front.ts';
 import { createDevLog } from './dev/log-lines.ts';

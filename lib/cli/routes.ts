@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { loadConfig } from '../config/index.ts';
 import { adoptConfig } from '../facilities/current.ts';
-import { createLogger } from '../http/logger.ts';
+import { createLogger } from '../core/logger.ts';
 import { readCatalog } from '../projects/catalog.ts';
 import { routeTable } from '../projects/route-table.ts';
 import { displayPath, formatProblem, ProjectLoadError } from '../projects/report.ts';

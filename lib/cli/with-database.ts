@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { openEmbeddedDatabase } from '../db/embedded.ts';
+import { openEmbeddedDatabase } from '../db/embedded/index.ts';
 
 /**
  * `with-database.ts -- command args...`: runs the command with DATABASE_URL set, using the

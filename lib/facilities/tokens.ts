@@ -1,5 +1,5 @@
 import { signSystemToken, verifySystemToken, type TokenClaims, type TokenSubject } from '../auth/tokens.ts';
-import { currentTenantContext } from '../tenancy/context.ts';
+import { currentRequest } from '../core/request-state.ts';
 import { currentRuntime } from './current.ts';
 
 export type { TokenClaims, TokenSubject };
@@ -9,7 +9,7 @@ export type { TokenClaims, TokenSubject };
  * `role`; the tenant is the current request's unless the account names one.
  */
 export async function signToken(account: TokenSubject): Promise<string> {
-  return signSystemToken(currentRuntime(), account, currentTenantContext()?.tenant);
+  return signSystemToken(currentRuntime(), account, currentRequest()?.tenant);
 }
 
 /** Returns the claims of a valid system JWT (HS256, not expired), or throws. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../core/logger.ts';
 
 /** Node's own statuses for what its parser refuses; anything else is a plain 400. */
 const STATUS_BY_CODE: Readonly<Record<string, number>> = {

@@ -1,15 +1,15 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
 import { NO_TENANT } from '../db/tenant-database.ts';
 import { addDocsPage, buildOpenApiDocument } from '../openapi/index.ts';
 import type { MountedRoute } from '../projects/types.ts';
-import type { Runtime } from '../runtime.ts';
-import { routerMiddleware } from './routing.ts';
+import type { Runtime } from '../core/runtime.ts';
+import { routerArea } from '../core/routing.ts';
+import type { Area } from './entry.ts';
 
 const HEALTH_TIMEOUT_MS = 1500;
 
 /** `GET /healthz`, `GET /openapi.json` and `GET /docs`: the endpoints that take no tenant (SPEC §12). */
-export function systemRoutes(runtime: Runtime, projectRoutes: readonly MountedRoute[]): Middleware {
+export function systemArea(runtime: Runtime, projectRoutes: readonly MountedRoute[]): Area {
   const openApi = JSON.stringify(buildOpenApiDocument(projectRoutes, { refererValidation: runtime.config.referer.enabled }));
   const router = new Router();
   router.get('/healthz', async (ctx) => {
@@ -22,7 +22,7 @@ export function systemRoutes(runtime: Runtime, projectRoutes: readonly MountedRo
     ctx.body = openApi;
   });
   addDocsPage(router);
-  return routerMiddleware(router);
+  return routerArea(router);
 }
 
 async function databaseAnswers(runtime: Runtime): Promise<boolean> {

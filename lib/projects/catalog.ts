@@ -1,5 +1,5 @@
 import type { Config, ProjectSettingSources } from '../config/index.ts';
-import type { Logger } from '../http/logger.ts';
+import type { Logger } from '../core/logger.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { scanProjects } from './load.ts';
 import { formatProblem, ProjectLoadError, type RouteProblem } from './report.ts';

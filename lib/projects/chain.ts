@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { bodyParsers, bridgeHandler } from '../bridge/index.ts';
 import { systemAuthentication } from '../auth/system-auth.ts';
 import { rateLimit } from '../ratelimit/index.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 import type { RouteDefinition, RouteFunction } from './definition.ts';
 import { refererValidation } from './referer.ts';
 import { schemaCheckStep } from './request-validation.ts';

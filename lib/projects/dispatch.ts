@@ -1,18 +1,19 @@
 import Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
-import { enterRoute, expressRoute, type ExpressRoute } from '../bridge/index.ts';
-import { requestState } from '../http/state.ts';
+import type { Context, Middleware } from 'koa';
+import { methodNotAllowed, nothingAnswers } from '../core/errors.ts';
+import { requestState, type ExpressRoute } from '../core/request-state.ts';
 import { looseRoutePath, routeParams } from './params.ts';
 
-/** `/api/<segment>` and the rest of the path; `/api` itself matches case-insensitively too. */
-const MOUNT = /^(\/api\/([^/]+))(\/.*)?$/i;
+/** `/api/<project>` as it appeared in the URL, and the rest of the path. */
+const MOUNT = /^(\/[^/]+\/([^/]+))(\/.*)?$/;
 
 interface RegisteredRoute {
   readonly chain: Middleware;
+  readonly project: string;
+  /** `GET /orders/:id`: how log lines name the route. */
+  readonly name: string;
   /** Express's `req.route`. */
   readonly route: ExpressRoute;
-  /** Named in the log lines of the requests it answers. */
-  readonly answeredBy: { readonly project: string; readonly route: string };
 }
 
 /** One project's routes: its own router, consulted only for URLs under its mount. */
@@ -28,49 +29,48 @@ export class ProjectRouter {
   /** Registers a route whose chain is already composed; GET also answers HEAD. */
   add(method: string, path: string, chain: Middleware): void {
     const layer = this.#router.register(looseRoutePath(path), [method], chain);
-    this.#routes.set(layer, { chain, route: expressRoute(method, path), answeredBy: Object.freeze({ project: this.#project, route: `${method} ${path}` }) });
+    this.#routes.set(layer, { chain, project: this.#project, name: `${method} ${path}`, route: expressRoute(method, path) });
   }
 
   /**
    * Runs the matching routes in declaration order: a handler's `next()`, or `next('route')` from
-   * anywhere in a route, reaches the next one; `next('router')` leaves them all.
+   * anywhere in a route, reaches the next one; `next('router')` leaves them all (unanswered,
+   * which the entry answers 404).
    */
-  dispatch(ctx: Context, next: Next, mount: string, rest: string): Promise<void> | void {
+  dispatch(ctx: Context, baseUrl: string, rest: string): Promise<void> {
     const match = this.#router.match(rest, ctx.method);
-    if (!match.route) return match.path.length === 0 ? next() : methodNotAllowed(ctx, match.path);
+    if (!match.route) throw match.path.length === 0 ? nothingAnswers(ctx.method) : methodNotAllowed(match.path.flatMap((layer) => layer.methods));
     const state = requestState(ctx);
-    state.baseUrl = mount;
     const layers = match.pathAndMethod;
+    const leaveRouter = () => Promise.resolve();
     const runLayer = (position: number): Promise<void> => {
       const layer = layers[position];
-      if (layer === undefined) return next();
+      if (layer === undefined) return leaveRouter();
       const registered = this.#routes.get(layer);
       if (registered === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
       const nextRoute = () => runLayer(position + 1);
-      state.answeredBy = registered.answeredBy;
-      enterRoute(ctx, { params: routeParams(layer, rest), route: registered.route, nextRoute, leaveRouter: next });
-      return registered.chain(ctx, nextRoute);
+      const { project, name, route, chain } = registered;
+      state.route = { project, name, route, baseUrl, params: routeParams(layer, rest), nextRoute, leaveRouter };
+      return chain(ctx, nextRoute);
     };
     return runLayer(0);
   }
 }
 
-function methodNotAllowed(ctx: Context, layers: ReadonlyArray<{ methods: string[] }>): void {
-  ctx.set('Allow', [...new Set(layers.flatMap((layer) => layer.methods))].join(', '));
-  ctx.status = 405;
-  ctx.body = { error: 'Method Not Allowed' };
+/** The `req.route` of a route declared with `method` and `path`. */
+function expressRoute(method: string, path: string): ExpressRoute {
+  return Object.freeze({ path, methods: Object.freeze({ [method.toLowerCase()]: true as const }) });
 }
 
 /**
- * Picks the project by the URL's `/api/<segment>` with one map lookup (SPEC §8.2), so routing
- * costs the same with 500 projects as with one; other URLs pass on.
+ * The `/api` area: picks the project by the URL's second segment with one map lookup (SPEC
+ * §8.2), so routing costs the same with 500 projects as with one.
  */
-export function projectDispatcher(routers: ReadonlyMap<string, ProjectRouter>): Middleware {
-  return (ctx, next) => {
+export function projectsArea(routers: ReadonlyMap<string, ProjectRouter>): (ctx: Context) => Promise<void> {
+  return (ctx) => {
     const mount = MOUNT.exec(ctx.path);
-    if (mount === null) return next();
-    const router = routers.get(mount[2].toLowerCase());
-    if (router === undefined) return next();
-    return router.dispatch(ctx, next, mount[1], mount[3] ?? '/');
+    const router = mount === null ? undefined : routers.get((mount[2] as string).toLowerCase());
+    if (mount === null || router === undefined) throw nothingAnswers(ctx.method);
+    return router.dispatch(ctx, mount[1] as string, mount[3] ?? '/');
   };
 }

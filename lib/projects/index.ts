@@ -1,5 +1,5 @@
 import { adoptRuntime } from '../facilities/current.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { readCatalog } from './catalog.ts';
 import { mountProjects } from './mount.ts';
 import type { LoadedProjects } from './types.ts';

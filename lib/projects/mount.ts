@@ -1,7 +1,7 @@
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { chainSteps, routeChain } from './chain.ts';
 import type { ProjectDefinition } from './definition.ts';
-import { projectDispatcher, ProjectRouter } from './dispatch.ts';
+import { projectsArea, ProjectRouter } from './dispatch.ts';
 import { DEFAULT_MOUNT, routeTable } from './route-table.ts';
 import type { LoadedProjects } from './types.ts';
 
@@ -15,5 +15,5 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
     routers.set(project.name, router);
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);
   }
-  return Object.freeze({ routes: routeTable(projects, defaultProject), middleware: projectDispatcher(routers) });
+  return Object.freeze({ routes: routeTable(projects, defaultProject), area: projectsArea(routers) });
 }

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { SchemaDocuments } from './schemas.ts';
 
 /** How a project route authenticates (SPEC §8.3). */
@@ -23,6 +23,6 @@ export interface MountedRoute {
 
 export interface LoadedProjects {
   readonly routes: readonly MountedRoute[];
-  /** Dispatches `/api/...` requests to the projects; passes everything else on. */
-  readonly middleware: Middleware;
+  /** Answers `/api/...` requests: the project's route, or 404/405. */
+  readonly area: (ctx: Context) => Promise<void>;
 }

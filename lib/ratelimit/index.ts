@@ -1,39 +1,30 @@
 import createError from 'http-errors';
-import type { Middleware } from 'koa';
-import type { RateLimiterRes } from 'rate-limiter-flexible';
-import { requestState } from '../http/state.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Context, Middleware, Next } from 'koa';
+import { requestState } from '../core/request-state.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { limiterFor, type LimiterOptions } from './store.ts';
+import type { Spent } from './window.ts';
 
 export type RateLimitOptions = LimiterOptions;
 
 /**
  * Limits requests per client IP and tenant (SPEC §8.6): every answer carries `RateLimit-Limit`,
  * `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window resets); past the limit
- * the answer is 429 `{error}` with `Retry-After`. Every request that reaches it counts.
+ * the answer is 429 `{error}` with `Retry-After`. Every request that reaches it counts. In memory
+ * it answers without a promise.
  */
 export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middleware {
   const limiter = limiterFor(runtime, options);
-  return async (ctx, next) => {
-    const key = `${requestState(ctx).tenant ?? ''}|${ctx.ip}`;
-    let outcome: RateLimiterRes;
-    try {
-      outcome = await limiter.consume(key);
-    } catch (rejection) {
-      if (rejection instanceof Error) throw rejection;
-      const headers = limitHeaders(options.max, rejection as RateLimiterRes);
-      ctx.set(headers);
-      throw createError(429, 'too many requests', { headers: { ...headers, 'Retry-After': headers['RateLimit-Reset'] } });
-    }
-    ctx.set(limitHeaders(options.max, outcome));
-    await next();
+  const max = String(options.max);
+  const admit = (ctx: Context, spent: Spent, next: Next) => {
+    const reset = String(Math.max(1, Math.ceil(spent.msBeforeReset / 1000)));
+    const headers = { 'RateLimit-Limit': max, 'RateLimit-Remaining': String(Math.max(0, options.max - spent.consumed)), 'RateLimit-Reset': reset };
+    ctx.set(headers);
+    if (spent.consumed > options.max) throw createError(429, 'too many requests', { headers: { ...headers, 'Retry-After': reset } });
+    return next();
   };
-}
-
-function limitHeaders(max: number, outcome: RateLimiterRes): Record<string, string> {
-  return {
-    'RateLimit-Limit': String(max),
-    'RateLimit-Remaining': String(Math.max(0, max - outcome.consumedPoints)),
-    'RateLimit-Reset': String(Math.max(1, Math.ceil(outcome.msBeforeNext / 1000))),
+  return (ctx, next) => {
+    const spent = limiter(`${requestState(ctx).tenant ?? ''}|${ctx.ip}`);
+    return spent instanceof Promise ? spent.then((counted) => admit(ctx, counted, next)) : admit(ctx, spent, next);
   };
 }

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Runtime } from '../runtime.ts';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Runtime } from '../core/runtime.ts';
+import { MemoryWindows, type Spent } from './window.ts';
 
 export interface LimiterOptions {
   name: string;
@@ -8,18 +9,21 @@ export interface LimiterOptions {
   max: number;
 }
 
+/** Counts a request against its key's budget: at once in memory, through Redis when shared. */
+export type Limiter = (key: string) => Spent | Promise<Spent>;
+
 const KEY_PREFIX = 'spaceport:ratelimit';
 const REDIS_TIMEOUT_MS = 1000;
 
 /** Per runtime: one Redis client, and one limiter per name and shape (same name, same budget). */
 const clients = new WeakMap<Runtime, Redis>();
-const limiters = new WeakMap<Runtime, Map<string, RateLimiterAbstract>>();
+const limiters = new WeakMap<Runtime, Map<string, Limiter>>();
 
 /**
  * The counter store for a limit: in memory, or in Redis when REDIS_URL is set so that several
  * instances share one budget. Should Redis fail, the same limit is kept in memory meanwhile.
  */
-export function limiterFor(runtime: Runtime, options: LimiterOptions): RateLimiterAbstract {
+export function limiterFor(runtime: Runtime, options: LimiterOptions): Limiter {
   let byName = limiters.get(runtime);
   if (byName === undefined) {
     byName = new Map();
@@ -34,19 +38,33 @@ export function limiterFor(runtime: Runtime, options: LimiterOptions): RateLimit
   return limiter;
 }
 
-function createLimiter(runtime: Runtime, { name, windowMs, max }: LimiterOptions): RateLimiterAbstract {
-  const keyPrefix = `${KEY_PREFIX}:${name}`;
-  const memory = new RateLimiterMemory({ keyPrefix, points: max, duration: windowMs / 1000 });
+function createLimiter(runtime: Runtime, options: LimiterOptions): Limiter {
   const redisUrl = runtime.secrets.redisUrl;
-  if (redisUrl === undefined) return memory;
-  return new RateLimiterRedis({
-    storeClient: redisClient(runtime, redisUrl),
+  if (redisUrl === undefined) {
+    const windows = new MemoryWindows(options.windowMs);
+    return (key) => windows.consume(key);
+  }
+  return sharedLimiter(redisClient(runtime, redisUrl), options);
+}
+
+/** rate-limiter-flexible over Redis; its own memory store stands in while Redis does not answer. */
+function sharedLimiter(client: Redis, { name, windowMs, max }: LimiterOptions): Limiter {
+  const keyPrefix = `${KEY_PREFIX}:${name}`;
+  const limiter = new RateLimiterRedis({
+    storeClient: client,
     keyPrefix,
     points: max,
     // Redis keeps whole seconds: a shorter window would never expire.
     duration: Math.max(1, Math.ceil(windowMs / 1000)),
-    insuranceLimiter: memory,
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: max, duration: windowMs / 1000 }),
   });
+  const spent = (outcome: RateLimiterRes): Spent => ({ consumed: outcome.consumedPoints, msBeforeReset: outcome.msBeforeNext });
+  return (key) =>
+    limiter.consume(key).then(spent, (refusal: unknown) => {
+      // Past the budget, rate-limiter-flexible rejects with the count; anything else is a failure.
+      if (refusal instanceof RateLimiterRes) return spent(refusal);
+      throw refusal;
+    });
 }
 
 function redisClient(runtime: Runtime, url: string): Redis {

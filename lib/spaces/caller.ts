@@ -1,11 +1,17 @@
-import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import { findAccountByUid } from '../auth/accounts.ts';
-import { requestState } from '../http/state.ts';
-import type { Runtime } from '../runtime.ts';
+import { unauthorized } from '../core/errors.ts';
+import { requestState } from '../core/request-state.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { spaceAccessOf, type SpaceAccess } from './access.ts';
+import createError from 'http-errors';
 
-const accessByRequest = new WeakMap<Context, SpaceAccess>();
+declare module '../core/request-state.ts' {
+  interface RequestState {
+    /** What the caller may see of the spaces, as its account says now. */
+    spaceAccess?: SpaceAccess;
+  }
+}
 
 /**
  * Reads the authenticated account afresh on every call, so a change to its role, spaces or
@@ -13,17 +19,18 @@ const accessByRequest = new WeakMap<Context, SpaceAccess>();
  */
 export function loadCallerAccess(runtime: Runtime): Middleware {
   return async (ctx, next) => {
-    const { tenant, uid } = requestState(ctx);
-    const account = tenant !== undefined && uid !== undefined ? await findAccountByUid(runtime.tenantDatabase, tenant, uid) : undefined;
-    if (account === undefined) throw createError(401, 'account not found', { headers: { 'WWW-Authenticate': 'Bearer' } });
-    accessByRequest.set(ctx, spaceAccessOf(account));
+    const state = requestState(ctx);
+    const { tenant, caller } = state;
+    const account = tenant !== undefined && caller !== undefined ? await findAccountByUid(runtime.tenantDatabase, tenant, caller.uid) : undefined;
+    if (account === undefined) throw unauthorized('account not found');
+    state.spaceAccess = spaceAccessOf(account);
     await next();
   };
 }
 
 /** The caller's access, as `loadCallerAccess` found it earlier in the chain. */
 export function callerAccess(ctx: Context): SpaceAccess {
-  const access = accessByRequest.get(ctx);
+  const access = requestState(ctx).spaceAccess;
   if (access === undefined) throw new Error('callerAccess: loadCallerAccess did not run');
   return access;
 }

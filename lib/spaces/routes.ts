@@ -1,32 +1,28 @@
 import Router, { type RouterContext } from '@koa/router';
 import createError from 'http-errors';
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import { systemAuthentication } from '../auth/system-auth.ts';
-import { jsonBody } from '../http/json-body.ts';
-import { routerMiddleware } from '../http/routing.ts';
-import type { Runtime } from '../runtime.ts';
+import { jsonBody } from '../core/json-body.ts';
+import { routerArea } from '../core/routing.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { callerAccess, loadCallerAccess, requireAdmin } from './caller.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, type Space } from './store.ts';
 import { isSpaceName, parseCreateBody, parseReplaceBody } from './validation.ts';
 
-/** Paths this module answers; matched as loosely as the router matches them (case, trailing slash). */
-const SPACES_PATH = /^\/spaces(?:\/|$)/i;
-
 /**
  * The `/spaces` API (SPEC §6). Checks run in the spec's order: the tenant was resolved before
- * this middleware; then the feature switch, authentication, role, body, and existence or conflict.
+ * this area; then the feature switch, authentication, role, body, and existence or conflict.
  */
-export function spacesRoutes(runtime: Runtime): Middleware {
-  const routes = spacesRouter(runtime);
-  const enabled = runtime.config.spaces.enabled;
-  return (ctx, next) => {
-    if (!SPACES_PATH.test(ctx.path)) return next();
-    if (!enabled) throw createError(404, 'spaces feature is disabled');
-    return routes(ctx, next);
-  };
+export function spacesArea(runtime: Runtime): (ctx: Context) => Promise<void> | void {
+  if (!runtime.config.spaces.enabled) {
+    return () => {
+      throw createError(404, 'spaces feature is disabled');
+    };
+  }
+  return spacesRouter(runtime);
 }
 
-function spacesRouter(runtime: Runtime): Middleware {
+function spacesRouter(runtime: Runtime): (ctx: Context) => Promise<void> {
   const authenticated = [systemAuthentication(runtime), loadCallerAccess(runtime)];
   // The body is read only once the caller is known to be an admin.
   const adminWithBody = [...authenticated, requireAdmin, jsonBody(runtime.config.limits.jsonBytes)];
@@ -36,7 +32,7 @@ function spacesRouter(runtime: Runtime): Middleware {
   router.post('/spaces', ...adminWithBody, createSpace);
   router.put('/spaces/:name', ...adminWithBody, replaceSchemas);
   router.delete('/spaces/:name', ...authenticated, requireAdmin, removeSpace);
-  return routerMiddleware(router);
+  return routerArea(router);
 }
 
 async function listSpaces(ctx: RouterContext): Promise<void> {

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { TenantLookup } from '../core/runtime.ts';
+import { NO_TENANT, type TenantDatabase } from '../db/tenant-database.ts';
 
 /**
  * The tenants table, read through a cache of the names that exist: a known tenant costs no
@@ -9,12 +11,12 @@ import type { Knex } from 'knex';
  * a caller sending random names never hits such a cache; each miss is one primary-key lookup,
  * bounded like every other query by the pool and the query time limit.
  */
-export class TenantDirectory {
-  readonly #knex: Knex;
+export class TenantDirectory implements TenantLookup {
+  readonly #database: TenantDatabase;
   readonly #known = new Set<string>();
 
-  constructor(knex: Knex) {
-    this.#knex = knex;
+  constructor(database: TenantDatabase) {
+    this.#database = database;
   }
 
   /** True for a tenant already seen: the common case, answered without a promise. */
@@ -24,13 +26,14 @@ export class TenantDirectory {
 
   async exists(name: string): Promise<boolean> {
     if (this.#known.has(name)) return true;
-    const row = await this.#knex('tenants').where({ name }).first('name');
-    if (row) this.#known.add(name);
-    return row !== undefined;
+    const { rowCount } = await this.#database.query(NO_TENANT, { sql: 'select 1 from tenants where name = $1', bindings: [name] });
+    if (rowCount === 0) return false;
+    this.#known.add(name);
+    return true;
   }
 }
 
-/** Creates a tenant unless it exists; returns true when it was new. */
+/** Creates a tenant unless it exists (as the database's owner); returns true when it was new. */
 export async function createTenant(knex: Knex, name: string): Promise<boolean> {
   const inserted = await knex('tenants').insert({ name }).onConflict('name').ignore().returning('name');
   return inserted.length > 0;

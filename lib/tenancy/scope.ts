@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { sql, type SqlFragment } from '../db/statement.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
-import { currentTenantContext } from './context.ts';
+import { currentRequest, newRequestState, runInRequest } from '../core/request-state.ts';
+import type { Runtime } from '../core/runtime.ts';
 
 /** The database and tenant one data access runs against. */
 export interface TenantScope {
@@ -14,9 +15,14 @@ export interface TenantScope {
  * `user` names the caller in the error thrown outside a request, `hint` what to use there.
  */
 export function requestScope(user: string, hint = ''): TenantScope {
-  const context = currentTenantContext();
-  if (context === undefined) throw new Error(`${user} is used outside a request: no tenant context${hint}`);
-  return { database: context.runtime.tenantDatabase, tenant: context.tenant };
+  const request = currentRequest();
+  if (request?.tenant === undefined || request.runtime === undefined) throw new Error(`${user} is used outside a request: no tenant context${hint}`);
+  return { database: request.runtime.tenantDatabase, tenant: request.tenant };
+}
+
+/** Runs `work` as a request of `tenant` would run it: for tools and tests that act for a tenant. */
+export function runInTenant<Result>(runtime: Runtime, tenant: string, work: () => Result): Result {
+  return runInRequest(newRequestState('', runtime, tenant), work);
 }
 
 /**

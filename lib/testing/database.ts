@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
-import { openEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.ts';
+import { openEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded/index.ts';
 
 export interface FreshDatabase {
   readonly url: string;

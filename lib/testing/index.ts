@@ -20,4 +20,4 @@ export type { TestRequestInit, Caller } from './requests.ts';
 export type { TestUser, UserFields } from './users.ts';
 export type { LogEntry } from './logs.ts';
 export type { TokenClaims } from '../auth/tokens.ts';
-export type { DocumentStore } from '../db/documents/index.ts';
+export type { DocumentStore } from '../documents/index.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { verifySystemToken, type TokenClaims } from '../auth/tokens.ts';
 import type { ExpertInput } from '../config/index.ts';
-import { documentStore, type DocumentStore } from '../db/documents/index.ts';
+import { documentStore, type DocumentStore } from '../documents/index.ts';
 import { valuesOfProject } from '../facilities/settings.ts';
 import type { SettingValue } from '../facilities/settings.ts';
 import { startService, type Service } from '../server.ts';

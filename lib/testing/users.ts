@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { saveAccount } from '../auth/accounts.ts';
 import { signSystemToken } from '../auth/tokens.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 
 /** The fields of an account to create; any other field is stored too (SPEC §5.1). */
 export interface UserFields {

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { findAccountByUid, findAccountByUsername, saveAccount } from '../../lib/auth/accounts.ts';
 import { verifyPassword } from '../../lib/auth/passwords.ts';
-import { DuplicateKeyError, documentStore } from '../../lib/db/documents/index.ts';
+import { DuplicateKeyError, documentStore } from '../../lib/documents/index.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 
 let database: MigratedDatabase;

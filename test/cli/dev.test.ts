@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { freePort } from '../../lib/free-port.ts';
+import { freePort } from '../../lib/db/embedded/free-port.ts';
 import { continuousRequests, DevProcess } from '../helpers/dev-process.ts';
 import { writeTree } from '../helpers/projects.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { createKnex, isDatabaseUnreachable } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
-import { documentStore } from '../../lib/db/documents/index.ts';
+import { documentStore } from '../../lib/documents/index.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { createFreshDatabase } from '../helpers/database.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';

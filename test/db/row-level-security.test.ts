@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import pg from 'pg';
-import { documentStore } from '../../lib/db/documents/index.ts';
+import { documentStore } from '../../lib/documents/index.ts';
 import { statementOf } from '../../lib/db/statement.ts';
 import { NO_TENANT, TENANT_ROLE } from '../../lib/db/tenant-database.ts';
 import { dropApplicationTenantConditionForTest, tenantRows } from '../../lib/tenancy/scope.ts';

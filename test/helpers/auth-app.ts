@@ -1,11 +1,7 @@
-import Koa from 'koa';
 import { systemAuthentication } from '../../lib/auth/system-auth.ts';
-import { errorHandler } from '../../lib/http/errors.ts';
-import { requestLog } from '../../lib/http/request-log.ts';
-import { requestState } from '../../lib/http/state.ts';
-import type { Runtime } from '../../lib/runtime.ts';
-import { resolveTenant } from '../../lib/tenancy/index.ts';
-import { listenApp, type ListeningApp } from './koa-app.ts';
+import { requestState } from '../../lib/core/request-state.ts';
+import type { Runtime } from '../../lib/core/runtime.ts';
+import { entryApp, listenApp, type ListeningApp } from './koa-app.ts';
 
 export interface AuthApp extends ListeningApp {
   /** How many requests reached the handler behind the authentication. */
@@ -18,16 +14,18 @@ export interface AuthApp extends ListeningApp {
  */
 export async function startAuthApp(runtime: Runtime): Promise<AuthApp> {
   let handled = 0;
-  const app = new Koa();
-  app.silent = true;
-  app.use(requestLog(runtime.logger));
-  app.use(errorHandler(runtime.logger));
-  app.use(resolveTenant(runtime));
-  app.use(systemAuthentication(runtime));
-  app.use((ctx) => {
-    handled++;
-    if (ctx.path === '/fail') throw new Error('handler failed');
-    ctx.body = { uid: requestState(ctx).uid, claims: requestState(ctx).claims };
+  const app = entryApp({
+    logger: runtime.logger,
+    runtime,
+    tenant: true,
+    steps: [
+      systemAuthentication(runtime),
+      (ctx) => {
+        handled++;
+        if (ctx.path === '/fail') throw new Error('handler failed');
+        ctx.body = { uid: requestState(ctx).caller?.uid, claims: requestState(ctx).caller?.claims };
+      },
+    ],
   });
   return { ...(await listenApp(app)), handled: () => handled };
 }

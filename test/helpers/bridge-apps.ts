@@ -1,13 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
-import Koa from 'koa';
 import compose from 'koa-compose';
 import { bodyParsers, bridgeHandler, type RouteHandler } from '../../lib/bridge/index.ts';
 import type { BodyParserOptions } from '../../lib/bridge/index.ts';
-import { errorHandler } from '../../lib/http/errors.ts';
-import { requestLog } from '../../lib/http/request-log.ts';
-import { projectDispatcher, ProjectRouter } from '../../lib/projects/dispatch.ts';
-import { collectingLogger, listenOnLoopback } from './koa-app.ts';
+import type Koa from 'koa';
+import { projectsArea, ProjectRouter } from '../../lib/projects/dispatch.ts';
+import { collectingLogger, entryApp, listenOnLoopback } from './koa-app.ts';
 
 /** The project both apps serve, mounted where the service mounts it: it becomes `req.baseUrl`. */
 const PROJECT = 'demo';
@@ -38,8 +36,8 @@ export interface BridgeAppOptions extends BodyParserOptions {
 }
 
 /**
- * The bridge the way the service runs it: a bare Koa app with the real request log, error
- * middleware, project router (matching, params, 405s), body parsers and `bridgeHandler`, routes
+ * The bridge the way the service runs it: a bare Koa app with the real entry (request id, log
+ * line, error answers), project router (matching, params, 405s), body parsers and `bridgeHandler`, routes
  * under `MOUNT`.
  */
 export async function startBridgeApp(routes: readonly RouteCase[], options: BridgeAppOptions = {}): Promise<RunningApp> {
@@ -52,11 +50,7 @@ export async function startBridgeApp(routes: readonly RouteCase[], options: Brid
     if (route.koaTail) steps.push(route.koaTail);
     router.add(route.method, route.path, compose([parsers.fields, parsers.multipart, ...steps]));
   }
-  const app = new Koa({ proxy: options.trustProxy ?? false });
-  app.silent = true;
-  app.use(requestLog(logger));
-  app.use(errorHandler(logger));
-  app.use(projectDispatcher(new Map([[PROJECT, router]])));
+  const app = entryApp({ logger, area: projectsArea(new Map([[PROJECT, router]])), proxy: options.trustProxy ?? false });
   return listen(createServer(app.callback()), logs);
 }
 

@@ -131,7 +131,7 @@ export function processesMentioning(dataDir: string): number[] {
 
 /** The pid of the keeper process of `dataDir`'s embedded server, if one runs. */
 export function keeperPid(dataDir: string): number | undefined {
-  return processesMentioning(dataDir).find((pid) => readCommandLine(String(pid)).includes('embedded-keeper.ts'));
+  return processesMentioning(dataDir).find((pid) => readCommandLine(String(pid)).includes('embedded/keeper.ts'));
 }
 
 function readCommandLine(pid: string): string {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
-import { freePort } from '../../lib/free-port.ts';
+import { freePort } from '../../lib/db/embedded/free-port.ts';
 
 const run = promisify(execFile);
 const START_LIMIT_MS = 10_000;

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { documentStore, type Collection } from '../../lib/db/documents/index.ts';
+import { documentStore, type Collection } from '../../lib/documents/index.ts';
 import { collectionDocuments, filter, findOptions, update } from './filters.ts';
 import { migratedDatabase, type MigratedDatabase } from './database.ts';
 

@@ -1,8 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import type Koa from 'koa';
-import { createLogger, type Logger } from '../../lib/http/logger.ts';
+import Koa, { type Middleware } from 'koa';
+import compose from 'koa-compose';
+import { createLogger, type Logger } from '../../lib/core/logger.ts';
+import type { Runtime } from '../../lib/core/runtime.ts';
+import { requestEntry, type Area } from '../../lib/http/entry.ts';
+import { withTenant } from '../../lib/tenancy/index.ts';
 
 export interface ListeningApp {
   url: string;
@@ -38,4 +42,34 @@ export function collectingLogger(): { logger: Logger; lines: string[] } {
     },
   });
   return { logger: createLogger('info', destination), lines };
+}
+
+export interface EntryAppOptions {
+  logger: Logger;
+  runtime?: Runtime;
+  /** Koa middleware behind the entry (and the tenant step, with `tenant`), in order. */
+  steps?: Middleware[];
+  /** Or an area answering every URL itself. */
+  area?: Area;
+  /** Runs the tenant step (SPEC §4.1) before the steps. */
+  tenant?: boolean;
+  /** `http.trustProxy`. */
+  proxy?: boolean;
+}
+
+/**
+ * A bare Koa app as the service builds its own: the real entry (request id, state, log line,
+ * error answers) in front of the given steps, for tests of one step at a time.
+ */
+export function entryApp({ logger, runtime, steps = [], area, tenant = false, proxy = false }: EntryAppOptions): Koa {
+  const chain = compose(steps);
+  let answer: Area = area ?? ((ctx) => chain(ctx, async () => {}));
+  if (tenant) {
+    if (runtime === undefined) throw new Error('entryApp: the tenant step needs a runtime');
+    answer = withTenant(runtime, answer);
+  }
+  const app = new Koa({ proxy });
+  app.silent = true;
+  app.use(requestEntry({ logger, runtime, areas: new Map(), otherwise: answer }));
+  return app;
 }

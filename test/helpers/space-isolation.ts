@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type { SpaceAccess } from '../../lib/spaces/access.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, type Space } from '../../lib/spaces/store.ts';
-import type { Runtime } from '../../lib/runtime.ts';
+import type { Runtime } from '../../lib/core/runtime.ts';
 import { runInTenant } from '../../lib/tenancy/index.ts';
 import { migratedDatabase, type MigratedDatabase } from './database.ts';
 
@@ -78,7 +78,7 @@ function shape(space: Space | undefined): unknown {
 
 function run(world: MigratedDatabase, tenant: string, given: SpaceCommand): Promise<unknown> {
   const runtime = { tenantDatabase: world.tenantDatabase } as Runtime;
-  return runInTenant({ tenant, runtime }, async () => {
+  return runInTenant(runtime, tenant, async () => {
     switch (given.kind) {
       case 'list':
         return (await listVisibleSpaces(given.access)).map(shape);

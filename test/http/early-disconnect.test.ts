@@ -2,11 +2,8 @@ import { connect } from 'node:net';
 import Router from '@koa/router';
 import test from 'ava';
 import createError from 'http-errors';
-import Koa from 'koa';
-import { errorHandler } from '../../lib/http/errors.ts';
-import { requestLog } from '../../lib/http/request-log.ts';
-import { routerMiddleware } from '../../lib/http/routing.ts';
-import { collectingLogger, listenApp } from '../helpers/koa-app.ts';
+import { routerArea } from '../../lib/core/routing.ts';
+import { collectingLogger, entryApp, listenApp } from '../helpers/koa-app.ts';
 import { serviceForFile, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -68,11 +65,7 @@ async function halfAnsweringApp(t: { teardown: (fn: () => Promise<void>) => void
     ctx.res.write('partial');
     throw createError(400, 'refused after the answer began');
   });
-  const app = new Koa();
-  app.silent = true;
-  app.use(requestLog(logger));
-  app.use(errorHandler(logger));
-  app.use(routerMiddleware(router));
+  const app = entryApp({ logger, area: routerArea(router) });
   const listening = await listenApp(app);
   t.teardown(listening.close);
   const entries = () => lines.map((line) => JSON.parse(line) as LogEntry);

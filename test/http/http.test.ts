@@ -2,15 +2,12 @@ import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import Koa from 'koa';
 import Router from '@koa/router';
 import createError from 'http-errors';
-import { errorHandler } from '../../lib/http/errors.ts';
-import { jsonBody } from '../../lib/http/json-body.ts';
-import { requestLog } from '../../lib/http/request-log.ts';
-import { routerMiddleware } from '../../lib/http/routing.ts';
+import { jsonBody } from '../../lib/core/json-body.ts';
+import { routerArea } from '../../lib/core/routing.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
-import { collectingLogger } from '../helpers/koa-app.ts';
+import { collectingLogger, entryApp } from '../helpers/koa-app.ts';
 import { serviceForFile, startTestService, testDatabaseUrl, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -35,11 +32,7 @@ async function errorApp(): Promise<{ url: string; logs: string[]; server: Server
     ctx.type = 'text/html';
     throw new Error('boom');
   });
-  const app = new Koa();
-  app.silent = true;
-  app.use(requestLog(logger));
-  app.use(errorHandler(logger));
-  app.use(routerMiddleware(router));
+  const app = entryApp({ logger, area: routerArea(router) });
   const server = createServer(app.callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, server };
@@ -131,7 +124,7 @@ test('credentials in the query string do not reach the log', async (t) => {
   await service.fetch('/x?usertoken=tok-s3cret&page=2', { headers: { 'x-request-id': 'log-line-2' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.false(service.logText().includes('tok-s3cret'));
-  const line = service.logEntries().find((entry) => entry.requestId === 'log-line-2');
+  const line = service.logEntries().find((entry) => entry.requestId === 'log-line-2' && entry.msg === 'request');
   t.regex(String(line?.url), /page=2/);
 });
 
@@ -193,8 +186,8 @@ async function startDownService(t: ExecutionContext, deadUrl: string) {
   const { TenantDatabase } = await import('../../lib/db/tenant-database.ts');
   const knex = createKnex(deadUrl);
   const tenantDatabase = new TenantDatabase(deadUrl, { queryTimeoutMs: 1500 });
-  const runtime = { ...started.runtime, knex, tenantDatabase, tenants: new TenantDirectory(knex) };
-  const server = createServer(createApp(runtime, { routes: [], middleware: async (_ctx, next) => next() }).callback());
+  const runtime = { ...started.runtime, knex, tenantDatabase, tenants: new TenantDirectory(tenantDatabase) };
+  const server = createServer(createApp(runtime, { routes: [], area: async () => {} }).callback());
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.teardown(async () => {

@@ -1,14 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
-import Koa from 'koa';
 import { Redis } from 'ioredis';
 import { saveAccount } from '../../lib/auth/accounts.ts';
-import { errorHandler } from '../../lib/http/errors.ts';
-import { requestLog } from '../../lib/http/request-log.ts';
 import { rateLimit, type RateLimitOptions } from '../../lib/ratelimit/index.ts';
-import { createTenant, resolveTenant } from '../../lib/tenancy/index.ts';
+import { createTenant } from '../../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from '../helpers/http.ts';
-import { listenApp, type ListeningApp } from '../helpers/koa-app.ts';
+import { entryApp, listenApp, type ListeningApp } from '../helpers/koa-app.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { serviceForFile, startTestService, type TestService } from '../helpers/service.ts';
 
@@ -21,14 +18,17 @@ serviceForFile({ tenants: ['acme', 'globex'] }, (started) => {
 
 /** The real tenant and error middlewares, then the limit, then a handler answering 200. */
 async function limitedApp(t: { teardown: (fn: () => Promise<void>) => void }, options: RateLimitOptions, proxy = false): Promise<ListeningApp> {
-  const app = new Koa({ proxy });
-  app.silent = true;
-  app.use(requestLog(service.runtime.logger));
-  app.use(errorHandler(service.runtime.logger));
-  app.use(resolveTenant(service.runtime));
-  app.use(rateLimit(service.runtime, options));
-  app.use((ctx) => {
-    ctx.body = { ok: true };
+  const app = entryApp({
+    logger: service.runtime.logger,
+    runtime: service.runtime,
+    tenant: true,
+    proxy,
+    steps: [
+      rateLimit(service.runtime, options),
+      (ctx) => {
+        ctx.body = { ok: true };
+      },
+    ],
   });
   const listening = await listenApp(app);
   t.teardown(listening.close);

@@ -5,7 +5,7 @@ import { checkIsolation, isolationCase, isolationWorlds, OPERATIONS_PER_CASE } f
 import { checkSpaceIsolation, spaceCase, spaceWorlds } from '../helpers/space-isolation.ts';
 
 /**
- * The isolation properties of `make test` (test/db/documents/isolation-property.test.ts,
+ * The isolation properties of `make test` (test/documents/isolation-property.test.ts,
  * test/db/row-level-security.test.ts), run long: 10 000 generated filters through every
  * operation with both walls up, and thousands more against row-level security alone. The
  * cases are split over parallel lanes, each with databases of its own.

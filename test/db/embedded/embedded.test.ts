@@ -4,9 +4,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import pg from 'pg';
-import { openEmbeddedDatabase } from '../../lib/db/embedded.ts';
-import { keeperSocketPath } from '../../lib/db/keeper-socket.ts';
-import { freePort } from '../../lib/free-port.ts';
+import { openEmbeddedDatabase } from '../../../lib/db/embedded/index.ts';
+import { keeperSocketPath } from '../../../lib/db/embedded/keeper-socket.ts';
+import { freePort } from '../../../lib/db/embedded/free-port.ts';
 import {
   embeddedEnvironment,
   keeperPid,
@@ -20,10 +20,10 @@ import {
   stopService,
   temporaryDataDir,
   until,
-} from '../helpers/embedded.ts';
-import { TEST_JWT_SECRET } from '../helpers/service.ts';
+} from '../../helpers/embedded.ts';
+import { TEST_JWT_SECRET } from '../../helpers/service.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = path.resolve(import.meta.dirname, '../../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
 const run = promisify(execFile);
 

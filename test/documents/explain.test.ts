@@ -1,9 +1,9 @@
 import test from 'ava';
 import type { QueryResult, QueryResultRow } from 'pg';
-import { documentStore, type Collection } from '../../../lib/db/documents/index.ts';
-import type { Statement } from '../../../lib/db/statement.ts';
-import { TenantDatabase } from '../../../lib/db/tenant-database.ts';
-import { migratedDatabase, type MigratedDatabase } from '../../helpers/database.ts';
+import { documentStore, type Collection } from '../../lib/documents/index.ts';
+import type { Statement } from '../../lib/db/statement.ts';
+import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 
 let database: MigratedDatabase;
 const SIZE = 100_000;

@@ -45,4 +45,4 @@ export interface DeleteResult {
   deletedCount: number;
 }
 
-export type { SqlBinding, SqlFragment } from '../statement.ts';
+export type { SqlBinding, SqlFragment } from '../db/statement.ts';

@@ -5,8 +5,8 @@ import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { keeperSocketPath, listenAlone } from '../../lib/db/keeper-socket.ts';
-import { until } from '../helpers/embedded.ts';
+import { keeperSocketPath, listenAlone } from '../../../lib/db/embedded/keeper-socket.ts';
+import { until } from '../../helpers/embedded.ts';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-socket-'));
 test.after.always(() => rmSync(folder, { recursive: true, force: true }));

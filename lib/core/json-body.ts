@@ -1,6 +1,7 @@
 import createError from 'http-errors';
 import { koaBody } from 'koa-body';
 import type { Context, Middleware } from 'koa';
+import { bodyError } from './errors.ts';
 
 /** The content types read as JSON (koa-body's own list, named here so the check below agrees with it). */
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
@@ -20,11 +21,7 @@ export function jsonBody(limitBytes: number): Middleware {
     jsonLimit: limitBytes,
     jsonStrict: false,
     onError: (error) => {
-      const { status, message } = error as { status?: number; message?: string };
-      if (status === 413) throw createError(413, 'request body too large');
-      if (status === 415) throw createError(415, 'unsupported content encoding');
-      if (message === 'Object contains forbidden prototype property') throw createError(400, 'request body must not hold a "__proto__" or "constructor.prototype" key');
-      throw createError(400, 'malformed JSON body');
+      throw bodyError(error, 'malformed JSON body');
     },
   });
   return (ctx, next) => {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { checkIsolation, isolationCase, isolationWorlds, OPERATIONS_PER_CASE, type IsolationWorlds } from '../../helpers/isolation.ts';
+import { checkIsolation, isolationCase, isolationWorlds, OPERATIONS_PER_CASE, type IsolationWorlds } from '../helpers/isolation.ts';
 
 /** `make test-stress` runs the same property 10 000 times (test/stress/isolation.test.ts). */
 const RUNS = 300;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { tenantRows, type TenantScope } from '../../tenancy/scope.ts';
-import { sql, statementOf } from '../statement.ts';
+import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
+import { sql, statementOf } from '../db/statement.ts';
 import { FindCursor, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
 import { compileFilter } from './filter.ts';

@@ -2,17 +2,17 @@ import type { ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import type { Server } from 'node:net';
 import path from 'node:path';
-import { freePort } from '../free-port.ts';
-import { databaseFolder, postgresBinaries } from './embedded-places.ts';
-import { embeddedPassword } from './embedded-password.ts';
-import { EMBEDDED_DATABASE, type KeeperMessage, type KeeperReport } from './embedded-lease.ts';
+import { freePort } from './free-port.ts';
+import { databaseFolder, postgresBinaries } from './places.ts';
+import { embeddedPassword } from './password.ts';
+import { EMBEDDED_DATABASE, type KeeperMessage, type KeeperReport } from './lease.ts';
 import { Leases } from './keeper-leases.ts';
 import { keeperSocketPath, listenAlone } from './keeper-socket.ts';
 import { type Cluster, createDatabaseIfMissing, initialiseCluster, startServer, stopLeftOverServer, stopServer } from './postgres-server.ts';
 import { serverAccount } from './server-account.ts';
 
 /**
- * The embedded PostgreSQL's keeper: `embedded-keeper.ts <dataDir>`, one detached process per
+ * The embedded PostgreSQL's keeper: `keeper.ts <dataDir>`, one detached process per
  * data folder, started by the first process that needs the server. It starts the server, gives
  * its port to each process that connects, and stops it as soon as the last of them is gone,
  * whether that one stopped or was killed. It reports to the process that started it over the
@@ -92,7 +92,7 @@ function reportAndExit(message: KeeperReport, code: number): void {
 
 const dataDir = process.argv[2];
 if (dataDir === undefined) {
-  process.stderr.write('usage: embedded-keeper.ts <dataDir>\n');
+  process.stderr.write('usage: keeper.ts <dataDir>\n');
   process.exit(2);
 }
 keep(path.resolve(dataDir)).catch((error: unknown) => {

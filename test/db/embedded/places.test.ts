@@ -4,8 +4,8 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { databaseFolder, postgresBinaries, stagedBinaries } from '../../lib/db/embedded-places.ts';
-import { closedFolderOnTheWay, type ServerAccount, systemUser } from '../../lib/db/server-account.ts';
+import { databaseFolder, postgresBinaries, stagedBinaries } from '../../../lib/db/embedded/places.ts';
+import { closedFolderOnTheWay, type ServerAccount, systemUser } from '../../../lib/db/embedded/server-account.ts';
 
 // Placing files for another account needs chown: these run as root (as CI does), else are skipped.
 const asRoot = process.getuid?.() === 0 ? test.serial : test.serial.skip;

@@ -1,5 +1,5 @@
 import type { Server, Socket } from 'node:net';
-import { type HolderMessage, type KeeperMessage, onMessages, send } from './embedded-lease.ts';
+import { type HolderMessage, type KeeperMessage, onMessages, send } from './lease.ts';
 
 /**
  * The processes using the embedded server. Each connects to the keeper, is told the port once

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { db, documentStore } from '../../../lib/db/documents/index.ts';
-import { runInTenant } from '../../../lib/tenancy/index.ts';
-import { serviceForFile, type TestService } from '../../helpers/service.ts';
+import { db, documentStore } from '../../lib/documents/index.ts';
+import { runInTenant } from '../../lib/tenancy/index.ts';
+import { serviceForFile, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
 
@@ -10,7 +10,7 @@ serviceForFile({ tenants: ['acme', 'globex'] }, (started) => {
 });
 
 function inTenant<Result>(tenant: string, work: () => Promise<Result>): Promise<Result> {
-  return runInTenant({ tenant, runtime: service.runtime }, work);
+  return runInTenant(service.runtime, tenant, work);
 }
 
 test('db works in the tenant of the current context, taken at each operation', async (t) => {

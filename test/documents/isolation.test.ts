@@ -1,6 +1,6 @@
 import test from 'ava';
-import { documentStore, type Collection } from '../../../lib/db/documents/index.ts';
-import { migratedDatabase, type MigratedDatabase } from '../../helpers/database.ts';
+import { documentStore, type Collection } from '../../lib/documents/index.ts';
+import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 
 let database: MigratedDatabase;
 let notesOfA: Collection;

@@ -1,5 +1,5 @@
-import { requestScope } from '../../tenancy/scope.ts';
-import type { TenantDatabase } from '../tenant-database.ts';
+import { requestScope } from '../tenancy/scope.ts';
+import type { TenantDatabase } from '../db/tenant-database.ts';
 import { Collection, type StoreScope } from './collection.ts';
 
 export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { DocumentQueryError, DuplicateKeyError, documentStore, type Collection } from '../../../lib/db/documents/index.ts';
-import type { TenantDatabase } from '../../../lib/db/tenant-database.ts';
-import { migratedDatabase, type MigratedDatabase } from '../../helpers/database.ts';
+import { DocumentQueryError, DuplicateKeyError, documentStore, type Collection } from '../../lib/documents/index.ts';
+import type { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 
 let database: MigratedDatabase;
 let tenantDatabase: TenantDatabase;

@@ -4,9 +4,9 @@ import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { EMBEDDED_DATABASE, type HolderMessage, type KeeperMessage, type KeeperReport, onMessages, send } from './embedded-lease.ts';
+import { EMBEDDED_DATABASE, type HolderMessage, type KeeperMessage, type KeeperReport, onMessages, send } from './lease.ts';
 import { keeperSocketPath } from './keeper-socket.ts';
-import { embeddedPassword } from './embedded-password.ts';
+import { embeddedPassword } from './password.ts';
 
 /** The embedded PostgreSQL under `<dataDir>/postgres`, held for as long as this process uses it. */
 export interface EmbeddedDatabase {
@@ -17,7 +17,7 @@ export interface EmbeddedDatabase {
 
 type Log = (line: string) => void;
 
-const KEEPER = fileURLToPath(new URL('./embedded-keeper.ts', import.meta.url));
+const KEEPER = fileURLToPath(new URL('./keeper.ts', import.meta.url));
 const START_LIMIT_MS = 120_000;
 /** What the keeper needs of our environment: never the secrets a service may be given there. */
 const KEEPER_ENVIRONMENT = ['PATH', 'TZ', 'LANG', 'TMPDIR', 'XDG_RUNTIME_DIR'];

@@ -1,0 +1,161 @@
+import createError from 'http-errors';
+import type { Context } from 'koa';
+import { isDatabaseUnreachable } from '../db/connect.ts';
+import type { Logger } from './logger.ts';
+import { requestState } from './request-state.ts';
+
+/**
+ * Errors and their answers (SPEC §7), in one place: code anywhere throws an error that carries
+ * its status, whether its message may be shown (`expose`) and its headers (`Allow`,
+ * `WWW-Authenticate`, `Retry-After`); `answerError` alone decides the status of what was thrown
+ * and writes the error bodies.
+ */
+
+interface HttpErrorLike {
+  status?: unknown;
+  statusCode?: unknown;
+  expose?: unknown;
+  headers?: unknown;
+  message?: unknown;
+}
+
+/**
+ * Nothing answers this request: 404 `{error: "Not Found"}`. Except CONNECT, which asks for a
+ * tunnel (the service is no proxy) and names a host rather than a path: 405 with an empty
+ * `Allow`, no method being served there.
+ */
+export function nothingAnswers(method: string): Error {
+  return method === 'CONNECT' ? methodNotAllowed([]) : createError(404, 'Not Found');
+}
+
+/** 405 with `Allow`: the path is known, the method is not (SPEC §7). */
+export function methodNotAllowed(allowed: Iterable<string>): Error {
+  return createError(405, 'Method Not Allowed', { headers: { Allow: [...new Set(allowed)].join(', ') } });
+}
+
+/** 401 with the Bearer challenge of system authentication (SPEC §5.3). */
+export function unauthorized(message: string): Error {
+  return createError(401, message, { headers: { 'WWW-Authenticate': 'Bearer' } });
+}
+
+/**
+ * What a body parser's failure means for the client: a limit is 413, an encoding it cannot
+ * read 415, a forbidden prototype key or anything else it sent a 400 (`malformed`).
+ */
+export function bodyError(error: Error, malformed: string): Error {
+  const { status, httpCode } = error as { status?: unknown; httpCode?: unknown };
+  const code = typeof status === 'number' ? status : httpCode;
+  if (code === 413) return createError(413, tooLargeMessage(error));
+  if (code === 415) return createError(415, 'unsupported content encoding');
+  if (error.message === 'Object contains forbidden prototype property') {
+    return createError(400, 'request body must not hold a "__proto__" or "constructor.prototype" key');
+  }
+  return createError(400, malformed);
+}
+
+function tooLargeMessage(error: Error): string {
+  if (/maxFiles\b/.test(error.message)) return 'too many files';
+  if (error.message === 'file too large' || /maxFileSize|maxTotalFileSize/.test(error.message)) return 'file too large';
+  return 'request body too large';
+}
+
+/** The error status an error names (`status`, else `statusCode`) when it is one, 400-599. */
+export function statusOf(error: unknown): number | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const { status, statusCode } = error as HttpErrorLike;
+  if (typeof status === 'number' && isErrorStatus(status)) return status;
+  if (typeof statusCode === 'number' && isErrorStatus(statusCode)) return statusCode;
+  return undefined;
+}
+
+export function isErrorStatus(status: number): boolean {
+  return status >= 400 && status < 600;
+}
+
+/** The status and body an error is answered with, and how it is logged. */
+interface ErrorAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Readonly<Record<string, string>>;
+  log: { level: 'info' | 'error'; message: string; stack: boolean };
+}
+
+/**
+ * SPEC §7's answer to `error`: `{error}` for a 4xx or an exposed 5xx (a database that does not
+ * answer is 503), else the 500 body with no text of the error's.
+ */
+export function errorAnswer(error: unknown): ErrorAnswer {
+  if (statusOf(error) === undefined && isDatabaseUnreachable(error)) {
+    return { status: 503, body: { error: 'database unavailable' }, headers: {}, log: { level: 'error', message: 'database unreachable', stack: true } };
+  }
+  const status = statusOf(error) ?? 500;
+  const headers = headersOf(error);
+  if (status < 500) return { status, body: { error: messageOf(error) || 'Error' }, headers, log: { level: 'info', message: 'client error', stack: false } };
+  // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
+  if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, log: { level: 'error', message: 'server error', stack: false } };
+  return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, log: { level: 'error', message: 'unhandled error', stack: true } };
+}
+
+/** Writes the answer for `error` onto `ctx` (or, once the answer has begun, only logs it). */
+export function answerError(ctx: Context, error: unknown, logger: Logger): void {
+  const { requestId, route } = requestState(ctx);
+  const where = route === undefined ? { requestId } : { requestId, project: route.project, route: route.name };
+  if (ctx.headerSent || !ctx.writable) {
+    logUnanswerable(ctx, error, logger, where);
+    return;
+  }
+  const answer = errorAnswer(error);
+  ctx.remove('Content-Type');
+  ctx.remove('Content-Length');
+  ctx.status = answer.status;
+  ctx.set(answer.headers);
+  ctx.body = answer.body;
+  const fields = answer.log.stack ? { err: error, ...where } : { status: answer.status, error: messageOf(error), ...where };
+  logger[answer.log.level](fields, answer.log.message);
+}
+
+/**
+ * An error that can no longer be answered. A client that hung up is routine: one line, no
+ * stack, when the error is what its leaving caused (an aborted body is a 400 here, a broken
+ * connection an ECONNRESET). So is a 4xx. Any other failure once the answer has begun is a real
+ * one, the client gone or not (the service may have cut the answer itself).
+ */
+function logUnanswerable(ctx: Context, error: unknown, logger: Logger, where: Record<string, unknown>): void {
+  const status = statusOf(error) ?? 500;
+  const fields = { status, error: messageOf(error), ...where };
+  if (clientHungUp(ctx) && (status < 500 || isConnectionAbort(error))) logger.info(fields, 'client closed the connection early');
+  else if (status < 500) logger.info(fields, 'client error after the response started');
+  else logger.error({ err: error, ...where }, 'error after the response started');
+}
+
+/** The connection closed before the answer was complete. */
+function clientHungUp(ctx: Context): boolean {
+  return !ctx.res.writableFinished && (ctx.res.destroyed || ctx.req.socket.destroyed);
+}
+
+const CONNECTION_ABORTS = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/** An error a dropped connection raises, itself or as the cause of the handler's failure. */
+function isConnectionAbort(error: unknown): boolean {
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 3; depth++) {
+    const { code, cause } = current as { code?: unknown; cause?: unknown };
+    if (typeof code === 'string' && CONNECTION_ABORTS.has(code)) return true;
+    current = cause;
+  }
+  return false;
+}
+
+function messageOf(error: unknown): string {
+  const message = (error as HttpErrorLike | undefined)?.message;
+  return typeof message === 'string' ? message : '';
+}
+
+function headersOf(error: unknown): Record<string, string> {
+  const headers = (error as HttpErrorLike | undefined)?.headers;
+  if (headers === null || typeof headers !== 'object') return {};
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (typeof value === 'string' || typeof value === 'number') kept[name] = String(value);
+  }
+  return kept;
+}

@@ -1,0 +1,80 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Context } from 'koa';
+import type { Runtime } from './runtime.ts';
+
+/** The authenticated caller: the claims of its verified system JWT (SPEC §5.3). */
+export interface Caller {
+  readonly uid: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+/** Express's `req.route`: the route as declared, one frozen object per route. */
+export interface ExpressRoute {
+  readonly path: string;
+  /** The declared method in lower case, as Express's `Route#methods` (`{ get: true }`). */
+  readonly methods: Readonly<Record<string, true>>;
+}
+
+/** The project route answering the request, as its router found it. */
+export interface RouteMatch {
+  readonly project: string;
+  /** `GET /orders/:id`: how log lines name the route. */
+  readonly name: string;
+  readonly route: ExpressRoute;
+  /** The mount as it appeared in the URL (`/api/sample`): Express's `req.baseUrl`. */
+  readonly baseUrl: string;
+  /** `req.params`, decoded the way Express's router decodes them; one object for the whole route. */
+  readonly params: Record<string, string | string[]>;
+  /** Where `next('route')` leads: the next route matching the URL, skipping the rest of this one. */
+  readonly nextRoute: () => Promise<void>;
+  /** Where `next('router')` leads: past every route of the router. */
+  readonly leaveRouter: () => Promise<void>;
+}
+
+/**
+ * Everything one request carries, in one object: made by the entry (`lib/http/entry.ts`), filled
+ * in by the steps that find each part out, and the store of the request's async context, so the
+ * data layer reads the tenant from here too (SPEC §4.2). Other layers add their own typed parts
+ * (the bridge's `exchange`, the spaces' `access`) by augmenting this interface.
+ */
+export interface RequestState {
+  readonly requestId: string;
+  /** The service serving it: what the facilities a handler imports work against. */
+  readonly runtime: Runtime | undefined;
+  /** Set by the tenant step; every data access of the request is confined to it. */
+  tenant: string | undefined;
+  caller: Caller | undefined;
+  route: RouteMatch | undefined;
+  /** A body is read once: a later route reached with `next()` finds it parsed (Express's `req._body`). */
+  bodyRead: boolean;
+}
+
+const KEY = 'spaceport';
+const context = new AsyncLocalStorage<RequestState>();
+
+export function newRequestState(requestId: string, runtime: Runtime | undefined, tenant?: string): RequestState {
+  return { requestId, runtime, tenant, caller: undefined, route: undefined, bodyRead: false };
+}
+
+/** Puts `state` under its key of `ctx.state` and runs `work` with it as the current request. */
+export function serveWithState<Result>(ctx: Pick<Context, 'state'>, state: RequestState, work: () => Result): Result {
+  (ctx.state as Record<string, RequestState>)[KEY] = state;
+  return context.run(state, work);
+}
+
+/** The state of the request `ctx` stands for; the entry made it before any step ran. */
+export function requestState(ctx: Pick<Context, 'state'>): RequestState {
+  const state = (ctx.state as Record<string, RequestState | undefined>)[KEY];
+  if (state === undefined) throw new Error('no request state: the request did not come through the entry');
+  return state;
+}
+
+/** The request being served by this async context, if any. */
+export function currentRequest(): RequestState | undefined {
+  return context.getStore();
+}
+
+/** Runs `work` as part of `state`'s request, whatever async context it is called from. */
+export function runInRequest<Result>(state: RequestState, work: () => Result): Result {
+  return context.getStore() === state ? work() : context.run(state, work);
+}

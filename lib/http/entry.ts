@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import createError from 'http-errors';
+import type { Context, Middleware } from 'koa';
+import { answerError, nothingAnswers } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { newRequestState, requestState, serveWithState } from '../core/request-state.ts';
+import type { Runtime } from '../core/runtime.ts';
+
+/** What answers the URLs whose first path segment is one name: `/healthz`, `/spaces/...`, `/api/...`. */
+export type Area = (ctx: Context) => Promise<void> | void;
+
+export interface EntryOptions {
+  logger: Logger;
+  runtime?: Runtime;
+  /** By first path segment, in lower case (paths match case-insensitively, SPEC §8.2). */
+  areas: ReadonlyMap<string, Area>;
+  /** What answers every other URL. */
+  otherwise: Area;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const SECRET_QUERY_KEY = /token|password|secret|key/i;
+
+/**
+ * The one way into the service: gives the request its id and state, routes it once, by the
+ * first segment of its path, to the area composed for it at start-up, answers whatever it
+ * throws (SPEC §7), and writes the request's log line (SPEC §2.4). An area that answers without
+ * waiting costs no promise here.
+ */
+export function requestEntry({ logger, runtime, areas, otherwise }: EntryOptions): Middleware {
+  // A request line holds only the fields below, none of them a credential (the query is
+  // redacted by `redactedUrl`): it skips pino's redaction pass.
+  const lines = logger.child({}, { redact: [] });
+  const finish = (ctx: Context, started: number) => {
+    if (isUnanswered(ctx)) answerError(ctx, nothingAnswers(ctx.method), logger);
+    const { requestId, tenant } = requestState(ctx);
+    const ms = Math.round((performance.now() - started) * 100) / 100;
+    lines.info({ method: ctx.method, url: redactedUrl(ctx.originalUrl), status: ctx.res.statusCode, ms, tenant, requestId }, 'request');
+  };
+  const fail = (ctx: Context, started: number, error: unknown) => {
+    answerError(ctx, error, logger);
+    finish(ctx, started);
+  };
+  return (ctx) => {
+    const started = performance.now();
+    const offered = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(offered) ? offered : randomUUID();
+    ctx.set('X-Request-Id', requestId);
+    return serveWithState(ctx, newRequestState(requestId, runtime), () => {
+      let answering: Promise<void> | void;
+      try {
+        answering = areaOf(ctx, areas, otherwise)(ctx);
+      } catch (error) {
+        return fail(ctx, started, error);
+      }
+      if (answering === undefined) return finish(ctx, started);
+      return answering.then(
+        () => finish(ctx, started),
+        (error: unknown) => fail(ctx, started, error),
+      );
+    });
+  };
+}
+
+function areaOf(ctx: Context, areas: ReadonlyMap<string, Area>, otherwise: Area): Area {
+  if (ctx.req.httpVersion === '1.1' && ctx.req.headers.host === undefined) return missingHost;
+  // A CONNECT's target is a host (`example.com:443`), which has no path at all.
+  const path = ctx.path as string | null;
+  if (path === null || !path.startsWith('/')) return otherwise;
+  const end = path.indexOf('/', 1);
+  return areas.get((end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase()) ?? otherwise;
+}
+
+/** HTTP/1.1 makes the Host header mandatory (RFC 9112 §3.2); HTTP/1.0 does not. */
+const missingHost: Area = () => {
+  throw createError(400, 'Host header is required');
+};
+
+/** The area let the request through unanswered (a handler's `next()` with nothing after it). */
+function isUnanswered(ctx: Context): boolean {
+  return ctx.status === 404 && ctx.body == null && ctx.respond !== false;
+}
+
+/** Query values under names such as `usertoken` are credentials: the log keeps the name only. */
+function redactedUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const params = new URLSearchParams(url.slice(query + 1));
+  for (const key of new Set(params.keys())) {
+    if (SECRET_QUERY_KEY.test(key)) params.set(key, '[redacted]');
+  }
+  return `${url.slice(0, query)}?${params.toString()}`;
+}

@@ -1,0 +1,37 @@
+/** How much of a budget a request found spent, itself included, and when the window resets. */
+export interface Spent {
+  readonly consumed: number;
+  readonly msBeforeReset: number;
+}
+
+/**
+ * Fixed windows counted in memory, one per key, each starting at its key's first request:
+ * the same windows as rate-limiter-flexible's memory store, counted without a promise, since
+ * nothing here waits. Expired windows are swept once a window's time.
+ */
+export class MemoryWindows {
+  readonly #windowMs: number;
+  readonly #windows = new Map<string, { consumed: number; resetAt: number }>();
+  #sweepAt = 0;
+
+  constructor(windowMs: number) {
+    this.#windowMs = windowMs;
+  }
+
+  consume(key: string): Spent {
+    const now = Date.now();
+    if (now >= this.#sweepAt) this.#sweep(now);
+    let window = this.#windows.get(key);
+    if (window === undefined || window.resetAt <= now) {
+      window = { consumed: 0, resetAt: now + this.#windowMs };
+      this.#windows.set(key, window);
+    }
+    window.consumed++;
+    return { consumed: window.consumed, msBeforeReset: window.resetAt - now };
+  }
+
+  #sweep(now: number): void {
+    for (const [key, window] of this.#windows) if (window.resetAt <= now) this.#windows.delete(key);
+    this.#sweepAt = now + this.#windowMs;
+  }
+}

@@ -1,0 +1,30 @@
+import createError from 'http-errors';
+import type { Context } from 'koa';
+import { requestState } from '../core/request-state.ts';
+import type { Runtime } from '../core/runtime.ts';
+import { tenantFromHeader } from './name.ts';
+
+/** What runs once the tenant is known: the rest of the request. */
+export type TenantScoped = (ctx: Context) => Promise<void> | void;
+
+/**
+ * The tenant step (SPEC §4.1): resolves the request's tenant, makes it visible as
+ * `req.headers.tenant` and records it in the request state, which every data access of the
+ * request reads (SPEC §4.2); then runs `rest`. A tenant seen before costs no promise.
+ */
+export function withTenant(runtime: Runtime, rest: TenantScoped): TenantScoped {
+  const defaultTenant = runtime.config.tenancy.defaultTenant;
+  const enter = (ctx: Context, tenant: string) => {
+    ctx.request.headers.tenant = tenant;
+    requestState(ctx).tenant = tenant;
+    return rest(ctx);
+  };
+  return (ctx) => {
+    const tenant = tenantFromHeader(ctx.request.headers.tenant, defaultTenant);
+    if (runtime.tenants.isKnown(tenant)) return enter(ctx, tenant);
+    return runtime.tenants.exists(tenant).then((exists) => {
+      if (!exists) throw createError(400, 'unknown tenant');
+      return enter(ctx, tenant);
+    });
+  };
+}
