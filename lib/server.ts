@@ -10,7 +10,7 @@ import { migrateDatabase } from './db/migrations.ts';
 import { TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
 import { createDrainableServer } from './http/drain.ts';
-import { createLogger, type Logger } from './core/logger.ts';
+import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
 import { answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
 import type { Runtime } from './core/runtime.ts';
@@ -47,7 +47,8 @@ export interface DatabaseOptions {
 
 /** Loads configuration, opens and migrates the database, loads projects, and listens. */
 export async function startService(options: StartOptions = {}): Promise<Service> {
-  const runtime = await createRuntime(options, { migrate: true, queryTimeoutMs: SERVING_QUERY_TIMEOUT_MS });
+  const logDestination = options.logDestination ?? bufferedStdout();
+  const runtime = await createRuntime({ ...options, logDestination }, { migrate: true, queryTimeoutMs: SERVING_QUERY_TIMEOUT_MS });
   try {
     await warnUnlessDocumentIndexUsable(runtime);
     const projects = await loadProjects(runtime);

@@ -19,12 +19,15 @@ export function fixtureRoute(origin: string, token?: string): LoadTarget {
 /**
  * The fixture's system-auth route with a token from `supply` on every request, none seen before
  * as long as the supply lasts: each request pays for full verification, no cache can answer.
+ * With `asPublic`, the same requests (the token in a header the route ignores) go to the public
+ * route: the load generator then does the same work per request for both, so that the ratio
+ * measures the service's verification, not the generator's own cost of a new header each time.
  */
-export function fixtureRouteWithFreshTokens(origin: string, supply: TokenSupply): LoadTarget {
+export function fixtureRouteWithFreshTokens(origin: string, supply: TokenSupply, asPublic = false): LoadTarget {
   const request = {
     method: 'GET',
-    path: '/api/benchmark/private',
-    setupRequest: (sent: autocannon.Request) => ({ ...sent, headers: { ...sent.headers, authorization: `Bearer ${supply.next()}` } }),
+    path: asPublic ? '/api/benchmark/public' : '/api/benchmark/private',
+    setupRequest: (sent: autocannon.Request) => ({ ...sent, headers: { ...sent.headers, [asPublic ? 'x-ignored' : 'authorization']: `Bearer ${supply.next()}` } }),
   };
   return { origin, requests: [request], expect: { status: 200, bodyIncludes: 'success' } };
 }

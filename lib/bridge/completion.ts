@@ -25,27 +25,39 @@ export type IgnoredAttempt = (attempt: string, first: Outcome | undefined, error
  * from a timer, a callback or a stream. The first outcome wins; the later ones are reported.
  */
 export class Completion {
-  readonly outcome: Promise<Outcome>;
   readonly #reportIgnored: IgnoredAttempt;
-  #resolve: (outcome: Outcome) => void = () => {};
+  #resolve: ((outcome: Outcome) => void) | undefined;
+  #outcome: Promise<Outcome> | undefined;
   #settled: Outcome | undefined;
 
   constructor(reportIgnored: IgnoredAttempt) {
     this.#reportIgnored = reportIgnored;
-    this.outcome = new Promise((resolve) => {
-      this.#resolve = resolve;
-    });
+  }
+
+  /** How the handler ended, if it has: most answer before their function returns. */
+  get settledOutcome(): Outcome | undefined {
+    return this.#settled;
   }
 
   get settled(): boolean {
     return this.#settled !== undefined;
   }
 
+  /** How the handler ends, once it does; made only for a handler still running when asked. */
+  get outcome(): Promise<Outcome> {
+    this.#outcome ??= this.#settled
+      ? Promise.resolve(this.#settled)
+      : new Promise((resolve) => {
+          this.#resolve = resolve;
+        });
+    return this.#outcome;
+  }
+
   /** Records `outcome` unless another came first; says whether it was recorded. */
   settle(outcome: Outcome): boolean {
     if (this.#settled) return false;
     this.#settled = outcome;
-    this.#resolve(outcome);
+    this.#resolve?.(outcome);
     return true;
   }
 

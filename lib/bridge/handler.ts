@@ -23,26 +23,36 @@ export interface BridgeOptions {
  * answers with the status Express would have picked.
  */
 export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const state = requestState(ctx);
     const exchange = exchangeFor(ctx);
     const completion = new Completion((attempt, first, error) => reportLate(ctx, options.logger, attempt, first, error));
     BridgeResponse.attach(exchange.res, completion);
     exchange.req.next = expressNext(completion, exchange);
-    const stopWatching = watchCompletion(ctx, completion, options.handlerMs);
     invoke(handler, exchange, completion);
-    const outcome = await completion.outcome;
-    stopWatching();
-    if (outcome.kind === 'passed') return outcome.resume(() => runInRequest(state, () => handOn(state, outcome.to, next)));
-    if (outcome.kind === 'failed') {
-      // A file transfer had Koa stand aside: if it never started, the error answer goes through
-      // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes;
-      // if it was whole (its callback failed), the answer stands and the failure is only logged.
-      if (!ctx.res.headersSent) ctx.respond = true;
-      else if (!ctx.res.writableEnded) ctx.res.destroy();
-      throw outcome.error;
-    }
+    // Most handlers answer before their function returns: no timer, no listener, no promise.
+    const ended = completion.settledOutcome;
+    if (ended !== undefined) return conclude(ctx, state, ended, next);
+    const stopWatching = watchCompletion(ctx, completion, options.handlerMs);
+    return completion.outcome.then((outcome) => {
+      stopWatching();
+      return conclude(ctx, state, outcome, next);
+    });
   };
+}
+
+/** What the chain does once the handler has ended: nothing more, hand on, or answer its failure. */
+function conclude(ctx: Context, state: RequestState, outcome: Outcome, next: () => Promise<void>): Promise<void> | undefined {
+  if (outcome.kind === 'passed') return outcome.resume(() => runInRequest(state, () => handOn(state, outcome.to, next)));
+  if (outcome.kind === 'failed') {
+    // A file transfer had Koa stand aside: if it never started, the error answer goes through
+    // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes;
+    // if it was whole (its callback failed), the answer stands and the failure is only logged.
+    if (!ctx.res.headersSent) ctx.respond = true;
+    else if (!ctx.res.writableEnded) ctx.res.destroy();
+    throw outcome.error;
+  }
+  return undefined;
 }
 
 /**

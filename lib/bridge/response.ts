@@ -1,5 +1,4 @@
 import type { PassThrough } from 'node:stream';
-import etag from 'etag';
 import type { Context } from 'koa';
 import statuses from 'statuses';
 import { followSocketEvents, openBodyStream } from './body-stream.ts';
@@ -7,7 +6,7 @@ import { Completion } from './completion.ts';
 import { downloadCall } from './download.ts';
 import { handlerFailure, headersSentError } from './errors.ts';
 import type { BridgeRequest } from './request.ts';
-import { redirectBody, toBuffer, withCharset } from './response-bodies.ts';
+import { redirectBody, toBuffer, weakEtag, withCharset } from './response-bodies.ts';
 import { answerByFormat, jsonpCallback, jsonpScript, noViewEngine, type Formats } from './response-formats.ts';
 import { ResponseHeaders, type HeaderChange } from './response-headers.ts';
 import { transferFile, type SendFileCallback, type SendFileOptions } from './send-file.ts';
@@ -18,6 +17,9 @@ type Mode = 'open' | 'body' | 'stream' | 'file';
 type WriteCallback = (error?: Error | null) => void;
 
 const EMPTY = Buffer.alloc(0);
+const HTML = 'text/html; charset=utf-8';
+const JSON_UTF8 = 'application/json; charset=utf-8';
+const OCTET_STREAM = 'application/octet-stream';
 
 /**
  * Express 5's `res` over Koa's `ctx`. A whole body is handed to Koa as a Buffer with the
@@ -51,14 +53,14 @@ export class BridgeResponse extends ResponseHeaders {
     if (!this.#claim('send')) return this;
     let chunk: string | Buffer | undefined;
     if (typeof body === 'string') {
-      const type = this.get('Content-Type');
-      if (typeof type === 'string') this.set('Content-Type', withCharset(type));
-      else this.type('html');
+      const type = this.getHeader('Content-Type');
+      if (typeof type !== 'string') this.setHeader('Content-Type', HTML);
+      else if (withCharset(type) !== type) this.setHeader('Content-Type', withCharset(type));
       chunk = body;
     } else if (body === null) {
       chunk = '';
     } else if (ArrayBuffer.isView(body)) {
-      if (!this.get('Content-Type')) this.type('bin');
+      if (!this.hasHeader('Content-Type')) this.setHeader('Content-Type', OCTET_STREAM);
       chunk = Buffer.isBuffer(body) ? body : Buffer.from(body as Uint8Array);
     } else if (typeof body === 'object' || typeof body === 'number' || typeof body === 'boolean') {
       return this.json(body);
@@ -69,7 +71,7 @@ export class BridgeResponse extends ResponseHeaders {
   json(value?: unknown): this {
     if (!this.#claim('json')) return this;
     const text: string | undefined = JSON.stringify(value);
-    if (!this.get('Content-Type')) this.set('Content-Type', 'application/json');
+    if (!this.hasHeader('Content-Type')) this.setHeader('Content-Type', JSON_UTF8);
     return this.send(text);
   }
 
@@ -204,12 +206,12 @@ export class BridgeResponse extends ResponseHeaders {
     this.context.res.statusCode = 404;
   }
 
+  /**
+   * Express's `send` from here on: the ETag, 304 for a fresh GET, no body for 204 and 304. The
+   * length is Koa's to set, from the body it is handed: each header is set once.
+   */
   #sendChunk(chunk: string | Buffer | undefined): this {
-    const body = chunk === undefined ? undefined : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8');
-    if (body !== undefined) {
-      if (!this.get('Transfer-Encoding')) this.set('Content-Length', body.length);
-      if (!this.get('ETag')) this.set('ETag', etag(body, { weak: true }));
-    }
+    if (chunk !== undefined && !this.hasHeader('ETag')) this.setHeader('ETag', weakEtag(chunk));
     if (this.req.fresh) this.status(304);
     if (this.statusCode === 204 || this.statusCode === 304) {
       for (const name of ['Content-Type', 'Content-Length', 'Transfer-Encoding']) this.removeHeader(name);
@@ -220,11 +222,11 @@ export class BridgeResponse extends ResponseHeaders {
       this.removeHeader('Transfer-Encoding');
       return this.#commitResetContent();
     }
-    return this.#commitBody(body ?? EMPTY, 'send');
+    return this.#commitBody(chunk ?? EMPTY, 'send');
   }
 
   /** Hands a whole body to Koa, keeping the headers as Express would have sent them. */
-  #commitBody(body: Buffer, attempt: string): this {
+  #commitBody(body: string | Buffer, attempt: string): this {
     if (!this.#claim(attempt)) return this;
     this.#mode = 'body';
     const typed = this.hasHeader('Content-Type');

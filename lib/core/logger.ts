@@ -2,8 +2,8 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
-/** JSON lines on stdout; fields that could hold a credential are censored wherever they appear. */
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/** JSON lines; fields that could hold a credential are censored wherever they appear. */
+export function createLogger(level: string, destination: pino.DestinationStream = pino.destination(1)): Logger {
   const options: pino.LoggerOptions = {
     level,
     base: undefined,
@@ -12,5 +12,20 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       censor: '[redacted]',
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination);
+}
+
+const FLUSH_EVERY_MS = 250;
+const BLOCK_BYTES = 4096;
+
+/**
+ * Standard output written in blocks instead of one write call a line (a request's line was a
+ * tenth of its cost): lines wait at most a quarter of a second, and whatever is left is written
+ * when the process exits (a `kill -9` loses that quarter of a second).
+ */
+export function bufferedStdout(): pino.DestinationStream {
+  const destination = pino.destination({ dest: 1, minLength: BLOCK_BYTES, sync: false });
+  setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
+  process.once('exit', () => destination.flushSync());
+  return destination;
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import { sql, statementOf } from '../db/statement.ts';
+import { countStatement, DOCUMENTS as TABLE, selectStatement } from './statements.ts';
 import { FindCursor, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
 import { compileFilter } from './filter.ts';
@@ -20,7 +21,6 @@ export interface FindOneOptions {
   projection?: ProjectionSpec;
 }
 
-const TABLE = 'documents';
 const MAX_NAME_LENGTH = 128;
 
 /**
@@ -58,10 +58,10 @@ export class Collection {
   }
 
   async countDocuments(filter: Filter = {}): Promise<number> {
+    const where = compileFilter(filter, this.collectionName);
     const { database, tenant } = this.#resolveScope();
-    const counting = this.#matching(tenant, filter).count({ count: '*' });
-    const { rows } = await database.query<{ count: string }>(tenant, statementOf(counting));
-    return Number(rows[0]?.count ?? 0);
+    const { rows: [counted] } = await database.query<{ count: string }>(tenant, countStatement(tenant, [this.#inCollection, where]));
+    return Number(counted?.count ?? 0);
   }
 
   async insertOne(document: Record<string, unknown>): Promise<InsertOneResult> {
@@ -97,13 +97,11 @@ export class Collection {
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
+    const where = compileFilter(filter, this.collectionName);
     const order = compileSort(sort);
     const { database, tenant } = this.#resolveScope();
-    const query = this.#matching(tenant, filter).select('doc').orderByRaw(order.sql, order.bindings);
-    if (skip !== undefined) query.offset(skip);
-    if (limit !== undefined) query.limit(limit);
-    const { rows } = await database.query<{ doc: Document }>(tenant, statementOf(query));
-    return rows.map((row) => row.doc);
+    const { rows: found } = await database.query<{ doc: Document }>(tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
+    return found.map((row) => row.doc);
   }
 
   async #insert(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {

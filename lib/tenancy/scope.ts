@@ -39,6 +39,16 @@ export function tenantRows(table: string, tenant: string, ...conditions: SqlFrag
   return rows;
 }
 
+/**
+ * What `tenantRows` writes for these conditions, as a shape (what decides its SQL text) and
+ * its values in the order the text binds them: for `StatementShapes`.
+ */
+export function tenantRowsShape(tenant: string, ...conditions: SqlFragment[]): { shape: string; bindings: unknown[] } {
+  const texts = conditions.map((condition) => condition.sql).join(') and (');
+  const values = conditions.flatMap((condition) => condition.bindings);
+  return applicationConditionOn ? { shape: `tenant and (${texts})`, bindings: [tenant, ...values] } : { shape: `(${texts})`, bindings: values };
+}
+
 let applicationConditionOn = true;
 
 /**

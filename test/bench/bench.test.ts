@@ -27,7 +27,7 @@ const ISSUE_13_TARGETS = [
   'req/s ≥ 0.40 × node:http',
   'req/s ≥ 2.00 × Express 5',
   'req/s ≥ 1.00 × spaceport, public',
-  'req/s ≥ 0.80 × spaceport, public',
+  'req/s ≥ 0.80 × spaceport, public (driven alike)',
   'req/s ≥ 0.60 × bare pg pool',
   "p99 ≤ 2.00 × bare pg pool's",
   'req/s ≥ 0.90 × spaceport, 1 project × 2 routes',
