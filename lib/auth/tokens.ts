@@ -47,8 +47,14 @@ export function signSystemToken(runtime: Runtime, subject: TokenSubject, request
 
 /** Verifies signature (HS256 only) and expiry, then the rule of `systemClaimsOf`; returns the claims or throws. */
 export function verifySystemToken(runtime: Runtime, token: string): TokenClaims {
-  const verified = jwt.verify(token, runtime.jwtKey, { algorithms: ALGORITHMS, complete: true });
-  return systemClaimsOf(verified, tokenLifetimeLimit(runtime));
+  return systemTokenVerifier(runtime)(token);
+}
+
+/** `verifySystemToken` for one runtime, its lifetime limit worked out once: for every request. */
+export function systemTokenVerifier(runtime: Runtime): (token: string) => TokenClaims {
+  const latestSeconds = tokenLifetimeLimit(runtime);
+  const options = { algorithms: ALGORITHMS, complete: true } as const;
+  return (token) => systemClaimsOf(jwt.verify(token, runtime.jwtKey, options), latestSeconds);
 }
 
 /** A token's `exp` may lie this much further ahead than a fresh token's: instances' clocks differ a little. */
@@ -68,7 +74,7 @@ function configuredLifetime(runtime: Runtime): number {
 
 /**
  * What a JWT whose signature and algorithm checked out must also be to count as a system token
- * (SPEC §5.3), the one rule for koa-jwt and `verifyToken`; throws a `JsonWebTokenError` if not.
+ * (SPEC §5.3), the one rule for system authentication and `verifyToken`; throws a `JsonWebTokenError` if not.
  * - No `crit` header: it names extensions the verifier must understand (RFC 7515 §4.1.11), and
  *   this one understands none.
  * - The system claims, `exp` among them: a token without one would never expire.

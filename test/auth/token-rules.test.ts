@@ -6,7 +6,7 @@ import { startAuthApp, type AuthApp } from '../helpers/auth-app.ts';
 import { serviceForFile, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
 
 /**
- * The rule every system JWT must pass beyond its signature (SPEC §5.3), in koa-jwt and in
+ * The rule every system JWT must pass beyond its signature (SPEC §5.3), in system authentication and in
  * `verifyToken` alike: no `crit` header (RFC 7515 §4.1.11: it names extensions the verifier must
  * understand, and it understands none), and an `exp` that is a safe integer in the future, no
  * further ahead than the token lifetime (12 h by default) plus 60 s of clock skew.
