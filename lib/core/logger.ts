@@ -29,3 +29,31 @@ export function bufferedStdout(): pino.DestinationStream {
   process.once('exit', () => destination.flushSync());
   return destination;
 }
+
+/** The fields of the one line each request is logged with (SPEC §2.4). */
+export interface RequestLine {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  readonly ms: number;
+  readonly tenant: string | undefined;
+  readonly requestId: string;
+}
+
+const INFO = 30;
+
+/**
+ * Writes request lines to `logger`'s destination exactly as `logger.info(fields, 'request')`
+ * would, but with the fields known beforehand: pino's general serializer took a fifth of a
+ * request's CPU. Lines are dropped, as pino drops them, when the level is above info.
+ */
+export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
+  const destination = (logger as unknown as Record<symbol, { write(text: string): unknown }>)[pino.symbols.streamSym];
+  if (destination === undefined || !logger.isLevelEnabled('info')) return () => {};
+  return ({ method, url, status, ms, tenant, requestId }) => {
+    const tenantField = tenant === undefined ? '' : `,"tenant":${JSON.stringify(tenant)}`;
+    destination.write(
+      `{"level":${INFO},"time":${Date.now()},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms}${tenantField},"requestId":${JSON.stringify(requestId)},"msg":"request"}\n`,
+    );
+  };
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import { answerError, nothingAnswers } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
+import { requestLineWriter, type Logger } from '../core/logger.ts';
 import { newRequestState, requestState, serveWithState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 
@@ -29,13 +29,13 @@ const SECRET_QUERY_KEY = /token|password|secret|key/i;
  */
 export function requestEntry({ logger, runtime, areas, otherwise }: EntryOptions): Middleware {
   // A request line holds only the fields below, none of them a credential (the query is
-  // redacted by `redactedUrl`): it skips pino's redaction pass.
-  const lines = logger.child({}, { redact: [] });
+  // redacted by `redactedUrl`).
+  const writeLine = requestLineWriter(logger);
   const finish = (ctx: Context, started: number) => {
     if (isUnanswered(ctx)) answerError(ctx, nothingAnswers(ctx.method), logger);
     const { requestId, tenant } = requestState(ctx);
     const ms = Math.round((performance.now() - started) * 100) / 100;
-    lines.info({ method: ctx.method, url: redactedUrl(ctx.originalUrl), status: ctx.res.statusCode, ms, tenant, requestId }, 'request');
+    writeLine({ method: ctx.method, url: redactedUrl(ctx.originalUrl), status: ctx.res.statusCode, ms, tenant, requestId });
   };
   const fail = (ctx: Context, started: number, error: unknown) => {
     answerError(ctx, error, logger);

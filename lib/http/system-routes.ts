@@ -10,7 +10,7 @@ const HEALTH_TIMEOUT_MS = 1500;
 
 /** `GET /healthz`, `GET /openapi.json` and `GET /docs`: the endpoints that take no tenant (SPEC §12). */
 export function systemArea(runtime: Runtime, projectRoutes: readonly MountedRoute[]): Area {
-  const openApi = JSON.stringify(buildOpenApiDocument(projectRoutes, { refererValidation: runtime.config.referer.enabled }));
+  let openApi: string | undefined;
   const router = new Router();
   router.get('/healthz', async (ctx) => {
     const up = await databaseAnswers(runtime);
@@ -19,6 +19,7 @@ export function systemArea(runtime: Runtime, projectRoutes: readonly MountedRout
   });
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
+    openApi ??= JSON.stringify(buildOpenApiDocument(projectRoutes, { refererValidation: runtime.config.referer.enabled }));
     ctx.body = openApi;
   });
   addDocsPage(router);
