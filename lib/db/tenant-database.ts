@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
+import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
 
 /**
@@ -38,15 +39,19 @@ export interface TenantDatabaseOptions {
 export class TenantDatabase {
   readonly #pool: pg.Pool;
   readonly #sessionTenants = new WeakMap<pg.ClientBase, SessionTenant>();
+  readonly #limit: StatementLimit | undefined;
 
   constructor(url: string, { queryTimeoutMs, onIdleError = () => {} }: TenantDatabaseOptions = {}) {
+    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs);
     this.#pool = new pg.Pool({
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      query_timeout: queryTimeoutMs,
       keepAlive: true,
       max: 10,
       onConnect: async (client) => {
+        // A connection that fails while in use fails its statement too, which is answered (503);
+        // the event itself must not go unheard, or it would end the process.
+        client.on('error', () => {});
         await client.query('select set_config($1, $2, false)', ['role', TENANT_ROLE]);
       },
     });
@@ -55,19 +60,19 @@ export class TenantDatabase {
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#inSession(tenant, (client) => client.query<Row>(statement.sql, [...statement.bindings]));
+    return this.#inSession(tenant, (client) => this.#run<Row>(client, statement.sql, [...statement.bindings]));
   }
 
   /** Runs `work` in one transaction for `tenant`; it commits when `work` resolves, else rolls back. */
   transaction<Result>(tenant: string, work: (run: TransactionStatement) => Promise<Result>): Promise<Result> {
     return this.#inSession(tenant, async (client) => {
-      await client.query('begin');
+      await this.#run(client, 'begin', []);
       try {
-        const result = await work((statement) => client.query(statement.sql, [...statement.bindings]));
-        await client.query('commit');
+        const result = await work((statement) => this.#run(client, statement.sql, [...statement.bindings]));
+        await this.#run(client, 'commit', []);
         return result;
       } catch (error) {
-        await client.query('rollback').catch(() => undefined);
+        await this.#run(client, 'rollback', []).catch(() => undefined);
         throw error;
       }
     });
@@ -87,7 +92,12 @@ export class TenantDatabase {
   }
 
   close(): Promise<void> {
+    this.#limit?.stop();
     return this.#pool.end();
+  }
+
+  #run<Row extends pg.QueryResultRow = pg.QueryResultRow>(client: pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+    return this.#limit === undefined ? client.query<Row>(text, values) : this.#limit.run<Row>(client, text, values);
   }
 
   async #inSession<Result>(tenant: SessionTenant, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
@@ -95,7 +105,7 @@ export class TenantDatabase {
     try {
       if (this.#sessionTenants.get(client) !== tenant) {
         this.#sessionTenants.delete(client);
-        await client.query('select set_config($1, $2, false)', [TENANT_SETTING, tenant]);
+        await this.#run(client, 'select set_config($1, $2, false)', [TENANT_SETTING, tenant]);
         this.#sessionTenants.set(client, tenant);
       }
       const result = await work(client);

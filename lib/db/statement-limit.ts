@@ -1,0 +1,49 @@
+import type { Socket } from 'node:net';
+import type pg from 'pg';
+
+/** How often running statements are checked against the limit: a statement is cut within this of it. */
+const CHECK_EVERY_MS = 100;
+
+/**
+ * The time limit on statements (SPEC §7: a database that stops answering is a 503 within 2 s,
+ * never a hang), kept by one timer for the whole pool rather than pg's `query_timeout`, which
+ * sets a timer for every statement: that timer, holding the statement and through its async
+ * context the whole request, made each document query leave ~7 KB for the old generation.
+ * A statement over the limit has its connection cut, so it fails as "Connection terminated"
+ * (a database that does not answer) and the pool drops the connection.
+ */
+export class StatementLimit {
+  readonly #limitMs: number;
+  readonly #started = new Map<pg.ClientBase, number>();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(limitMs: number) {
+    this.#limitMs = limitMs;
+    this.#timer = setInterval(() => this.#cutOverdue(), CHECK_EVERY_MS);
+    this.#timer.unref();
+  }
+
+  /** Runs one statement on `client`, watched. */
+  async run<Row extends pg.QueryResultRow>(client: pg.ClientBase, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+    this.#started.set(client, performance.now());
+    try {
+      return await client.query<Row>(text, values);
+    } finally {
+      this.#started.delete(client);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  #cutOverdue(): void {
+    const now = performance.now();
+    for (const [client, started] of this.#started) {
+      if (now - started <= this.#limitMs) continue;
+      this.#started.delete(client);
+      // pg's own way to give up on a statement it cannot cancel (its query_timeout in pipeline mode).
+      (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
+    }
+  }
+}
