@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
 import { JsonSchemaCompiler } from './json-schema.ts';
-import { looseRoutePath } from './params.ts';
+import { looseRoutePath } from './dispatch.ts';
 import { kindOf, type RouteProblem } from './report.ts';
 import { readRouteSchema, type CompiledRouteSchema } from './schemas.ts';
 

@@ -2,7 +2,6 @@ import createError from 'http-errors';
 import type { Context } from 'koa';
 import { requestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { tenantFromHeader } from './name.ts';
 
 /** What runs once the tenant is known: the rest of the request. */
 export type TenantScoped = (ctx: Context) => Promise<void> | void;
@@ -27,4 +26,21 @@ export function withTenant(runtime: Runtime, rest: TenantScoped): TenantScoped {
       return enter(ctx, tenant);
     });
   };
+}
+
+const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+export function isTenantName(value: string): boolean {
+  return TENANT_PATTERN.test(value);
+}
+
+/** The tenant a request names: its `tenant` header, else the configured default (SPEC §4.1). */
+export function tenantFromHeader(header: string | string[] | undefined, defaultTenant: string | null): string {
+  if (Array.isArray(header)) throw createError(400, 'invalid tenant header');
+  if (header === undefined) {
+    if (defaultTenant === null) throw createError(400, 'tenant header is required');
+    return defaultTenant;
+  }
+  if (!isTenantName(header)) throw createError(400, 'invalid tenant header');
+  return header;
 }
