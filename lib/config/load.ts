@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
+import { keptSecret } from './kept-secret.ts';
 import { BUILT_IN_SECTIONS, environmentSchema, expertSchema, type Environment, type ExpertInput } from './schema.ts';
 import type { Config, LoadedConfig } from './types.ts';
 
@@ -86,26 +86,10 @@ function parseWith<Schema extends z.ZodType>(schema: Schema, input: unknown, pre
   throw new ConfigError(problems.join('; '));
 }
 
-/**
- * A random secret made once and kept in the data folder, readable by the owner only. It is
- * written whole to a temporary file and linked into place, so two first starts at once agree
- * on one secret and neither ever reads a half-written file.
- */
+/** The JWT secret when none is given: made once and kept in the data folder (`keptSecret`). */
 function persistedJwtSecret(dataDir: string): string {
   const file = path.join(dataDir, 'jwt-secret');
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
-    const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    writeFileSync(draft, `${randomBytes(48).toString('base64url')}\n`, { mode: 0o600 });
-    try {
-      linkSync(draft, file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    } finally {
-      unlinkSync(draft);
-    }
-  }
-  const secret = readFileSync(file, 'utf8').trim();
+  const secret = keptSecret(file, 48);
   if (secret.length < 16) throw new ConfigError(`${file}: the kept JWT secret is shorter than 16 characters; delete the file to have a new one made`);
   return secret;
 }

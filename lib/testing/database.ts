@@ -4,20 +4,22 @@ import pg from 'pg';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded/index.ts';
 
 export interface FreshDatabase {
+  /** `<prefix>_<random>`, so that a stray one can be traced to what made it. */
+  readonly name: string;
   readonly url: string;
   /** Drops the database, closing whatever is still connected to it. */
   drop(): Promise<void>;
 }
 
 /** Creates an empty database on the server of `serverUrl` and returns its URL. */
-export async function createDatabaseOn(serverUrl: string): Promise<FreshDatabase> {
-  const name = `spaceport_test_${randomBytes(6).toString('hex')}`;
+export async function createDatabaseOn(serverUrl: string, prefix = 'spaceport_test'): Promise<FreshDatabase> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await adminQuery(serverUrl, `create database ${name}`);
   // Test rows need no durability: commits that skip the wait for the disk keep the suites fast.
   await adminQuery(serverUrl, `alter database ${name} set synchronous_commit = off`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) };
+  return { name, url: url.toString(), drop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) };
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {
@@ -44,6 +46,7 @@ export async function freshTestDatabase(): Promise<FreshDatabase> {
   embedded ??= openEmbeddedDatabase(path.resolve(process.env.DATA_DIR || './.data'));
   const database = await createDatabaseOn((await embedded).url);
   return {
+    name: database.name,
     url: database.url,
     drop: async () => {
       await database.drop();

@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { RouteHandler } from '../../lib/bridge/index.ts';
-import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
+import { bothAppsForFile, MOUNT, type RouteCase } from '../helpers/bridge-apps.ts';
 import { answerOf, sameAnswer } from '../helpers/bridge-compare.ts';
 import { parseCookies } from '../helpers/bridge-member-cases.ts';
 
@@ -27,14 +27,7 @@ const routes: RouteCase[] = [
   { method: 'get', path: '/with-secret', handlers: [parseCookies, cookieOfHeader] },
 ];
 
-let express: RunningApp;
-let bridge: RunningApp;
-test.before(async () => {
-  [express, bridge] = await Promise.all([startExpressApp(routes), startBridgeApp(routes)]);
-});
-test.after.always(async () => {
-  await Promise.all([express?.close(), bridge?.close()]);
-});
+const apps = bothAppsForFile(routes);
 
 const text = (units: string[], maxLength = 8) => fc.string({ unit: fc.constantFrom(...units), maxLength });
 const NAME_UNITS = ['a', 'Z', '0', '-', '_', '!', '#', '$', '(', ')', '@', ',', ';', '=', ' ', '"', '/', '[', 'é', '\t'];
@@ -64,7 +57,7 @@ test('res.cookie writes what Express writes, or fails where Express fails', asyn
     fc.asyncProperty(cookieCall, fc.constantFrom('/cookie', '/with-secret'), async (call, pathname) => {
       const init = { headers: { 'x-cookie': Buffer.from(JSON.stringify(call), 'utf8').toString('base64url') } };
       const url = `${MOUNT}${pathname}`;
-      const [expected, actual] = await Promise.all([answerOf(express, url, init, ['set-cookie']), answerOf(bridge, url, init, ['set-cookie'])]);
+      const [expected, actual] = await Promise.all([answerOf(apps.express(), url, init, ['set-cookie']), answerOf(apps.bridge(), url, init, ['set-cookie'])]);
       return sameAnswer(expected, actual);
     }),
     { numRuns: 300 },

@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
+import { bothAppsForFile, MOUNT, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
 import { conditional, CONDITIONAL_FILE_CASE, ERROR_CASES, FILE_CASES, REQUEST_CASES, RESPONSE_CASES, type DifferentialCase } from '../helpers/bridge-cases.ts';
 import { answerOf, type Answer } from '../helpers/bridge-compare.ts';
 import { MEMBER_CASES } from '../helpers/bridge-member-cases.ts';
@@ -21,14 +21,7 @@ const routes: RouteCase[] = ALL_CASES.flatMap((each) => {
   return [{ ...route, handlers: each.handlers }, ...nextRoute];
 });
 
-let express: RunningApp;
-let bridge: RunningApp;
-test.before(async () => {
-  [express, bridge] = await Promise.all([startExpressApp(routes), startBridgeApp(routes)]);
-});
-test.after.always(async () => {
-  await Promise.all([express?.close(), bridge?.close()]);
-});
+const apps = bothAppsForFile(routes);
 
 function requestPath(each: DifferentialCase): string {
   const own = each.request?.path ?? each.path ?? '';
@@ -40,7 +33,7 @@ function answerFrom(app: RunningApp, each: DifferentialCase, init: RequestInit =
 }
 
 async function compare(t: ExecutionContext, each: DifferentialCase, init?: RequestInit): Promise<void> {
-  const [expected, actual] = await Promise.all([answerFrom(express, each, init), answerFrom(bridge, each, init)]);
+  const [expected, actual] = await Promise.all([answerFrom(apps.express(), each, init), answerFrom(apps.bridge(), each, init)]);
   t.is(actual.status, expected.status, 'status');
   if (each.status !== undefined) t.is(actual.status, each.status, 'the status the case shows');
   if (each.spaceportJson === undefined) {
@@ -64,11 +57,11 @@ for (const each of ALL_CASES.filter((entry) => entry !== CONDITIONAL_FILE_CASE))
 }
 
 test(`same as Express: ${CONDITIONAL_FILE_CASE.name}`, async (t) => {
-  const first = await fetch(`${express.url}${requestPath(CONDITIONAL_FILE_CASE)}`);
+  const first = await fetch(`${apps.express().url}${requestPath(CONDITIONAL_FILE_CASE)}`);
   const validator = first.headers.get('etag') ?? '';
   t.truthy(validator);
   await compare(t, CONDITIONAL_FILE_CASE, { headers: conditional(validator) });
-  const answer = await answerFrom(bridge, CONDITIONAL_FILE_CASE, { headers: conditional(validator) });
+  const answer = await answerFrom(apps.bridge(), CONDITIONAL_FILE_CASE, { headers: conditional(validator) });
   t.is(answer.status, 304);
   t.is(answer.body, '');
 });

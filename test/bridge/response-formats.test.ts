@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { RouteHandler } from '../../lib/bridge/index.ts';
-import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
+import { bothAppsForFile, MOUNT, type RouteCase } from '../helpers/bridge-apps.ts';
 import { answerOf, sameAnswer } from '../helpers/bridge-compare.ts';
 
 /**
@@ -32,17 +32,10 @@ const routes: RouteCase[] = [
   { method: 'get', path: '/jsonp', handlers: [jsonpOfHeader] },
 ];
 
-let express: RunningApp;
-let bridge: RunningApp;
-test.before(async () => {
-  [express, bridge] = await Promise.all([startExpressApp(routes), startBridgeApp(routes)]);
-});
-test.after.always(async () => {
-  await Promise.all([express?.close(), bridge?.close()]);
-});
+const apps = bothAppsForFile(routes);
 
 async function answersAgree(pathname: string, init: RequestInit, headers: readonly string[]): Promise<boolean> {
-  const [expected, actual] = await Promise.all([answerOf(express, `${MOUNT}${pathname}`, init, headers), answerOf(bridge, `${MOUNT}${pathname}`, init, headers)]);
+  const [expected, actual] = await Promise.all([answerOf(apps.express(), `${MOUNT}${pathname}`, init, headers), answerOf(apps.bridge(), `${MOUNT}${pathname}`, init, headers)]);
   return sameAnswer(expected, actual);
 }
 

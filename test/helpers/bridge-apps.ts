@@ -1,3 +1,4 @@
+import test from 'ava';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import compose from 'koa-compose';
@@ -77,4 +78,20 @@ async function listen(server: Server, logs: string[]): Promise<RunningApp> {
 /** Parsed log lines of a bridge app. */
 export function logEntries(app: RunningApp): Array<Record<string, unknown>> {
   return app.logs.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** Both apps serving `routes`, for the whole test file: started before its tests, closed after. */
+export function bothAppsForFile(routes: readonly RouteCase[]): { express: () => RunningApp; bridge: () => RunningApp } {
+  let apps: [RunningApp, RunningApp] | undefined;
+  test.before(async () => {
+    apps = await Promise.all([startExpressApp(routes), startBridgeApp(routes)]);
+  });
+  test.after.always(async () => {
+    await Promise.all(apps?.map((app) => app.close()) ?? []);
+  });
+  const started = (index: 0 | 1) => () => {
+    if (apps === undefined) throw new Error('bothAppsForFile: the apps start before the tests');
+    return apps[index];
+  };
+  return { express: started(0), bridge: started(1) };
 }
