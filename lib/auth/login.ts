@@ -27,7 +27,9 @@ export function loginHandler(runtime: Runtime): Middleware {
     const document = await findAccountDocument(runtime.tenantDatabase, tenant, username);
     const matches = await verifyPassword(password, document?.password);
     if (document === undefined || !matches) throw createError(401, REJECTED);
-    const token = await signSystemToken(runtime, accountFromDocument(document), tenant);
+    const account = accountFromDocument(document);
+    // The token names the account, never a tenant the account document might carry.
+    const token = await signSystemToken(runtime, { uid: account.uid, username: account.username, role: account.role }, tenant);
     ctx.body = { success: true, token, expiresIn: tokenLifetimeSeconds(token) };
   };
 }

@@ -56,11 +56,27 @@ interface ParsedHash {
   options: ScryptOptions;
 }
 
+/**
+ * A stored hash, if it is one this service could have written: scrypt with costs in sane bounds.
+ * Accounts are documents a handler may write; costs taken from one unchecked could make a login
+ * fail, or run for seconds.
+ */
 function parseHash(stored: unknown): ParsedHash | undefined {
   if (typeof stored !== 'string') return undefined;
   const [prefix, N, r, p, salt, key] = stored.split('$');
   if (prefix !== PREFIX || salt === undefined || key === undefined) return undefined;
-  return { salt: Buffer.from(salt, 'base64'), key: Buffer.from(key, 'base64'), options: { N: Number(N), r: Number(r), p: Number(p) } };
+  const options = { N: Number(N), r: Number(r), p: Number(p) };
+  const costsSane = isPowerOfTwo(options.N) && options.N >= 1024 && options.N <= 131_072 && inRange(options.r, 1, 16) && inRange(options.p, 1, 4);
+  const parsed = { salt: Buffer.from(salt, 'base64'), key: Buffer.from(key, 'base64'), options };
+  return costsSane && parsed.salt.length >= 8 && inRange(parsed.key.length, 16, 128) ? parsed : undefined;
+}
+
+function isPowerOfTwo(value: number): boolean {
+  return Number.isSafeInteger(value) && value > 0 && (value & (value - 1)) === 0;
+}
+
+function inRange(value: number, low: number, high: number): boolean {
+  return Number.isInteger(value) && value >= low && value <= high;
 }
 
 /** Stands in for a missing account, so an unknown username costs the same scrypt as a known one. */

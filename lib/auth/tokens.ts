@@ -27,8 +27,7 @@ const ALGORITHMS: jwt.Algorithm[] = ['HS256'];
 export function signSystemToken(runtime: Runtime, subject: TokenSubject, requestTenant: string | undefined): Promise<string> {
   const uid = subject.uid ?? subject._id ?? subject.id;
   if (typeof uid !== 'string' && typeof uid !== 'number') throw new TypeError('signToken: the account has no uid, _id or id');
-  const tenant = typeof subject.tenant === 'string' ? subject.tenant : requestTenant;
-  if (tenant === undefined) throw new TypeError('signToken: no tenant (outside a request, name one on the account)');
+  const tenant = tokenTenant(subject.tenant, requestTenant);
   const payload = {
     uid: String(uid),
     tenant,
@@ -43,6 +42,24 @@ export function signSystemToken(runtime: Runtime, subject: TokenSubject, request
       else resolve(token);
     });
   });
+}
+
+/**
+ * The tenant a token is issued for: the request's, inside one; outside a request (tools, tests),
+ * the one the account names. An account naming another tenant than the request's is refused,
+ * never obeyed: accounts are free-form documents, and a field written into one (by a profile
+ * update, say) must not mint a token for another tenant (SPEC §4.2).
+ */
+function tokenTenant(named: unknown, requestTenant: string | undefined): string {
+  const accountTenant = typeof named === 'string' ? named : undefined;
+  if (requestTenant === undefined) {
+    if (accountTenant === undefined) throw new TypeError('signToken: no tenant (outside a request, name one on the account)');
+    return accountTenant;
+  }
+  if (accountTenant !== undefined && accountTenant !== requestTenant) {
+    throw new TypeError(`signToken: the account names tenant "${accountTenant}", but the request is of tenant "${requestTenant}": a token is issued for the request's own tenant only`);
+  }
+  return requestTenant;
 }
 
 /** Verifies signature (HS256 only) and expiry, then the rule of `systemClaimsOf`; returns the claims or throws. */

@@ -72,12 +72,13 @@ export function isErrorStatus(status: number): boolean {
   return status >= 400 && status < 600;
 }
 
-/** The status and body an error is answered with, and how it is logged. */
+/** The status, body and headers an error is answered with, and whether it gets a log line of its own. */
 interface ErrorAnswer {
   status: number;
-  body: Record<string, unknown>;
+  body: { error: string } | { success: false; message: string };
   headers: Readonly<Record<string, string>>;
-  log: { level: 'info' | 'error'; message: string; stack: boolean };
+  /** A 5xx gets an error line beside the request line; unforeseen ones with their stack (SPEC §7). */
+  log?: { message: string; stack: boolean };
 }
 
 /**
@@ -86,22 +87,25 @@ interface ErrorAnswer {
  */
 export function errorAnswer(error: unknown): ErrorAnswer {
   if (statusOf(error) === undefined && isDatabaseUnreachable(error)) {
-    return { status: 503, body: { error: 'database unavailable' }, headers: {}, log: { level: 'error', message: 'database unreachable', stack: true } };
+    return { status: 503, body: { error: 'database unavailable' }, headers: {}, log: { message: 'database unreachable', stack: true } };
   }
   const status = statusOf(error) ?? 500;
   const headers = headersOf(error);
-  if (status < 500) return { status, body: { error: messageOf(error) || 'Error' }, headers, log: { level: 'info', message: 'client error', stack: false } };
+  if (status < 500) return { status, body: { error: messageOf(error) || 'Error' }, headers };
   // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
-  if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, log: { level: 'error', message: 'server error', stack: false } };
-  return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, log: { level: 'error', message: 'unhandled error', stack: true } };
+  if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, log: { message: 'server error', stack: false } };
+  return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, log: { message: 'unhandled error', stack: true } };
 }
 
-/** Writes the answer for `error` onto `ctx` (or, once the answer has begun, only logs it). */
+/**
+ * Writes the answer for `error` onto `ctx` (or, once the answer has begun, only records it). A
+ * 4xx is told on the request's own log line (its `error`); a 5xx gets an error line too.
+ */
 export function answerError(ctx: Context, error: unknown, logger: Logger): void {
-  const { requestId, route } = requestState(ctx);
-  const where = route === undefined ? { requestId } : { requestId, project: route.project, route: route.name };
+  const state = requestState(ctx);
+  const where = state.route === undefined ? { requestId: state.requestId } : { requestId: state.requestId, project: state.route.project, route: state.route.name };
   if (ctx.headerSent || !ctx.writable) {
-    logUnanswerable(ctx, error, logger, where);
+    recordUnanswerable(ctx, error, logger, where);
     return;
   }
   const answer = errorAnswer(error);
@@ -110,22 +114,28 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
   ctx.status = answer.status;
   ctx.set(answer.headers);
   ctx.body = answer.body;
-  const fields = answer.log.stack ? { err: error, ...where } : { status: answer.status, error: messageOf(error), ...where };
-  logger[answer.log.level](fields, answer.log.message);
+  state.failure = 'error' in answer.body ? answer.body.error : answer.body.message;
+  if (answer.log) logger.error(answer.log.stack ? { err: error, ...where } : { status: answer.status, error: messageOf(error), ...where }, answer.log.message);
 }
 
 /**
- * An error that can no longer be answered. A client that hung up is routine: one line, no
- * stack, when the error is what its leaving caused (an aborted body is a 400 here, a broken
- * connection an ECONNRESET). So is a 4xx. Any other failure once the answer has begun is a real
- * one, the client gone or not (the service may have cut the answer itself).
+ * An error that can no longer be answered. A client that hung up is routine, told on the
+ * request line alone, when the error is what its leaving caused (an aborted body is a 400 here,
+ * a broken connection an ECONNRESET); so is a 4xx. Any other failure once the answer has begun
+ * is a real one, the client gone or not (the service may have cut the answer itself).
  */
-function logUnanswerable(ctx: Context, error: unknown, logger: Logger, where: Record<string, unknown>): void {
+function recordUnanswerable(ctx: Context, error: unknown, logger: Logger, where: Record<string, unknown>): void {
+  const state = requestState(ctx);
   const status = statusOf(error) ?? 500;
-  const fields = { status, error: messageOf(error), ...where };
-  if (clientHungUp(ctx) && (status < 500 || isConnectionAbort(error))) logger.info(fields, 'client closed the connection early');
-  else if (status < 500) logger.info(fields, 'client error after the response started');
-  else logger.error({ err: error, ...where }, 'error after the response started');
+  if (clientHungUp(ctx) && (status < 500 || isConnectionAbort(error))) {
+    state.abandoned = true;
+    state.failure = 'client closed the connection early';
+  } else if (status < 500) {
+    state.failure = messageOf(error);
+  } else {
+    state.failure = messageOf(error);
+    logger.error({ err: error, ...where }, 'error after the response started');
+  }
 }
 
 /** The connection closed before the answer was complete. */

@@ -40,6 +40,11 @@ export interface RequestLine {
   readonly ms: number;
   readonly tenant: string | undefined;
   readonly requestId: string;
+  /** The project route that answered, if one did. */
+  readonly project?: string;
+  readonly route?: string;
+  /** What went wrong: the error answer's text, or the client leaving early. */
+  readonly error?: string;
 }
 
 const INFO = 30;
@@ -52,10 +57,13 @@ const INFO = 30;
 export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
   const destination = (logger as unknown as Record<symbol, { write(text: string): unknown }>)[pino.symbols.streamSym];
   if (destination === undefined || !logger.isLevelEnabled('info')) return () => {};
-  return ({ method, url, status, ms, tenant, requestId }) => {
-    const tenantField = tenant === undefined ? '' : `,"tenant":${JSON.stringify(tenant)}`;
-    destination.write(
-      `{"level":${INFO},"time":${Date.now()},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms}${tenantField},"requestId":${JSON.stringify(requestId)},"msg":"request"}\n`,
-    );
+  return ({ method, url, status, ms, tenant, requestId, project, route, error }) => {
+    const optional = `${field('tenant', tenant)},"requestId":${JSON.stringify(requestId)}${field('project', project)}${field('route', route)}${field('error', error)}`;
+    destination.write(`{"level":${INFO},"time":${Date.now()},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms}${optional},"msg":"request"}\n`);
   };
+}
+
+/** `,"name":"value"`, or nothing for a value left out (as pino leaves out undefined fields). */
+function field(name: string, value: string | undefined): string {
+  return value === undefined ? '' : `,"${name}":${JSON.stringify(value)}`;
 }

@@ -47,13 +47,17 @@ export interface RequestState {
   route: RouteMatch | undefined;
   /** A body is read once: a later route reached with `next()` finds it parsed (Express's `req._body`). */
   bodyRead: boolean;
+  /** What went wrong, as the request's log line tells it: the error answer's text, or the client leaving. */
+  failure: string | undefined;
+  /** The client left before the answer was complete. */
+  abandoned: boolean;
 }
 
 const KEY = 'spaceport';
 const context = new AsyncLocalStorage<RequestState>();
 
 export function newRequestState(requestId: string, runtime: Runtime | undefined, tenant?: string): RequestState {
-  return { requestId, runtime, tenant, caller: undefined, route: undefined, bodyRead: false };
+  return { requestId, runtime, tenant, caller: undefined, route: undefined, bodyRead: false, failure: undefined, abandoned: false };
 }
 
 /** Puts `state` under its key of `ctx.state` and runs `work` with it as the current request. */

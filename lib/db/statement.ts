@@ -20,7 +20,8 @@ export interface Statement {
  * runs on the pool that owns the connection's role and tenant (`TenantDatabase`). It holds no
  * connection of its own.
  */
-export const sql: Knex = knexFactory({ client: 'pg' });
+const silent = () => {};
+export const sql: Knex = knexFactory({ client: 'pg', log: { warn: silent, error: silent, deprecate: silent, debug: silent } });
 
 /** The statement a knex builder stands for, ready for `pg`. */
 export function statementOf(builder: Knex.QueryBuilder | Knex.Raw): Statement {

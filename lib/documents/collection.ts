@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import { sql, statementOf } from '../db/statement.ts';
 import { countStatement, DOCUMENTS as TABLE, selectStatement } from './statements.ts';
-import { FindCursor, type CursorQuery } from './cursor.ts';
+import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
@@ -51,7 +51,8 @@ export class Collection {
   }
 
   async findOne(filter: Filter = {}, options: FindOneOptions = {}): Promise<Document | null> {
-    const [document] = await this.#select(filter, { sort: options.sort, skip: options.skip, limit: 1 });
+    const skip = options.skip === undefined || options.skip === 0 ? undefined : wholeNumber('skip', options.skip);
+    const [document] = await this.#select(filter, { sort: options.sort, skip, limit: 1 });
     if (document === undefined) return null;
     const projector = compileProjection(options.projection);
     return projector ? (projector(document) as Document) : document;

@@ -56,7 +56,8 @@ export class FindCursor<Result extends Record<string, unknown> = Document> imple
   }
 }
 
-function wholeNumber(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new DocumentQueryError(`${name} needs a whole number, got ${String(value)}`);
+/** A skip or a limit as the store takes them: a whole number, 0 or more. */
+export function wholeNumber(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new DocumentQueryError(`${name} needs a whole number, got ${String(value)}`);
   return value;
 }

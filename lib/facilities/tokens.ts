@@ -6,7 +6,8 @@ export type { TokenClaims, TokenSubject };
 
 /**
  * Issues a system JWT for an account (SPEC §5.4): its `uid`, `_id` or `id`, `username` and
- * `role`; the tenant is the current request's unless the account names one.
+ * `role`, for the current request's tenant. Outside a request the account must name its tenant;
+ * inside one, an account naming another tenant is refused (TypeError).
  */
 export async function signToken(account: TokenSubject): Promise<string> {
   return signSystemToken(currentRuntime(), account, currentRequest()?.tenant);

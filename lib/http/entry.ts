@@ -19,7 +19,9 @@ export interface EntryOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const SECRET_QUERY_KEY = /token|password|secret|key/i;
+const CLIENT_LEFT = 499;
+/** Query names whose values are credentials (`usertoken`, `access_token`, `pwd`, `jwt`, `sig`...). */
+const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|session/i;
 
 /**
  * The one way into the service: gives the request its id and state, routes it once, by the
@@ -32,10 +34,20 @@ export function requestEntry({ logger, runtime, areas, otherwise }: EntryOptions
   // redacted by `redactedUrl`).
   const writeLine = requestLineWriter(logger);
   const finish = (ctx: Context, started: number) => {
-    if (isUnanswered(ctx)) answerError(ctx, nothingAnswers(ctx.method), logger);
-    const { requestId, tenant } = requestState(ctx);
-    const ms = Math.round((performance.now() - started) * 100) / 100;
-    writeLine({ method: ctx.method, url: redactedUrl(ctx.originalUrl), status: ctx.res.statusCode, ms, tenant, requestId });
+    if (requestState(ctx).failure === undefined && isUnanswered(ctx)) answerError(ctx, nothingAnswers(ctx.method), logger);
+    const { requestId, tenant, route, failure, abandoned } = requestState(ctx);
+    writeLine({
+      method: ctx.method,
+      url: redactedUrl(ctx.originalUrl),
+      // 499 (nginx's): the client left before the answer, whose status it never saw.
+      status: abandoned ? CLIENT_LEFT : ctx.res.statusCode,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+      tenant,
+      requestId,
+      project: route?.project,
+      route: route?.name,
+      error: failure,
+    });
   };
   const fail = (ctx: Context, started: number, error: unknown) => {
     answerError(ctx, error, logger);
@@ -78,16 +90,28 @@ const missingHost: Area = () => {
 
 /** The area let the request through unanswered (a handler's `next()` with nothing after it). */
 function isUnanswered(ctx: Context): boolean {
-  return ctx.status === 404 && ctx.body == null && ctx.respond !== false;
+  return ctx.status === 404 && ctx.body == null && ctx.respond !== false && !ctx.res.headersSent;
 }
 
-/** Query values under names such as `usertoken` are credentials: the log keeps the name only. */
+/**
+ * The URL as received, but for the values of credential-like query names, which the log keeps
+ * the name of only.
+ */
 function redactedUrl(url: string): string {
   const query = url.indexOf('?');
   if (query === -1) return url;
-  const params = new URLSearchParams(url.slice(query + 1));
-  for (const key of new Set(params.keys())) {
-    if (SECRET_QUERY_KEY.test(key)) params.set(key, '[redacted]');
+  const pairs = url.slice(query + 1).split('&').map((pair) => {
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    return SECRET_QUERY_KEY.test(decodedName(name)) ? `${name}=[redacted]` : pair;
+  });
+  return `${url.slice(0, query)}?${pairs.join('&')}`;
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
   }
-  return `${url.slice(0, query)}?${params.toString()}`;
 }

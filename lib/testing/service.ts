@@ -97,7 +97,8 @@ function serviceEnvironment(options: StartOptions, folder: ProjectsFolder, dataD
     DATABASE_URL: database.url,
     JWT_SECRET: randomBytes(32).toString('base64url'),
     PROJECTS_DIR: folder.projectsDir,
-    DATA_DIR: dataDir,
+    // A folder of the test's own unless the test names one.
+    DATA_DIR: options.env?.DATA_DIR ?? dataDir,
   };
 }
 

@@ -2,6 +2,9 @@ import test from 'ava';
 import jwt from 'jsonwebtoken';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { verifySystemToken } from '../../lib/auth/tokens.ts';
+import { documentStore } from '../../lib/documents/index.ts';
+import { signToken } from '../../lib/facilities/tokens.ts';
+import { runInTenant } from '../../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from '../helpers/http.ts';
 import { serviceForFile, startTestService, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
 
@@ -133,4 +136,41 @@ test.serial('no response or log line holds the password, its hash or the JWT sec
   const everything = `${service.logText()}\n${bodies.join('\n')}`;
   t.true(service.logEntries().some((entry) => entry.url === '/auth/login'));
   for (const secret of [PASSWORD, hash, salt as string, key as string, TEST_JWT_SECRET]) t.false(everything.includes(secret), 'a secret leaked');
+});
+
+/** Sets a field of alice's stored account document directly, as a handler with `db` could. */
+async function setAliceField(field: string, value: unknown): Promise<void> {
+  await documentStore(service.runtime.tenantDatabase, 'acme').collection('accounts').updateOne({ username: 'alice' }, { $set: { [field]: value } });
+}
+
+test.serial('a tenant written into an account document does not reach the token: it is the request\'s (the cross-tenant token of the review)', async (t) => {
+  await setAliceField('tenant', 'globex');
+  const { response, body } = await login({ username: 'alice', password: PASSWORD });
+  await documentStore(service.runtime.tenantDatabase, 'acme').collection('accounts').updateOne({ username: 'alice' }, { $unset: { tenant: '' } });
+  t.is(response.status, 200);
+  t.like(verifySystemToken(service.runtime, body.token as string), { tenant: 'acme', uid: aliceUid });
+});
+
+test.serial('signToken inside a request refuses an account that names another tenant, and signs for the request\'s own', async (t) => {
+  const sign = (account: Record<string, unknown>) => runInTenant(service.runtime, 'acme', () => signToken(account));
+  const refused = await t.throwsAsync(sign({ uid: 'u1', tenant: 'globex' }));
+  t.regex(refused?.message ?? '', /names tenant "globex", but the request is of tenant "acme"/);
+  t.like(verifySystemToken(service.runtime, await sign({ uid: 'u1', tenant: 'acme' })), { tenant: 'acme' });
+  t.like(verifySystemToken(service.runtime, await sign({ uid: 'u1' })), { tenant: 'acme' });
+});
+
+test.serial('a stored hash with absurd costs is a 401 like a wrong password, never a 500', async (t) => {
+  const saved = (await documentStore(service.runtime.tenantDatabase, 'acme').collection('accounts').findOne({ username: 'alice' }))?.password as string;
+  const [, , , , salt, key] = saved.split('$');
+  try {
+    for (const costs of ['1$1$1', '16384$8$1000', '1073741824$8$1', '16384$1000$1', 'x$y$z']) {
+      await setAliceField('password', `scrypt$${costs}$${salt}$${key}`);
+      const { response, body } = await login({ username: 'alice', password: PASSWORD });
+      t.is(response.status, 401, costs);
+      t.deepEqual(body, { error: 'invalid username or password' });
+    }
+  } finally {
+    await setAliceField('password', saved);
+  }
+  t.is((await login({ username: 'alice', password: PASSWORD })).response.status, 200);
 });

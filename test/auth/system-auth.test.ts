@@ -126,11 +126,12 @@ test.serial('a failure after authentication stays a 500, not a 401', async (t) =
   t.deepEqual(await response.json(), { success: false, message: 'Internal Server Error' });
 });
 
-test.serial('signToken uses uid, _id or id, the named tenant, and member as the default role', async (t) => {
+test.serial('signToken uses uid, _id or id, the request\'s tenant (the named one outside a request), and member as the default role', async (t) => {
   const fromId = verifySystemToken(service.runtime, await signSystemToken(service.runtime, { _id: 'by-id', username: 'bob' }, 'acme'));
   t.like(fromId, { uid: 'by-id', username: 'bob', role: 'member', tenant: 'acme' });
-  const named = verifySystemToken(service.runtime, await signSystemToken(service.runtime, { id: 7, tenant: 'globex' }, 'acme'));
+  const named = verifySystemToken(service.runtime, await signSystemToken(service.runtime, { id: 7, tenant: 'globex' }, undefined));
   t.like(named, { uid: '7', tenant: 'globex' });
+  await t.throwsAsync(async () => signSystemToken(service.runtime, { id: 7, tenant: 'globex' }, 'acme'), { instanceOf: TypeError, message: /another|names tenant/ });
   await t.throwsAsync(async () => signSystemToken(service.runtime, { username: 'nobody' }, 'acme'), { instanceOf: TypeError });
   await t.throwsAsync(async () => signSystemToken(service.runtime, { uid: 'x' }, undefined), { instanceOf: TypeError });
 });

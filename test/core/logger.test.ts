@@ -22,6 +22,9 @@ const line = fc.record({
   ms: fc.double({ min: 0, max: 1e6, noNaN: true }).map((ms) => Math.round(ms * 100) / 100),
   tenant: fc.option(fc.string(), { nil: undefined }),
   requestId: fc.string(),
+  project: fc.option(fc.string(), { nil: undefined }),
+  route: fc.option(fc.string(), { nil: undefined }),
+  error: fc.option(fc.string({ unit: 'binary' }), { nil: undefined }),
 });
 
 // Invariant: the request line written by hand is the line pino writes for the same fields: the

@@ -276,3 +276,11 @@ test('collection names are checked', (t) => {
   t.throws(() => store.collection('x'.repeat(129)), { instanceOf: TypeError });
   t.throws(() => documentStore(tenantDatabase, ''), { instanceOf: TypeError });
 });
+
+test('findOne takes a whole-number skip only, as find does: anything else is a clear error, never the database\'s', async (t) => {
+  for (const skip of ['1x', -1, 0.5, Number.NaN, '1']) {
+    await t.throwsAsync(people.findOne({}, { skip: skip as number }), { instanceOf: DocumentQueryError, message: /skip needs a whole number/ });
+  }
+  t.like(await people.findOne({}, { sort: { _id: 1 }, skip: 1 }), { _id: 'alan' });
+  t.like(await people.findOne({}, { sort: { _id: 1 }, skip: 0 }), { _id: 'ada' });
+});

@@ -120,12 +120,23 @@ test('one JSON log line per request with method, url, status, ms, tenant and req
   t.is(typeof lines[0].ms, 'number');
 });
 
-test('credentials in the query string do not reach the log', async (t) => {
-  await service.fetch('/x?usertoken=tok-s3cret&page=2', { headers: { 'x-request-id': 'log-line-2' } });
+test('credentials in the query string do not reach the log; the rest of the URL is logged as received', async (t) => {
+  const names = ['usertoken', 'access_token', 'pass', 'pwd', 'jwt', 'auth', 'sig', 'api%5Fkey', 'session'];
+  const query = names.map((name, index) => `${name}=s3cret-${index}`).join('&');
+  await service.fetch(`/x?${query}&page=2&a=%22%7D%5Cx`, { headers: { 'x-request-id': 'log-line-2' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
-  t.false(service.logText().includes('tok-s3cret'));
+  t.false(service.logText().includes('s3cret'));
   const line = service.logEntries().find((entry) => entry.requestId === 'log-line-2' && entry.msg === 'request');
-  t.regex(String(line?.url), /page=2/);
+  t.is(line?.url, `/x?${names.map((name) => `${name}=[redacted]`).join('&')}&page=2&a=%22%7D%5Cx`);
+});
+
+test('one log line per request: a 4xx is told on it, no other line', async (t) => {
+  await service.fetch('/nowhere', { headers: { 'x-request-id': 'one-line-404' } });
+  await service.fetch('/healthz', { method: 'DELETE', headers: { 'x-request-id': 'one-line-405' } });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const lines = (id: string) => service.logEntries().filter((entry) => entry.requestId === id);
+  t.deepEqual(lines('one-line-404').map((entry) => [entry.msg, entry.status, entry.error]), [['request', 404, 'Not Found']]);
+  t.deepEqual(lines('one-line-405').map((entry) => [entry.msg, entry.status, entry.error]), [['request', 405, 'Method Not Allowed']]);
 });
 
 async function silentTcpServer(): Promise<{ port: number; server: TcpServer }> {

@@ -11,5 +11,5 @@ export default defineSettings({
     secret: true,
     description: 'the x-api-key partners send to /partner/status; unset, every partner is refused',
   },
-  uploadDir: { type: 'string', default: './.data/uploads', description: 'where /upload saves files' },
+  uploadDir: { type: 'string', default: 'uploads', description: 'where /upload saves files; a relative path is under DATA_DIR' },
 });

@@ -114,3 +114,17 @@ test('/upload creates the upload folder when it does not exist yet', async (t) =
   t.is(response.status, 200);
   t.deepEqual(readdirSync(freshDir), ['first.txt']);
 });
+
+test.serial('by default files go to uploads/ under DATA_DIR, not under the working directory', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-sample-data-'));
+  const own = await start({ project: 'sample', env: { DATA_DIR: dataDir } });
+  try {
+    const form = new FormData();
+    form.append('file', new Blob(['kept under DATA_DIR']), 'in-data-dir.txt');
+    const response = await own.post('/api/sample/upload', { body: form, as: own.user });
+    t.is(response.status, 200);
+    t.is(readFileSync(path.join(dataDir, 'uploads', 'in-data-dir.txt'), 'utf8'), 'kept under DATA_DIR');
+  } finally {
+    await own.close();
+  }
+});

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import config from 'spaceport/config';
 import settings from '../settings.js';
 /** @import { Request, Response } from 'spaceport' */
 
@@ -16,7 +17,7 @@ export async function upload(req, res) {
   if (Array.isArray(file)) return res.status(400).json({ error: 'send one file in the field "file"' });
   const name = path.basename(file.name);
   if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
-  const folder = path.resolve(settings.get('uploadDir'));
+  const folder = path.resolve(config.dataDir, settings.get('uploadDir'));
   await mkdir(folder, { recursive: true });
   await file.mv(path.join(folder, name));
   res.json({ success: true, data: { name, size: file.size } });
