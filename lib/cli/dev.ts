@@ -28,11 +28,9 @@ async function main(): Promise<void> {
   }
   const front = new DevFront();
   const url = await front.listen(config.port, config.host);
-  logger.info(`make dev on ${url}: watching lib/, ${displayPath(config.projectsDir)} and the expert configuration`);
   const supervisor = new Supervisor({ front, env, logger, writeLog: writeInstanceLine });
   const expertFile = path.resolve(process.env.EXPERT_CONFIG || 'config/expert.json');
   const watcher = watchFiles([LIB_DIR, config.projectsDir, expertFile], (changed) => void supervisor.reload(changed));
-  void supervisor.reload();
   const stop = async () => {
     logger.info('stopping');
     await watcher.close();
@@ -40,7 +38,11 @@ async function main(): Promise<void> {
     await stopDatabase();
     process.exit(0);
   };
+  // Before the line that says make dev is up: whoever reads it may signal at once, and a signal
+  // that comes before its handler ends the process outright, leaving the database running.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop());
+  logger.info(`make dev on ${url}: watching lib/, ${displayPath(config.projectsDir)} and the expert configuration`);
+  void supervisor.reload();
 }
 
 main().catch((error: unknown) => {

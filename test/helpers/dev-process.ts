@@ -26,9 +26,9 @@ export class DevProcess {
     }
   }
 
-  /** SIGTERM, then the exit code. */
+  /** SIGTERM, then the exit code (null when a signal ended it). */
   async stop(): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
     const exited = once(this.child, 'exit');
     this.child.kill('SIGTERM');
     const [code] = (await exited) as [number | null];
