@@ -11,7 +11,7 @@ import { TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
 import { createDrainableServer } from './http/drain.ts';
 import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
-import { answerParserErrors } from './http/parser-errors.ts';
+import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
 import type { Runtime } from './core/runtime.ts';
 import { TenantDirectory } from './tenancy/index.ts';
@@ -53,7 +53,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     await warnUnlessDocumentIndexUsable(runtime);
     const projects = await loadProjects(runtime);
     const app = createApp(runtime, projects);
-    const handler = app.callback();
+    const handler = answerHttp2Preface(app.callback(), runtime.logger);
     const { server, drain } = createDrainableServer(handler);
     answerParserErrors(server, runtime.logger);
     answerConnect(server, handler);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type Server } from 'node:http';
+import { type IncomingMessage, type RequestListener, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 import { errorAnswer } from '../core/errors.ts';
@@ -22,18 +22,34 @@ export function answerParserErrors(server: Server, logger: Logger): void {
       socket.destroy();
       return;
     }
-    const requestedStatus = STATUS_BY_CODE[error.code ?? ''] ?? 400;
-    const { status, body: answer } = errorAnswer(createError(requestedStatus, STATUS_CODES[requestedStatus] ?? 'Bad Request'));
-    const requestId = randomUUID();
-    const body = JSON.stringify(answer);
-    const head = [
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-      'Connection: close',
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId}`,
-    ];
-    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-    logger.info({ status, error: error.code, requestId }, 'request');
+    answerAndClose(socket, STATUS_BY_CODE[error.code ?? ''] ?? 400, logger, { error: error.code });
   });
+}
+
+/**
+ * `PRI <path>` with no HTTP version parses as a request, but it is how the HTTP/2 connection
+ * preface begins, and Node destroys its connection as soon as the request handler returns: an
+ * answer the app writes later never leaves. It gets the parser errors' 400 at once instead.
+ */
+export function answerHttp2Preface(handler: RequestListener, logger: Logger): RequestListener {
+  return (request: IncomingMessage, response: ServerResponse) => {
+    if (request.method !== 'PRI') return handler(request, response);
+    answerAndClose(request.socket, 400, logger, { method: 'PRI', url: request.url, error: 'HTTP/2 connection preface' });
+  };
+}
+
+/** Writes a complete error answer straight to the socket and closes it; logs one line. */
+function answerAndClose(socket: Duplex, requestedStatus: number, logger: Logger, fields: Record<string, unknown>): void {
+  const { status, body: answer } = errorAnswer(createError(requestedStatus, STATUS_CODES[requestedStatus] ?? 'Bad Request'));
+  const requestId = randomUUID();
+  const body = JSON.stringify(answer);
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Connection: close',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  logger.info({ ...fields, status, requestId }, 'request');
 }
