@@ -21,8 +21,8 @@ const ACCEPT_TURNS = 20;
 export interface DrainableServer {
   readonly server: Server;
   /**
-   * Stops accepting connections and lets the open ones finish: every answer from now on says
-   * `Connection: close` (requests still arriving on open connections are served), idle
+   * Stops accepting connections and lets the open ones finish: once the listener is closed,
+   * every answer says `Connection: close` (requests still arriving on open connections are served), idle
    * connections are closed after the grace period, and all of them by the limit. Resolves when
    * none is left; calling it again returns the same promise.
    */
@@ -35,8 +35,9 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   let accepted = 0;
   const currentResponse = new WeakMap<Socket, ServerResponse>();
   let draining: Promise<void> | undefined;
+  let listenerClosed = false;
   const serve: RequestListener = (request, response) => {
-    if (draining) response.shouldKeepAlive = false;
+    if (listenerClosed) response.shouldKeepAlive = false;
     else currentResponse.set(request.socket, response);
     handler(request, response);
   };
@@ -50,13 +51,18 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
     socket.once('close', () => connections.delete(socket));
   });
 
+  // Clients are told to close only once the listener is closed: one told earlier reconnects at
+  // once, and a connection the kernel queued just before the listener closed is reset, with the
+  // request already written on it. Refused instead, the client knows nothing was sent.
   async function drain(): Promise<void> {
+    await acceptQueued(() => accepted);
+    const drained = closeWhenDrained(server, timing);
+    listenerClosed = true;
     for (const socket of connections) {
       const response = currentResponse.get(socket);
       if (response !== undefined && !response.headersSent) response.shouldKeepAlive = false;
     }
-    await acceptQueued(() => accepted);
-    await closeWhenDrained(server, timing);
+    await drained;
   }
 
   return {
