@@ -45,7 +45,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
   const started = performance.now();
   // Request logs go to stdout: discarded, as a log shipper would take them off the process.
   const child = spawn(process.execPath, [options.script], {
-    env: { ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...nodeSettings(), ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   running.add(child);
@@ -70,6 +70,19 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     cpuMicroseconds: () => processCpuMicroseconds(child.pid ?? 0),
     stop: () => stopChild(child, exited),
   };
+}
+
+/**
+ * The Node settings `make bench` runs with (Makefile's SERVE), for every server alike: each is
+ * measured as `make run` would run it, the comparison servers on the same terms.
+ */
+function nodeSettings(): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const name of ['NODE_OPTIONS', 'NODE_COMPILE_CACHE']) {
+    const value = process.env[name];
+    if (value !== undefined) settings[name] = value;
+  }
+  return settings;
 }
 
 async function waitUntilAnswering(child: ChildProcess, url: string, timeoutMs: number): Promise<void> {

@@ -1,6 +1,10 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type ajvFormats from 'ajv-formats';
 import type { SchemaCheck, Violation } from './schema-check.ts';
+
+/** ajv and its formats (some 90 modules) are read when a first schema is compiled: most services compile none. */
+const load = createRequire(import.meta.url);
 
 /** Keywords OpenAPI 3.1 adds to JSON Schema: accepted as annotations, never checked. */
 const OPENAPI_KEYWORDS = ['example', 'xml', 'externalDocs', 'discriminator'];
@@ -48,8 +52,10 @@ export class JsonSchemaCompiler {
 }
 
 function createAjv(coerce: boolean): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, coerceTypes: coerce ? 'array' : false, logger: false });
-  ajvFormats.default(ajv);
+  const { Ajv2020: Compiler } = load('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const formats = load('ajv-formats') as typeof ajvFormats;
+  const ajv = new Compiler({ strict: true, strictTypes: false, strictTuples: false, coerceTypes: coerce ? 'array' : false, logger: false });
+  formats.default(ajv);
   ajv.addVocabulary(OPENAPI_KEYWORDS);
   return ajv;
 }

@@ -1,5 +1,3 @@
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Runtime } from '../core/runtime.ts';
 import { MemoryWindows, type Spent } from './window.ts';
 
@@ -12,11 +10,7 @@ export interface LimiterOptions {
 /** Counts a request against its key's budget: at once in memory, through Redis when shared. */
 export type Limiter = (key: string) => Spent | Promise<Spent>;
 
-const KEY_PREFIX = 'spaceport:ratelimit';
-const REDIS_TIMEOUT_MS = 1000;
-
-/** Per runtime: one Redis client, and one limiter per name and shape (same name, same budget). */
-const clients = new WeakMap<Runtime, Redis>();
+/** Per runtime: one limiter per name and shape (same name, same budget). */
 const limiters = new WeakMap<Runtime, Map<string, Limiter>>();
 
 /**
@@ -44,38 +38,9 @@ function createLimiter(runtime: Runtime, options: LimiterOptions): Limiter {
     const windows = new MemoryWindows(options.windowMs);
     return (key) => windows.consume(key);
   }
-  return sharedLimiter(redisClient(runtime, redisUrl), options);
+  // Loaded only where Redis is configured: ioredis and rate-limiter-flexible are some 80 modules
+  // that every start-up would otherwise read. The import begins now, not at the first request.
+  const shared = import('./shared.ts').then((module) => module.sharedLimiter(runtime, redisUrl, options));
+  return async (key) => (await shared)(key);
 }
 
-/** rate-limiter-flexible over Redis; its own memory store stands in while Redis does not answer. */
-function sharedLimiter(client: Redis, { name, windowMs, max }: LimiterOptions): Limiter {
-  const keyPrefix = `${KEY_PREFIX}:${name}`;
-  const limiter = new RateLimiterRedis({
-    storeClient: client,
-    keyPrefix,
-    points: max,
-    // Redis keeps whole seconds: a shorter window would never expire.
-    duration: Math.max(1, Math.ceil(windowMs / 1000)),
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: max, duration: windowMs / 1000 }),
-  });
-  const spent = (outcome: RateLimiterRes): Spent => ({ consumed: outcome.consumedPoints, msBeforeReset: outcome.msBeforeNext });
-  return (key) =>
-    limiter.consume(key).then(spent, (refusal: unknown) => {
-      // Past the budget, rate-limiter-flexible rejects with the count; anything else is a failure.
-      if (refusal instanceof RateLimiterRes) return spent(refusal);
-      throw refusal;
-    });
-}
-
-function redisClient(runtime: Runtime, url: string): Redis {
-  let client = clients.get(runtime);
-  if (client !== undefined) return client;
-  client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: REDIS_TIMEOUT_MS, commandTimeout: REDIS_TIMEOUT_MS });
-  client.on('error', (error: Error) => runtime.logger.warn({ error: error.message }, 'redis: rate limits kept in memory until it answers'));
-  clients.set(runtime, client);
-  const opened = client;
-  runtime.shutdownTasks.push(async () => {
-    await opened.quit().catch(() => opened.disconnect());
-  });
-  return client;
-}
