@@ -29,12 +29,18 @@ export function answerParserErrors(server: Server, logger: Logger): void {
 /**
  * `PRI <path>` with no HTTP version parses as a request, but it is how the HTTP/2 connection
  * preface begins, and Node destroys its connection as soon as the request handler returns: an
- * answer the app writes later never leaves. It gets the parser errors' 400 at once instead.
+ * answer the app writes later never leaves. It gets the parser errors' 400 at once instead, if
+ * it is first in line: after pipelined requests still unanswered (Node then holds its response
+ * back, without a socket), a 400 written now would reach the client as the answer to the first
+ * of them, so the connection closes unanswered, as Node closes it.
  */
 export function answerHttp2Preface(handler: RequestListener, logger: Logger): RequestListener {
   return (request: IncomingMessage, response: ServerResponse) => {
     if (request.method !== 'PRI') return handler(request, response);
-    answerAndClose(request.socket, 400, logger, { method: 'PRI', url: request.url, error: 'HTTP/2 connection preface' });
+    const fields = { method: 'PRI', url: request.url, error: 'HTTP/2 connection preface' };
+    if (response.socket) return answerAndClose(request.socket, 400, logger, fields);
+    request.socket.destroy();
+    logger.info({ ...fields, status: 499, unanswered: 'earlier pipelined requests were still unanswered' }, 'request');
   };
 }
 
