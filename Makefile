@@ -8,8 +8,8 @@ CLI := $(NODE) lib/cli/main.ts
 # What serves requests runs with AsyncLocalStorage over AsyncContextFrame (Node 24's default):
 # a request's async context then costs about a sixth less CPU. NODE_OPTIONS carries it to every
 # process a target starts (tests, bench servers), not to npm, whose node may be older.
-# NODE_COMPILE_CACHE keeps V8's compiled code on disk between
-# starts: a start-up reads some 600 modules, and compiles them once instead of every time.
+# NODE_COMPILE_CACHE keeps V8's compiled code on disk between starts: a start-up reads some 600
+# modules, and compiles them once instead of every time.
 SERVE := NODE_OPTIONS="--experimental-async-context-frame $$NODE_OPTIONS" NODE_COMPILE_CACHE=$(CURDIR)/node_modules/.cache/node-compile $(NODE)
 # Biome's npm wrapper needs every platform's package in the lock file, and the registry here
 # lacks most of them, so the Linux x64 binary is an optional dependency of its own.

@@ -22,9 +22,9 @@ export interface DrainableServer {
   readonly server: Server;
   /**
    * Stops accepting connections and lets the open ones finish: once the listener is closed,
-   * every answer says `Connection: close` (requests still arriving on open connections are served), idle
-   * connections are closed after the grace period, and all of them by the limit. Resolves when
-   * none is left; calling it again returns the same promise.
+   * every answer says `Connection: close` (requests still arriving on open connections are
+   * served), idle connections are closed after the grace period, and all of them by the limit.
+   * Resolves when none is left; calling it again returns the same promise.
    */
   drain(): Promise<void>;
 }
