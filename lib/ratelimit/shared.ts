@@ -7,12 +7,15 @@ import type { Spent } from './window.ts';
 const KEY_PREFIX = 'spaceport:ratelimit';
 const REDIS_TIMEOUT_MS = 1000;
 
-/** Per runtime: one Redis client for all its shared limits. */
-const clients = new WeakMap<Runtime, Redis>();
+/** Per runtime: one Redis client for all its shared limits, once connected or given up on. */
+const clients = new WeakMap<Runtime, Promise<Redis>>();
 
-/** rate-limiter-flexible over Redis; its own memory store stands in while Redis does not answer. */
-export function sharedLimiter(runtime: Runtime, redisUrl: string, { name, windowMs, max }: LimiterOptions): Limiter {
-  const client = redisClient(runtime, redisUrl);
+/**
+ * rate-limiter-flexible over Redis; its own memory store stands in at once whenever Redis is not
+ * connected. Resolves once the first connection is made, or after REDIS_TIMEOUT_MS at most.
+ */
+export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, windowMs, max }: LimiterOptions): Promise<Limiter> {
+  const client = await redisClient(runtime, redisUrl);
   const keyPrefix = `${KEY_PREFIX}:${name}`;
   const limiter = new RateLimiterRedis({
     storeClient: client,
@@ -31,15 +34,30 @@ export function sharedLimiter(runtime: Runtime, redisUrl: string, { name, window
     });
 }
 
-function redisClient(runtime: Runtime, url: string): Redis {
-  let client = clients.get(runtime);
-  if (client !== undefined) return client;
-  client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: REDIS_TIMEOUT_MS, commandTimeout: REDIS_TIMEOUT_MS });
+function redisClient(runtime: Runtime, url: string): Promise<Redis> {
+  let connected = clients.get(runtime);
+  if (connected !== undefined) return connected;
+  // Without an offline queue, a command while Redis is away fails at once (and is counted in
+  // memory) instead of waiting out the timeout on every request.
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: REDIS_TIMEOUT_MS, commandTimeout: REDIS_TIMEOUT_MS });
   client.on('error', (error: Error) => runtime.logger.warn({ error: error.message }, 'redis: rate limits kept in memory until it answers'));
-  clients.set(runtime, client);
-  const opened = client;
   runtime.shutdownTasks.push(async () => {
-    await opened.quit().catch(() => opened.disconnect());
+    await client.quit().catch(() => client.disconnect());
   });
-  return client;
+  connected = firstConnection(client).then(() => client);
+  clients.set(runtime, connected);
+  return connected;
+}
+
+/** The first connection's outcome: ready, refused, or still pending after REDIS_TIMEOUT_MS. */
+function firstConnection(client: Redis): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = () => {
+      clearTimeout(timer);
+      client.off('ready', settle).off('error', settle);
+      resolve();
+    };
+    const timer = setTimeout(settle, REDIS_TIMEOUT_MS);
+    client.once('ready', settle).once('error', settle);
+  });
 }
