@@ -1,5 +1,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { Redis } from 'ioredis';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { dropTestDatabase } from '../helpers/service.ts';
@@ -29,4 +31,96 @@ withRedis('with REDIS_URL, two instances share one public-route budget per clien
     t.true(Number(limited.headers.get('retry-after')) > 0);
   }
   t.is((await call(second, otherTenant)).status, 200, 'the budget is per tenant');
+});
+
+/**
+ * A request that waited for Redis took about its 1 s command timeout; one that did not, a few
+ * milliseconds. The bound sits between the two, with room for a machine busy with other tests.
+ */
+const NO_WAIT_MS = 600;
+
+const publicCall = (service: Awaited<ReturnType<typeof startWithProjects>>, tenant = 'default') =>
+  service.fetch('/api/guarded/public', { method: 'POST', headers: { tenant } });
+
+async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const started = Date.now();
+  const result = await work();
+  return [result, Date.now() - started];
+}
+
+test.serial('when Redis refuses connections, the limit is kept in memory and no request waits for it', async (t) => {
+  const options = { env: { REDIS_URL: 'redis://127.0.0.1:1' }, expert: { rateLimit: { public: { windowMs: 60_000, max: 20 } } } };
+  const service = await startWithProjects(t, fixtureProjects('chain'), options);
+  const waits: number[] = [];
+  for (const remaining of ['19', '18', '17', '16', '15']) {
+    const [response, ms] = await timed(() => publicCall(service));
+    waits.push(ms);
+    t.is(response.status, 200);
+    t.is(response.headers.get('ratelimit-remaining'), remaining);
+  }
+  // Only the first request may wait for the connection attempt begun at start-up (at most 1 s).
+  t.true(waits[0] < 1000 + NO_WAIT_MS, `first request ${waits[0]} ms`);
+  t.true(Math.max(...waits.slice(1)) < NO_WAIT_MS, `later requests ${waits.slice(1).join(', ')} ms`);
+});
+
+/** A TCP proxy to the test Redis that can be cut (connections refused) and opened again. */
+async function redisProxy(t: { teardown: (fn: () => void) => void }): Promise<{ url: string; cut: () => Promise<void>; open: () => Promise<void> }> {
+  const target = new URL(REDIS_URL);
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  const open = async () => {
+    const listening = createServer((client) => {
+      const upstream = connect(Number(target.port || 6379), target.hostname);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('error', () => socket.destroy());
+        socket.on('close', () => sockets.delete(socket));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
+    port = (listening.address() as AddressInfo).port;
+    server = listening;
+  };
+  const cut = async () => {
+    const closed = new Promise<void>((resolve) => server?.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  await open();
+  t.teardown(() => void cut());
+  return { url: `redis://127.0.0.1:${port}`, cut, open };
+}
+
+withRedis('when Redis goes away, requests are counted in memory at once; once it is back, in Redis again', async (t) => {
+  const proxy = await redisProxy(t);
+  const options = { env: { REDIS_URL: proxy.url }, expert: { rateLimit: { public: { windowMs: 60_000, max: 50 } } } };
+  const service = await startWithProjects(t, fixtureProjects('chain'), options);
+  const tenant = `redis${randomBytes(5).toString('hex')}`;
+  await createTenant(service.runtime.knex, tenant);
+  const redis = new Redis(REDIS_URL);
+  t.teardown(() => redis.quit().then(() => undefined));
+  const key = `spaceport:ratelimit:public:${tenant}|127.0.0.1`;
+
+  t.is((await publicCall(service, tenant)).status, 200);
+  t.is(await redis.get(key), '1', 'counted in Redis from the first request after start-up');
+  await proxy.cut();
+  const waits: number[] = [];
+  for (let call = 0; call < 3; call += 1) {
+    const [response, ms] = await timed(() => publicCall(service, tenant));
+    t.is(response.status, 200);
+    waits.push(ms);
+  }
+  t.true(Math.max(...waits) < NO_WAIT_MS, `while Redis is away: ${waits.join(', ')} ms`);
+  t.is(await redis.get(key), '1');
+  await proxy.open();
+  let counted: string | null = '1';
+  for (let attempt = 0; attempt < 50 && counted === '1'; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    t.is((await publicCall(service, tenant)).status, 200);
+    counted = await redis.get(key);
+  }
+  t.is(counted, '2', 'counted in Redis again once it answers');
+  await redis.del(key);
 });
