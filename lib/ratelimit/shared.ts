@@ -37,9 +37,18 @@ export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, 
 function redisClient(runtime: Runtime, url: string): Promise<Redis> {
   let connected = clients.get(runtime);
   if (connected !== undefined) return connected;
-  // Without an offline queue, a command while Redis is away fails at once (and is counted in
-  // memory) instead of waiting out the timeout on every request.
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: REDIS_TIMEOUT_MS, commandTimeout: REDIS_TIMEOUT_MS });
+  // While Redis is away, a command fails at once (and is counted in memory) instead of every
+  // request waiting out the timeout: no offline queue, and a connection that has not answered
+  // for REDIS_TIMEOUT_MS is closed (and reopened) rather than kept waiting on. A command that
+  // failed was counted in memory: it is not sent again once Redis is back.
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: REDIS_TIMEOUT_MS,
+    commandTimeout: REDIS_TIMEOUT_MS,
+    socketTimeout: REDIS_TIMEOUT_MS,
+  });
   client.on('error', (error: Error) => runtime.logger.warn({ error: error.message }, 'redis: rate limits kept in memory until it answers'));
   runtime.shutdownTasks.push(async () => {
     await client.quit().catch(() => client.disconnect());

@@ -63,13 +63,24 @@ test.serial('when Redis refuses connections, the limit is kept in memory and no 
   t.true(Math.max(...waits.slice(1)) < NO_WAIT_MS, `later requests ${waits.slice(1).join(', ')} ms`);
 });
 
-/** A TCP proxy to the test Redis that can be cut (connections refused) and opened again. */
-async function redisProxy(t: { teardown: (fn: () => void) => void }): Promise<{ url: string; cut: () => Promise<void>; open: () => Promise<void> }> {
+interface RedisProxy {
+  url: string;
+  /** Connections refused, open ones closed. */
+  cut: () => Promise<void>;
+  /** Connections kept and accepted, but nothing reaches Redis any more: a black hole. */
+  freeze: () => void;
+  open: () => Promise<void>;
+}
+
+/** A TCP proxy to the test Redis that can be cut, frozen, and opened again. */
+async function redisProxy(t: { teardown: (fn: () => void) => void }): Promise<RedisProxy> {
   const target = new URL(REDIS_URL);
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let frozen = false;
   const open = async () => {
+    frozen = false;
     const listening = createServer((client) => {
       const upstream = connect(Number(target.port || 6379), target.hostname);
       for (const socket of [client, upstream]) {
@@ -77,7 +88,10 @@ async function redisProxy(t: { teardown: (fn: () => void) => void }): Promise<{ 
         socket.on('error', () => socket.destroy());
         socket.on('close', () => sockets.delete(socket));
       }
-      client.pipe(upstream).pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        if (!frozen) upstream.write(chunk);
+      });
+      upstream.pipe(client);
     });
     await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
     port = (listening.address() as AddressInfo).port;
@@ -90,7 +104,7 @@ async function redisProxy(t: { teardown: (fn: () => void) => void }): Promise<{ 
   };
   await open();
   t.teardown(() => void cut());
-  return { url: `redis://127.0.0.1:${port}`, cut, open };
+  return { url: `redis://127.0.0.1:${port}`, cut, open, freeze: () => (frozen = true) };
 }
 
 withRedis('when Redis goes away, requests are counted in memory at once; once it is back, in Redis again', async (t) => {
@@ -122,5 +136,42 @@ withRedis('when Redis goes away, requests are counted in memory at once; once it
     counted = await redis.get(key);
   }
   t.is(counted, '2', 'counted in Redis again once it answers');
+  await redis.del(key);
+});
+
+withRedis('when Redis stops answering on an open connection, only the first second of requests waits for it', async (t) => {
+  const proxy = await redisProxy(t);
+  const options = { env: { REDIS_URL: proxy.url }, expert: { rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } } };
+  const service = await startWithProjects(t, fixtureProjects('chain'), options);
+  const tenant = `redis${randomBytes(5).toString('hex')}`;
+  await createTenant(service.runtime.knex, tenant);
+  const redis = new Redis(REDIS_URL);
+  t.teardown(() => redis.quit().then(() => undefined));
+  const key = `spaceport:ratelimit:public:${tenant}|127.0.0.1`;
+  t.is((await publicCall(service, tenant)).status, 200);
+  t.is(await redis.get(key), '1');
+
+  proxy.freeze();
+  const waits: number[] = [];
+  const started = Date.now();
+  while (Date.now() - started < 3000) {
+    const [response, ms] = await timed(() => publicCall(service, tenant));
+    t.is(response.status, 200);
+    waits.push(ms);
+  }
+  // The connection is given up after a second without an answer; from then on, memory answers.
+  t.true(waits.length >= 4, `${waits.length} requests in 3 s: ${waits.slice(0, 5).join(', ')} ms`);
+  t.true(Math.max(...waits.slice(1)) < NO_WAIT_MS, `after the first: ${Math.max(...waits.slice(1))} ms at most`);
+
+  await proxy.cut();
+  await proxy.open();
+  const before = Number(await redis.get(key));
+  let counted = before;
+  for (let attempt = 0; attempt < 50 && counted === before; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await publicCall(service, tenant);
+    counted = Number(await redis.get(key));
+  }
+  t.is(counted, before + 1, `counted in Redis again once it answers (${before} before)`);
   await redis.del(key);
 });
