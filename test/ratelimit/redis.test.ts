@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
@@ -73,7 +73,7 @@ interface RedisProxy {
 }
 
 /** A TCP proxy to the test Redis that can be cut, frozen, and opened again. */
-async function redisProxy(t: { teardown: (fn: () => void) => void }): Promise<RedisProxy> {
+async function redisProxy(t: ExecutionContext): Promise<RedisProxy> {
   const target = new URL(REDIS_URL);
   const sockets = new Set<Socket>();
   let server: Server | undefined;
@@ -107,71 +107,61 @@ async function redisProxy(t: { teardown: (fn: () => void) => void }): Promise<Re
   return { url: `redis://127.0.0.1:${port}`, cut, open, freeze: () => (frozen = true) };
 }
 
-withRedis('when Redis goes away, requests are counted in memory at once; once it is back, in Redis again', async (t) => {
+/** The service over a Redis proxy, a tenant of its own, and where Redis keeps that tenant's count. */
+async function serviceBehindProxy(t: ExecutionContext, max: number) {
   const proxy = await redisProxy(t);
-  const options = { env: { REDIS_URL: proxy.url }, expert: { rateLimit: { public: { windowMs: 60_000, max: 50 } } } };
+  const options = { env: { REDIS_URL: proxy.url }, expert: { rateLimit: { public: { windowMs: 60_000, max } } } };
   const service = await startWithProjects(t, fixtureProjects('chain'), options);
   const tenant = `redis${randomBytes(5).toString('hex')}`;
   await createTenant(service.runtime.knex, tenant);
   const redis = new Redis(REDIS_URL);
-  t.teardown(() => redis.quit().then(() => undefined));
   const key = `spaceport:ratelimit:public:${tenant}|127.0.0.1`;
-
-  t.is((await publicCall(service, tenant)).status, 200);
-  t.is(await redis.get(key), '1', 'counted in Redis from the first request after start-up');
-  await proxy.cut();
-  const waits: number[] = [];
-  for (let call = 0; call < 3; call += 1) {
+  t.teardown(() => redis.del(key).then(() => redis.quit()).then(() => undefined));
+  const counted = async () => Number(await redis.get(key));
+  const call = async () => {
     const [response, ms] = await timed(() => publicCall(service, tenant));
     t.is(response.status, 200);
-    waits.push(ms);
-  }
-  t.true(Math.max(...waits) < NO_WAIT_MS, `while Redis is away: ${waits.join(', ')} ms`);
-  t.is(await redis.get(key), '1');
-  await proxy.open();
-  let counted: string | null = '1';
-  for (let attempt = 0; attempt < 50 && counted === '1'; attempt += 1) {
+    return ms;
+  };
+  return { proxy, call, counted };
+}
+
+/** Calls until a request is counted in Redis again (Redis being back), for 5 s at most. */
+async function countedInRedisAgain(t: ExecutionContext, call: () => Promise<number>, counted: () => Promise<number>): Promise<void> {
+  const before = await counted();
+  let now = before;
+  for (let attempt = 0; attempt < 50 && now === before; attempt += 1) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    t.is((await publicCall(service, tenant)).status, 200);
-    counted = await redis.get(key);
+    await call();
+    now = await counted();
   }
-  t.is(counted, '2', 'counted in Redis again once it answers');
-  await redis.del(key);
+  t.is(now, before + 1, `one request counted in Redis once it answers again (${before} before)`);
+}
+
+withRedis('when Redis goes away, requests are counted in memory at once; once it is back, in Redis again', async (t) => {
+  const { proxy, call, counted } = await serviceBehindProxy(t, 50);
+  await call();
+  t.is(await counted(), 1, 'counted in Redis from the first request after start-up');
+  await proxy.cut();
+  const waits = [await call(), await call(), await call()];
+  t.true(Math.max(...waits) < NO_WAIT_MS, `while Redis is away: ${waits.join(', ')} ms`);
+  t.is(await counted(), 1);
+  await proxy.open();
+  await countedInRedisAgain(t, call, counted);
 });
 
 withRedis('when Redis stops answering on an open connection, only the first second of requests waits for it', async (t) => {
-  const proxy = await redisProxy(t);
-  const options = { env: { REDIS_URL: proxy.url }, expert: { rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } } };
-  const service = await startWithProjects(t, fixtureProjects('chain'), options);
-  const tenant = `redis${randomBytes(5).toString('hex')}`;
-  await createTenant(service.runtime.knex, tenant);
-  const redis = new Redis(REDIS_URL);
-  t.teardown(() => redis.quit().then(() => undefined));
-  const key = `spaceport:ratelimit:public:${tenant}|127.0.0.1`;
-  t.is((await publicCall(service, tenant)).status, 200);
-  t.is(await redis.get(key), '1');
-
+  const { proxy, call, counted } = await serviceBehindProxy(t, 1_000_000);
+  await call();
+  t.is(await counted(), 1);
   proxy.freeze();
   const waits: number[] = [];
   const started = Date.now();
-  while (Date.now() - started < 3000) {
-    const [response, ms] = await timed(() => publicCall(service, tenant));
-    t.is(response.status, 200);
-    waits.push(ms);
-  }
+  while (Date.now() - started < 3000) waits.push(await call());
   // The connection is given up after a second without an answer; from then on, memory answers.
   t.true(waits.length >= 4, `${waits.length} requests in 3 s: ${waits.slice(0, 5).join(', ')} ms`);
   t.true(Math.max(...waits.slice(1)) < NO_WAIT_MS, `after the first: ${Math.max(...waits.slice(1))} ms at most`);
-
   await proxy.cut();
   await proxy.open();
-  const before = Number(await redis.get(key));
-  let counted = before;
-  for (let attempt = 0; attempt < 50 && counted === before; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await publicCall(service, tenant);
-    counted = Number(await redis.get(key));
-  }
-  t.is(counted, before + 1, `counted in Redis again once it answers (${before} before)`);
-  await redis.del(key);
+  await countedInRedisAgain(t, call, counted);
 });
