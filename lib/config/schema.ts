@@ -12,6 +12,23 @@ const rateWindow = (defaults: { windowMs: number; max: number }) =>
   });
 
 /**
+ * Whether a Redis client can open `value` as ioredis reads it (WHATWG URL, then the user and
+ * password percent-decoded): a URL it cannot read would fail every request, not start-up. The
+ * message never repeats the value, which may hold a password.
+ */
+function opensAsRedisUrl(value: string): boolean {
+  if (!/^rediss?:\/\//i.test(value) || !URL.canParse(value)) return false;
+  const { username, password } = new URL(value);
+  try {
+    decodeURIComponent(username);
+    decodeURIComponent(password);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * An allowed referer host as `lib/projects/referer.ts` compares it: `example.com`,
  * `*.example.com`, `localhost:8080`, `[::1]:8080`. A URL (`https://example.com/`) would
  * never match, so it is refused here rather than silently refusing every request.
@@ -81,7 +98,7 @@ export const environmentSchema = z.object({
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),
   PROJECTS_DIR: z.string().min(1).default('./projects'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  REDIS_URL: z.string().refine(opensAsRedisUrl, 'must be a redis:// or rediss:// URL with a valid port and a percent-encoded user and password').optional(),
   LOG_LEVEL: logLevel.default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
 });

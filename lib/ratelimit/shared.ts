@@ -1,37 +1,50 @@
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Runtime } from '../core/runtime.ts';
 import type { LimiterOptions, Limiter } from './store.ts';
-import type { Spent } from './window.ts';
+import { MemoryWindows, type Spent } from './window.ts';
 
 const KEY_PREFIX = 'spaceport:ratelimit';
 const REDIS_TIMEOUT_MS = 1000;
+/** How long a limit stays in memory after Redis failed it, before Redis is tried again. */
+const MEMORY_SPELL_MS = 5000;
 
 /** Per runtime: one Redis client for all its shared limits, once connected or given up on. */
 const clients = new WeakMap<Runtime, Promise<Redis>>();
 
 /**
- * rate-limiter-flexible over Redis; its own memory store stands in at once whenever Redis is not
- * connected. Resolves once the first connection is made, or after REDIS_TIMEOUT_MS at most.
+ * rate-limiter-flexible over Redis. When Redis fails a count (away, silent, or refusing writes
+ * as in a failover), the limit is kept in memory for MEMORY_SPELL_MS before Redis is tried
+ * again: only the requests already waiting on Redis wait out its timeout, not every request.
+ * Resolves once the first connection is made, or after REDIS_TIMEOUT_MS at most.
  */
 export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, windowMs, max }: LimiterOptions): Promise<Limiter> {
   const client = await redisClient(runtime, redisUrl);
-  const keyPrefix = `${KEY_PREFIX}:${name}`;
   const limiter = new RateLimiterRedis({
     storeClient: client,
-    keyPrefix,
+    keyPrefix: `${KEY_PREFIX}:${name}`,
     points: max,
     // Redis keeps whole seconds: a shorter window would never expire.
     duration: Math.max(1, Math.ceil(windowMs / 1000)),
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: max, duration: windowMs / 1000 }),
   });
+  const memory = new MemoryWindows(windowMs);
+  let memoryUntil = 0;
   const spent = (outcome: RateLimiterRes): Spent => ({ consumed: outcome.consumedPoints, msBeforeReset: outcome.msBeforeNext });
-  return (key) =>
-    limiter.consume(key).then(spent, (refusal: unknown) => {
+  const countInMemory = (key: string, failure: unknown): Spent => {
+    if (Date.now() >= memoryUntil) {
+      const error = failure instanceof Error ? failure.message : String(failure);
+      runtime.logger.warn({ limit: name, error }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
+    }
+    memoryUntil = Date.now() + MEMORY_SPELL_MS;
+    return memory.consume(key);
+  };
+  return (key) => {
+    if (Date.now() < memoryUntil) return memory.consume(key);
+    return limiter.consume(key).then(spent, (refusal: unknown) =>
       // Past the budget, rate-limiter-flexible rejects with the count; anything else is a failure.
-      if (refusal instanceof RateLimiterRes) return spent(refusal);
-      throw refusal;
-    });
+      refusal instanceof RateLimiterRes ? spent(refusal) : countInMemory(key, refusal),
+    );
+  };
 }
 
 function redisClient(runtime: Runtime, url: string): Promise<Redis> {

@@ -34,13 +34,22 @@ export function limiterFor(runtime: Runtime, options: LimiterOptions): Limiter {
 
 function createLimiter(runtime: Runtime, options: LimiterOptions): Limiter {
   const redisUrl = runtime.secrets.redisUrl;
-  if (redisUrl === undefined) {
-    const windows = new MemoryWindows(options.windowMs);
-    return (key) => windows.consume(key);
-  }
+  if (redisUrl === undefined) return memoryLimiter(options);
   // Loaded only where Redis is configured: ioredis and rate-limiter-flexible are some 80 modules
   // that every start-up would otherwise read. The import begins now, not at the first request.
-  const shared = import('./shared.ts').then((module) => module.sharedLimiter(runtime, redisUrl, options));
+  const shared = import('./shared.ts')
+    .then((module) => module.sharedLimiter(runtime, redisUrl, options))
+    .catch((error: unknown) => {
+      // Only the message: an error about the URL may carry it whole, password included.
+      const message = error instanceof Error ? error.message : String(error);
+      runtime.logger.error({ limit: options.name, error: message }, 'redis: cannot be used, the limit is kept in memory');
+      return memoryLimiter(options);
+    });
   return async (key) => (await shared)(key);
+}
+
+function memoryLimiter(options: LimiterOptions): Limiter {
+  const windows = new MemoryWindows(options.windowMs);
+  return (key) => windows.consume(key);
 }
 

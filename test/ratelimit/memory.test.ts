@@ -5,7 +5,7 @@ import { saveAccount } from '../../lib/auth/accounts.ts';
 import { rateLimit, type RateLimitOptions } from '../../lib/ratelimit/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from '../helpers/http.ts';
-import { entryApp, listenApp, type ListeningApp } from '../helpers/koa-app.ts';
+import { collectingLogger, entryApp, listenApp, type ListeningApp } from '../helpers/koa-app.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { serviceForFile, startTestService, type TestService } from '../helpers/service.ts';
 
@@ -139,4 +139,20 @@ withRedis('with Redis, two instances share one budget', async (t) => {
   const ttl = await redis.pttl(key);
   t.true(ttl > 0 && ttl <= 60_000);
   await redis.del(key);
+});
+
+test('a Redis client that cannot be made leaves the limit in memory, with one log line and no password in it', async (t) => {
+  const { logger, lines } = collectingLogger();
+  // The configuration refuses such a URL at start-up; this is the limiter's own guard behind it.
+  const runtime = { ...service.runtime, logger, secrets: { ...service.runtime.secrets, redisUrl: 'redis://:secret@127.0.0.1:99999' } };
+  const app = await listenApp(
+    entryApp({ logger, runtime, tenant: true, steps: [rateLimit(runtime, { name: uniqueName(), windowMs: 60_000, max: 2 }), (ctx) => void (ctx.body = { ok: true })] }),
+  );
+  t.teardown(app.close);
+  const statuses = [];
+  for (let call = 0; call < 3; call += 1) statuses.push((await fetch(app.url)).status);
+  t.deepEqual(statuses, [200, 200, 429]);
+  const redisLines = lines.filter((line) => line.includes('redis'));
+  t.is(redisLines.length, 1, lines.join(''));
+  t.false(lines.join('').includes('secret'), lines.join(''));
 });
