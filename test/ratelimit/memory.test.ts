@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
+import type { Middleware } from 'koa';
 import { Redis } from 'ioredis';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { rateLimit, type RateLimitOptions } from '../../lib/ratelimit/index.ts';
@@ -145,9 +146,10 @@ test('a Redis client that cannot be made leaves the limit in memory, with one lo
   const { logger, lines } = collectingLogger();
   // The configuration refuses such a URL at start-up; this is the limiter's own guard behind it.
   const runtime = { ...service.runtime, logger, secrets: { ...service.runtime.secrets, redisUrl: 'redis://:secret@127.0.0.1:99999' } };
-  const app = await listenApp(
-    entryApp({ logger, runtime, tenant: true, steps: [rateLimit(runtime, { name: uniqueName(), windowMs: 60_000, max: 2 }), (ctx) => void (ctx.body = { ok: true })] }),
-  );
+  const answer: Middleware = (ctx) => {
+    ctx.body = { ok: true };
+  };
+  const app = await listenApp(entryApp({ logger, runtime, tenant: true, steps: [rateLimit(runtime, { name: uniqueName(), windowMs: 60_000, max: 2 }), answer] }));
   t.teardown(app.close);
   const statuses = [];
   for (let call = 0; call < 3; call += 1) statuses.push((await fetch(app.url)).status);
