@@ -18,7 +18,9 @@ const rateWindow = (defaults: { windowMs: number; max: number }) =>
  */
 function opensAsRedisUrl(value: string): boolean {
   if (!/^rediss?:\/\//i.test(value) || !URL.canParse(value)) return false;
-  const { username, password } = new URL(value);
+  const { username, password, pathname } = new URL(value);
+  // The path names the database, by number.
+  if (!/^\/?\d*$/.test(pathname)) return false;
   try {
     decodeURIComponent(username);
     decodeURIComponent(password);
@@ -98,7 +100,7 @@ export const environmentSchema = z.object({
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),
   PROJECTS_DIR: z.string().min(1).default('./projects'),
-  REDIS_URL: z.string().refine(opensAsRedisUrl, 'must be a redis:// or rediss:// URL with a valid port and a percent-encoded user and password').optional(),
+  REDIS_URL: z.string().refine(opensAsRedisUrl, 'must be a redis:// or rediss:// URL with a valid port, a percent-encoded user and password, and a database number if any').optional(),
   LOG_LEVEL: logLevel.default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
 });

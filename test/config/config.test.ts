@@ -117,11 +117,11 @@ test('invalid environment variables are refused with the variable named', (t) =>
 });
 
 test('a REDIS_URL that a Redis client could not open is refused at start-up, without its password in the message', (t) => {
-  for (const REDIS_URL of ['redis://:secret@127.0.0.1:99999', 'redis://:se%zzcret@127.0.0.1:6379', 'rediss://[secret', 'http://:secret@127.0.0.1:6379', 'redis://user:se%ZZcret@host']) {
+  for (const REDIS_URL of ['redis://:secret@127.0.0.1:99999', 'redis://:se%zzcret@127.0.0.1:6379', 'rediss://[secret', 'http://:secret@127.0.0.1:6379', 'redis://user:se%ZZcret@host', 'redis://:secret@127.0.0.1:6379/abc']) {
     const error = t.throws(() => loadConfig({ env: { ...baseEnv(), REDIS_URL }, expert: {} }), { message: /environment variable REDIS_URL/ }, REDIS_URL);
     t.false(error?.message.includes('secret'), error?.message);
   }
-  for (const REDIS_URL of ['redis://127.0.0.1:6379', 'rediss://:p%40ss@cache.internal:6380/2', 'redis://localhost']) {
+  for (const REDIS_URL of ['redis://127.0.0.1:6379', 'rediss://:p%40ss@cache.internal:6380/2', 'redis://localhost', 'redis://localhost/']) {
     t.is(loadConfig({ env: { ...baseEnv(), REDIS_URL }, expert: {} }).secrets.redisUrl, REDIS_URL);
   }
 });
