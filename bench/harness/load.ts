@@ -43,6 +43,34 @@ export async function measure(target: LoadTarget, settings: BenchSettings, serve
   return { ...measured, cpuMicrosecondsPerRequest: (cpuAfter - cpuBefore) / measured.completed };
 }
 
+/** One server to measure: what to send it, and its process, to price each request. */
+export interface Subject {
+  readonly target: LoadTarget;
+  readonly server?: CpuProbe;
+}
+
+/**
+ * Measures the subjects in turn, `settings.rounds` times over, and gives each its median run (by
+ * req/s): the speed of a shared machine drifts by a tenth and more within a minute, and servers
+ * measured one after the other would each get a different machine. Measured in turn, each round
+ * compares them on about the same one, and a median leaves out a round that drift spoiled.
+ */
+export async function measureInTurn(subjects: readonly Subject[], settings: BenchSettings): Promise<Measurement[]> {
+  const runs: Measurement[][] = subjects.map(() => []);
+  for (let round = 0; round < settings.rounds; round += 1) {
+    for (const [index, subject] of subjects.entries()) runs[index]?.push(await measure(subject.target, settings, subject.server));
+  }
+  return runs.map(medianRun);
+}
+
+function medianRun(runs: readonly Measurement[]): Measurement {
+  const sorted = [...runs].sort((one, other) => one.requestsPerSecond - other.requestsPerSecond);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (median === undefined) throw new Error('no run to take the median of');
+  // A failure in any round is reported: that round's figure may be the one left out.
+  return { ...median, failures: runs.reduce((sum, run) => sum + run.failures, 0) };
+}
+
 /**
  * Sends `amount` requests (no warm-up): the memory measurement. A slow server is cut off after
  * `limitSeconds`, so the run stays bounded; `completed` then says how many were answered.

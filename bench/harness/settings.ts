@@ -9,6 +9,8 @@ export interface BenchSettings {
   readonly changed: readonly string[];
   /** Seconds each server is measured for, after its warm-up. */
   readonly seconds: number;
+  /** Rounds of items 1 and 2a, their servers measured in turn in each: each figure is a median. */
+  readonly rounds: number;
   readonly warmupSeconds: number;
   /** Concurrent connections of the load generator: modest, the machine may have two cores. */
   readonly connections: number;
@@ -23,6 +25,7 @@ export interface BenchSettings {
 
 const environmentSchema = z.object({
   BENCH_SECONDS: z.coerce.number().positive().max(120).default(5),
+  BENCH_ROUNDS: z.coerce.number().int().min(1).max(9).default(3),
   BENCH_WARMUP_SECONDS: z.coerce.number().min(0).max(30).default(1),
   BENCH_CONNECTIONS: z.coerce.number().int().positive().max(1000).default(10),
   BENCH_ACCOUNTS: z.coerce.number().int().positive().default(100_000),
@@ -42,6 +45,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
   return Object.freeze({
     changed: changedFromDefaults(values),
     seconds: values.BENCH_SECONDS,
+    rounds: values.BENCH_ROUNDS,
     warmupSeconds: values.BENCH_WARMUP_SECONDS,
     connections: values.BENCH_CONNECTIONS,
     accounts: values.BENCH_ACCOUNTS,

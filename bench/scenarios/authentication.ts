@@ -1,5 +1,5 @@
 import { throughputAtLeast } from '../harness/goals.ts';
-import { measure, type Measurement } from '../harness/load.ts';
+import { measure, measureInTurn, type Measurement } from '../harness/load.ts';
 import type { ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
 import { systemToken, TokenSupply } from '../harness/tokens.ts';
@@ -18,18 +18,17 @@ const MOST_TOKENS = 300_000;
  * stands in both comparisons.
  */
 export async function authenticationSections(context: BenchContext, service: ChildServer): Promise<Section[]> {
-  context.progress('2. authentication: system JWT route, one token');
-  const warm: Row = {
-    server: 'spaceport, system JWT (one token)',
-    measurement: await measure(fixtureRoute(service.origin, systemToken(context.setup)), context.settings, service),
-    note: 'GET /api/benchmark/private, the same token on every request',
-  };
-  context.progress('2. authentication: public route');
-  const open: Row = {
-    server: 'spaceport, public',
-    measurement: await measure(fixtureRoute(service.origin), context.settings, service),
-    note: 'GET /api/benchmark/public (rate limiter instead of JWT)',
-  };
+  context.progress(`2. authentication: system JWT route, one token, and the public route, in turn, ${context.settings.rounds} rounds`);
+  const [warmRun, openRun] = await measureInTurn(
+    [
+      { target: fixtureRoute(service.origin, systemToken(context.setup)), server: service },
+      { target: fixtureRoute(service.origin), server: service },
+    ],
+    context.settings,
+  );
+  if (warmRun === undefined || openRun === undefined) throw new Error('authentication: a measurement is missing');
+  const warm: Row = { server: 'spaceport, system JWT (one token)', measurement: warmRun, note: 'GET /api/benchmark/private, the same token on every request' };
+  const open: Row = { server: 'spaceport, public', measurement: openRun, note: 'GET /api/benchmark/public (rate limiter instead of JWT)' };
   const [cold, openLikewise] = await coldRows(context, service, warm.measurement);
   return [
     { title: '2a. JWT route, one token', rows: [warm, open], verdicts: [throughputAtLeast(warm, open, 1.0)] },

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { throughputAtLeast } from '../harness/goals.ts';
-import { measure } from '../harness/load.ts';
-import { withChildServer, type ChildServer } from '../harness/processes.ts';
+import { measureInTurn, type Measurement } from '../harness/load.ts';
+import { startChildServer, type ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
 import type { BenchContext } from './context.ts';
 import { heartbeat } from './requests.ts';
@@ -23,24 +23,32 @@ const TARGETS = [
   { server: 'Express 5', factor: 2.0 },
 ] as const;
 
-/** SPEC §14.1: the heartbeat through the whole chain vs the same answer on leaner stacks. */
+/**
+ * SPEC §14.1: the heartbeat through the whole chain vs the same answer on leaner stacks, every
+ * server running at once (idle while not measured) and measured in turn, round after round.
+ */
 export async function heartbeatSection(context: BenchContext, service: ChildServer): Promise<Section> {
-  context.progress('1. heartbeat: spaceport');
-  const subject: Row = { server: 'spaceport (whole chain)', measurement: await measure(heartbeat(service.origin), context.settings, service) };
-  const comparisons: Row[] = [];
-  for (const comparison of COMPARISONS) {
-    context.progress(`1. heartbeat: ${comparison.name}`);
-    const options = {
-      name: comparison.name,
-      script: path.join(SERVERS, comparison.script),
-      env: { DATABASE_URL: context.setup.databaseUrl },
-      readyPath: '/api/sample/heartbeat',
-    };
-    const measurement = await withChildServer(options, (server) => measure(heartbeat(server.origin), context.settings, server));
-    comparisons.push({ server: comparison.name, measurement, note: comparison.note });
+  context.progress(`1. heartbeat: spaceport and ${COMPARISONS.length} comparison servers, in turn, ${context.settings.rounds} rounds`);
+  const started: ChildServer[] = [];
+  try {
+    for (const comparison of COMPARISONS) {
+      const options = { name: comparison.name, script: path.join(SERVERS, comparison.script), env: { DATABASE_URL: context.setup.databaseUrl }, readyPath: '/api/sample/heartbeat' };
+      started.push(await startChildServer(options));
+    }
+    const runs = await measureInTurn([service, ...started].map((server) => ({ target: heartbeat(server.origin), server })), context.settings);
+    const subject: Row = { server: 'spaceport (whole chain)', measurement: runAt(runs, 0) };
+    const comparisons: Row[] = COMPARISONS.map((comparison, index) => ({ server: comparison.name, measurement: runAt(runs, index + 1), note: comparison.note }));
+    const verdicts = TARGETS.map((target) => throughputAtLeast(subject, rowNamed(comparisons, target.server), target.factor));
+    return { title: '1. GET /api/sample/heartbeat', rows: [subject, ...comparisons], verdicts };
+  } finally {
+    await Promise.all(started.map((server) => server.stop()));
   }
-  const verdicts = TARGETS.map((target) => throughputAtLeast(subject, rowNamed(comparisons, target.server), target.factor));
-  return { title: '1. GET /api/sample/heartbeat', rows: [subject, ...comparisons], verdicts };
+}
+
+function runAt(runs: readonly Measurement[], index: number): Measurement {
+  const run = runs[index];
+  if (run === undefined) throw new Error(`heartbeat: no measurement for server ${index}`);
+  return run;
 }
 
 function rowNamed(rows: readonly Row[], server: string): Row {

@@ -4,7 +4,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
 import { figureBelow, p99AtMost, throughputAtLeast } from '../../bench/harness/goals.ts';
-import { measure, send, type Measurement } from '../../bench/harness/load.ts';
+import { measure, measureInTurn, send, type Measurement } from '../../bench/harness/load.ts';
 import { withChildServer } from '../../bench/harness/processes.ts';
 import type { Row } from '../../bench/harness/results.ts';
 import type { ServiceSetup } from '../../bench/harness/service.ts';
@@ -100,4 +100,28 @@ test('a server process is priced in CPU time per request', async (t) => {
 test('the settings name every variable moved off its default, so a shrunk run says its verdicts are indicative', (t) => {
   t.deepEqual(benchSettings({}).changed, []);
   t.deepEqual(benchSettings({ BENCH_SECONDS: '5', BENCH_PROJECTS: '3' }).changed, ['BENCH_PROJECTS=3']);
+});
+
+test('servers measured in turn get their rounds one after the other, and each a median run', async (t) => {
+  const served: string[] = [];
+  const origins: string[] = [];
+  for (const name of ['first', 'second']) {
+    const listening = await listenOnLoopback(
+      createServer((_request, response) => {
+        served.push(name);
+        response.end('success');
+      }),
+    );
+    t.teardown(listening.close);
+    origins.push(listening.url);
+  }
+  const settings = { ...benchSettings({ BENCH_SECONDS: '0.2', BENCH_WARMUP_SECONDS: '0', BENCH_CONNECTIONS: '1' }), rounds: 3 };
+  const runs = await measureInTurn(
+    origins.map((origin) => ({ target: { origin, requests: [{ method: 'GET', path: '/' }], expect: { status: 200, bodyIncludes: 'success' } } })),
+    settings,
+  );
+  const turns = served.filter((name, index) => name !== served[index - 1]);
+  t.deepEqual(turns, ['first', 'second', 'first', 'second', 'first', 'second']);
+  t.is(runs.length, 2);
+  for (const run of runs) t.true(run.completed > 0 && run.failures === 0, JSON.stringify(run));
 });
