@@ -14,8 +14,8 @@ const clients = new WeakMap<Runtime, Promise<Redis>>();
 
 /**
  * rate-limiter-flexible over Redis. When Redis fails a count (away, silent, or refusing writes
- * as in a failover), the limit is kept in memory for MEMORY_SPELL_MS before Redis is tried
- * again: only the requests already waiting on Redis wait out its timeout, not every request.
+ * as in a failover), the limit is kept in memory for MEMORY_SPELL_MS, then one request tries
+ * Redis again: only the requests already waiting on Redis wait out its timeout, not every one.
  * Resolves once the first connection is made, or after REDIS_TIMEOUT_MS at most.
  */
 export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, windowMs, max }: LimiterOptions): Promise<Limiter> {
@@ -28,23 +28,61 @@ export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, 
     duration: Math.max(1, Math.ceil(windowMs / 1000)),
   });
   const memory = new MemoryWindows(windowMs);
-  let memoryUntil = 0;
+  const outages = new Outages();
   const spent = (outcome: RateLimiterRes): Spent => ({ consumed: outcome.consumedPoints, msBeforeReset: outcome.msBeforeNext });
-  const countInMemory = (key: string, failure: unknown): Spent => {
-    if (Date.now() >= memoryUntil) {
-      const error = failure instanceof Error ? failure.message : String(failure);
-      runtime.logger.warn({ limit: name, error }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
-    }
-    memoryUntil = Date.now() + MEMORY_SPELL_MS;
-    return memory.consume(key);
-  };
   return (key) => {
-    if (Date.now() < memoryUntil) return memory.consume(key);
-    return limiter.consume(key).then(spent, (refusal: unknown) =>
-      // Past the budget, rate-limiter-flexible rejects with the count; anything else is a failure.
-      refusal instanceof RateLimiterRes ? spent(refusal) : countInMemory(key, refusal),
+    const way = outages.way();
+    if (way === 'memory') return memory.consume(key);
+    return limiter.consume(key).then(
+      (outcome) => {
+        outages.answered(way);
+        return spent(outcome);
+      },
+      (refusal: unknown) => {
+        // Past the budget, rate-limiter-flexible rejects with the count; anything else is a failure.
+        if (refusal instanceof RateLimiterRes) {
+          outages.answered(way);
+          return spent(refusal);
+        }
+        if (outages.failed(way)) {
+          const error = refusal instanceof Error ? refusal.message : String(refusal);
+          runtime.logger.warn({ limit: name, error }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
+        }
+        return memory.consume(key);
+      },
     );
   };
+}
+
+/**
+ * Where a count goes while Redis fails: in memory for a spell of MEMORY_SPELL_MS after a failure,
+ * then one request (the probe) tries Redis while the rest stay in memory, instead of all waiting
+ * on a Redis that may still not answer.
+ */
+class Outages {
+  #memoryUntil = 0;
+  #probing = false;
+
+  way(): 'redis' | 'probe' | 'memory' {
+    if (this.#probing || Date.now() < this.#memoryUntil) return 'memory';
+    if (this.#memoryUntil === 0) return 'redis';
+    this.#probing = true;
+    return 'probe';
+  }
+
+  answered(way: 'redis' | 'probe'): void {
+    if (way !== 'probe') return;
+    this.#probing = false;
+    this.#memoryUntil = 0;
+  }
+
+  /** Records a failure; true when it begins a spell in memory (worth a log line). */
+  failed(way: 'redis' | 'probe'): boolean {
+    if (way === 'probe') this.#probing = false;
+    const begins = Date.now() >= this.#memoryUntil;
+    this.#memoryUntil = Date.now() + MEMORY_SPELL_MS;
+    return begins;
+  }
 }
 
 function redisClient(runtime: Runtime, url: string): Promise<Redis> {

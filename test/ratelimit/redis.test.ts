@@ -189,3 +189,21 @@ for (const { how, silence } of silences) {
     await countedInRedisAgain(t, call, counted);
   });
 }
+
+withRedis('a long write pause: after the first second, one request at a time waits to find out whether Redis is back', async (t) => {
+  const { proxy, call } = await serviceBehindProxy(t);
+  await call();
+  proxy.refuseCounts();
+  const clients = 10;
+  const waits: number[] = [];
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() - started < 8000) waits.push(await call());
+    }),
+  );
+  // The ten requests in flight when Redis stopped counting wait for it; after that, a spell in
+  // memory ends with one request trying Redis again (at about 6 s), not all ten.
+  const slow = waits.filter((ms) => ms >= NO_WAIT_MS).length;
+  t.true(slow <= clients + 2, `${slow} of ${waits.length} requests waited ${NO_WAIT_MS} ms or more`);
+});
