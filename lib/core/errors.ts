@@ -155,7 +155,8 @@ function isConnectionAbort(error: unknown): boolean {
   return false;
 }
 
-function messageOf(error: unknown): string {
+/** The message an error carries, or nothing: never the error's other fields (a URL, a password). */
+export function messageOf(error: unknown): string {
   const message = (error as HttpErrorLike | undefined)?.message;
   return typeof message === 'string' ? message : '';
 }

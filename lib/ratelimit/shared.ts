@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { messageOf } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
 import type { LimiterOptions, Limiter } from './store.ts';
 import { MemoryWindows, type Spent } from './window.ts';
@@ -45,8 +46,7 @@ export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, 
           return spent(refusal);
         }
         if (outages.failed(way)) {
-          const error = refusal instanceof Error ? refusal.message : String(refusal);
-          runtime.logger.warn({ limit: name, error }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
+          runtime.logger.warn({ limit: name, error: messageOf(refusal) }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
         }
         return memory.consume(key);
       },

@@ -1,3 +1,4 @@
+import { messageOf } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { MemoryWindows, type Spent } from './window.ts';
 
@@ -41,8 +42,7 @@ function createLimiter(runtime: Runtime, options: LimiterOptions): Limiter {
     .then((module) => module.sharedLimiter(runtime, redisUrl, options))
     .catch((error: unknown) => {
       // Only the message: an error about the URL may carry it whole, password included.
-      const message = error instanceof Error ? error.message : String(error);
-      runtime.logger.error({ limit: options.name, error: message }, 'redis: cannot be used, the limit is kept in memory');
+      runtime.logger.error({ limit: options.name, error: messageOf(error) }, 'redis: cannot be used, the limit is kept in memory');
       return memoryLimiter(options);
     });
   return async (key) => (await shared)(key);
