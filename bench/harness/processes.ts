@@ -44,7 +44,8 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
   const origin = `http://127.0.0.1:${port}`;
   const started = performance.now();
   // Request logs go to stdout: discarded, as a log shipper would take them off the process.
-  const child = spawn(process.execPath, [options.script], {
+  // The bench's own Node arguments (Makefile's SERVE) go to every server alike, as `make run` has them.
+  const child = spawn(process.execPath, [...process.execArgv, options.script], {
     env: { ...nodeSettings(), ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
@@ -14,6 +16,7 @@ import { TokenSupply } from '../../bench/harness/tokens.ts';
 import { fixtureRouteWithFreshTokens, heartbeat } from '../../bench/scenarios/requests.ts';
 import { listenOnLoopback } from '../helpers/koa-app.ts';
 
+const execFileAsync = promisify(execFile);
 const SERVERS = path.resolve(import.meta.dirname, '../../bench/servers');
 const SETUP: ServiceSetup = { databaseUrl: 'postgres://unused', jwtSecret: 'bench-harness-test-secret-0123456789', root: '/unused' };
 
@@ -95,6 +98,12 @@ test('a server process is priced in CPU time per request', async (t) => {
   const measured = await withChildServer(options, (server) => measure(heartbeat(server.origin), settings, server));
   const cpu = measured.cpuMicrosecondsPerRequest ?? Number.NaN;
   t.true(cpu > 0 && cpu < 10_000, `${cpu} µs a request over ${measured.completed} requests`);
+});
+
+test('every server of the bench runs with the Node arguments the bench was started with (Makefile SERVE)', async (t) => {
+  const starter = path.resolve(import.meta.dirname, 'fixtures/start-through-harness.ts');
+  const { stdout } = await execFileAsync(process.execPath, ['--no-allocation-site-pretenuring', starter]);
+  t.deepEqual(JSON.parse(stdout), ['--no-allocation-site-pretenuring']);
 });
 
 test('the settings name every variable moved off its default, so a shrunk run says its verdicts are indicative', (t) => {

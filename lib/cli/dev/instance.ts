@@ -38,7 +38,8 @@ export class ServiceInstance {
 
   constructor(options: InstanceOptions) {
     this.generation = options.generation;
-    this.#child = spawn(process.execPath, [SERVICE_ENTRY], {
+    // With the Node arguments `make dev` was given (Makefile's SERVE), as `make run` serves.
+    this.#child = spawn(process.execPath, [...process.execArgv, SERVICE_ENTRY], {
       env: { ...options.env, PORT: '0', HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
