@@ -230,9 +230,12 @@ export class BridgeResponse extends ResponseHeaders {
     if (!this.#claim(attempt)) return this;
     this.#mode = 'body';
     const typed = this.hasHeader('Content-Type');
-    this.context.status = this.statusCode;
-    this.context.body = body;
-    if (!typed) this.context.remove('Content-Type');
+    // Koa's response itself rather than ctx's delegates: one delegate function serves every
+    // property, and was a sixth of the bridge's cost on the heartbeat.
+    const { response } = this.context;
+    response.status = this.statusCode;
+    response.body = body;
+    if (!typed) response.remove('Content-Type');
     this.#completion.settle({ kind: 'answered' });
     return this;
   }
@@ -274,9 +277,10 @@ export class BridgeResponse extends ResponseHeaders {
     this.#mode = 'stream';
     const typed = this.hasHeader('Content-Type');
     this.#body = openBodyStream(this);
-    this.context.status = this.statusCode;
-    this.context.body = this.#body;
-    if (!typed) this.context.remove('Content-Type');
+    const { response } = this.context;
+    response.status = this.statusCode;
+    response.body = this.#body;
+    if (!typed) response.remove('Content-Type');
     this.#completion.settle({ kind: 'answered' });
     return true;
   }
