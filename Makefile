@@ -14,7 +14,7 @@ CLI := $(NODE) lib/cli/main.ts
 # left ~650 bytes of garbage in the old generation until the next full collection, most of it
 # from pg's row parsing (RSS grew 0.6-7.4 % over the second 50,000 requests of `make bench`,
 # as the collections fell); without it ~215 bytes, and 2.0-2.1 %.
-# A V8 flag cannot go in NODE_OPTIONS, so it is an argument; the processes that serve for `make
+# NODE_OPTIONS refuses this V8 flag, so it is an argument; the processes that serve for `make
 # dev` and `make bench` get it from this one (process.execArgv).
 SERVE := NODE_OPTIONS="--experimental-async-context-frame $$NODE_OPTIONS" NODE_COMPILE_CACHE=$(CURDIR)/node_modules/.cache/node-compile $(NODE) --no-allocation-site-pretenuring
 # Biome's npm wrapper needs every platform's package in the lock file, and the registry here

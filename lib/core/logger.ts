@@ -16,20 +16,20 @@ export function createLogger(level: string, destination: pino.DestinationStream 
 }
 
 const FLUSH_EVERY_MS = 250;
-/** About 4 KB of log text (a line is mostly ASCII). */
+/** About 4 KB of log text (a line is mostly ASCII): a block is written once it has this many characters. */
 const BLOCK_CHARS = 4096;
 
 /**
  * Standard output written in blocks of about 4 KB instead of one write call a line: lines wait
- * at most a quarter of a second, and whatever is left is written when the process exits (a
- * `kill -9` loses that quarter of a second). The lines are gathered here, in one string, and
- * sonic-boom writes each block synchronously (retrying a busy pipe), as pino's default
- * destination writes each line. Its own `minLength` gathering measured the whole pending block
- * in bytes at every line, two-fifths of the cost of a request line on the heartbeat; and a block
- * waiting for an asynchronous write would outlive young garbage collections and swell the old
- * generation with log text.
+ * at most a quarter of a second, and whatever is left is written when the process exits or a
+ * fatal line is logged (a `kill -9`, or a signal the service does not handle, loses that quarter
+ * of a second). The lines are gathered here, in one string, and sonic-boom writes each block
+ * synchronously (retrying a busy pipe), as pino's default destination writes each line. Its own
+ * `minLength` gathering measured the whole pending block in bytes at every line, two-fifths of
+ * the cost of a request line on the heartbeat; and a block waiting for an asynchronous write
+ * would outlive young garbage collections and swell the old generation with log text.
  */
-export function bufferedStdout(): pino.DestinationStream {
+export function bufferedStdout(): pino.DestinationStream & { flushSync(): void } {
   const destination = pino.destination({ dest: 1, sync: true });
   let pending = '';
   const flush = () => {
@@ -45,6 +45,8 @@ export function bufferedStdout(): pino.DestinationStream {
       pending += line;
       if (pending.length >= BLOCK_CHARS) flush();
     },
+    // pino calls it after a fatal line: that one is written at once.
+    flushSync: flush,
   };
 }
 

@@ -22,13 +22,25 @@ function withBufferedLogger(body: string) {
 
 const requestLine = (index: number | string) => `writeLine({ method: 'GET', url: '/${'x'.repeat(100)}/' + ${index}, status: 200, ms: 1, tenant: 'default', requestId: 'r' + ${index} })`;
 
-test('a lone line reaches standard output within about a quarter of a second, the process still running', async (t) => {
+test('a lone line reaches standard output within about a quarter of a second of being logged, the process still running', async (t) => {
   const { child, arrivals } = withBufferedLogger(`${requestLine(1)}; setTimeout(() => {}, 3000);`);
   t.teardown(() => child.kill('SIGKILL'));
   const deadline = performance.now() + 2000;
-  while (arrivals.length === 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (arrivals.length === 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  const arrivedAt = Date.now();
   t.is(arrivals.length, 1, 'the line arrived');
-  t.regex(arrivals[0]?.text ?? '', /"requestId":"r1"/);
+  const line = JSON.parse(arrivals[0]?.text ?? '{}') as { requestId?: string; time?: number };
+  t.is(line.requestId, 'r1');
+  // The line's own time is when it was logged; the flush comes at most 250 ms later, plus scheduling on a busy machine.
+  const waited = arrivedAt - (line.time ?? 0);
+  t.true(waited >= 0 && waited < 700, `arrived ${waited} ms after it was logged`);
+});
+
+test('a fatal line is written at once, before anything can kill the process', async (t) => {
+  const { arrivals, exited } = withBufferedLogger(`logger.info('before'); logger.fatal('fatal'); process.kill(process.pid, 'SIGKILL');`);
+  await exited;
+  const messages = arrivals.map((arrival) => arrival.text).join('').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { msg: string }).msg);
+  t.deepEqual(messages, ['before', 'fatal']);
 });
 
 test('lines still gathered at exit are written, in the order they were logged, request lines and others alike', async (t) => {
