@@ -140,10 +140,19 @@ function processCpuMicroseconds(pid: number): number | undefined {
 
 /** Starts a server, hands it to `work`, and stops it whatever happens. */
 export async function withChildServer<Result>(options: ChildServerOptions, work: (server: ChildServer) => Promise<Result>): Promise<Result> {
-  const server = await startChildServer(options);
+  return withChildServers([options], ([server]) => work(server as ChildServer));
+}
+
+/**
+ * Starts the servers one after the other (each start-up timed alone), runs `work` with all of
+ * them running, so that they can be measured in turn, then stops them all.
+ */
+export async function withChildServers<Result>(options: readonly ChildServerOptions[], work: (servers: ChildServer[]) => Promise<Result>): Promise<Result> {
+  const started: ChildServer[] = [];
   try {
-    return await work(server);
+    for (const each of options) started.push(await startChildServer(each));
+    return await work(started);
   } finally {
-    await server.stop();
+    await Promise.all(started.map((server) => server.stop()));
   }
 }

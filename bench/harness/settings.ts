@@ -9,7 +9,7 @@ export interface BenchSettings {
   readonly changed: readonly string[];
   /** Seconds each server is measured for, after its warm-up. */
   readonly seconds: number;
-  /** Rounds of items 1 and 2a, their servers measured in turn in each: each figure is a median. */
+  /** Rounds of items 1 to 4, their servers measured in turn in each: each figure is a median. */
   readonly rounds: number;
   readonly warmupSeconds: number;
   /** Concurrent connections of the load generator: modest, the machine may have two cores. */

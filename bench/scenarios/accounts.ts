@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { p99AtMost, throughputAtLeast } from '../harness/goals.ts';
-import { measure } from '../harness/load.ts';
+import { measureInTurn } from '../harness/load.ts';
 import { withChildServer, type ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
 import type { BenchContext } from './context.ts';
@@ -8,13 +8,17 @@ import { getOneAccount } from './requests.ts';
 
 const PG_POOL_SERVER = path.resolve(import.meta.dirname, '../servers/pg-pool.ts');
 
-/** SPEC §14.3: getOneAccount among the seeded accounts vs the same query on a bare pg pool. */
+/** SPEC §14.3: getOneAccount among the seeded accounts vs the same query on a bare pg pool, measured in turn. */
 export async function accountsSection(context: BenchContext, service: ChildServer): Promise<Section> {
-  context.progress('3. getOneAccount: spaceport');
-  const throughService = await measure(getOneAccount(service.origin, context.usernames), context.settings, service);
-  context.progress('3. getOneAccount: bare pg pool');
+  context.progress(`3. getOneAccount: spaceport and a bare pg pool, in turn, ${context.settings.rounds} rounds`);
   const options = { name: 'bare pg pool', script: PG_POOL_SERVER, env: { DATABASE_URL: context.setup.databaseUrl }, readyPath: '/' };
-  const bare = await withChildServer(options, (server) => measure(getOneAccount(server.origin, context.usernames), context.settings, server));
+  const [throughService, bare] = await withChildServer(options, (server) =>
+    measureInTurn(
+      [service, server].map((each) => ({ target: getOneAccount(each.origin, context.usernames), server: each })),
+      context.settings,
+    ),
+  );
+  if (throughService === undefined || bare === undefined) throw new Error('getOneAccount: a measurement is missing');
   const accounts = context.settings.accounts.toLocaleString('en-US');
   const subject: Row = { server: 'spaceport (document store)', measurement: throughService, note: `${accounts} accounts in the tenant` };
   const floor: Row = { server: 'bare pg pool', measurement: bare, note: 'node:http + one indexed query' };

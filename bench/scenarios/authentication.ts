@@ -1,5 +1,5 @@
 import { throughputAtLeast } from '../harness/goals.ts';
-import { measure, measureInTurn, type Measurement } from '../harness/load.ts';
+import { measureInTurn, type Measurement } from '../harness/load.ts';
 import type { ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
 import { systemToken, TokenSupply } from '../harness/tokens.ts';
@@ -14,8 +14,8 @@ const MOST_TOKENS = 300_000;
 /**
  * SPEC §14.2: the same answer behind system JWT authentication and on a public route, once with
  * one token reused (the service's verified-token cache answers) and once with a token never seen
- * before on every request (full verification each time). The public route is measured once and
- * stands in both comparisons.
+ * before on every request (full verification each time); each pair measured in turn, round after
+ * round.
  */
 export async function authenticationSections(context: BenchContext, service: ChildServer): Promise<Section[]> {
   context.progress(`2. authentication: system JWT route, one token, and the public route, in turn, ${context.settings.rounds} rounds`);
@@ -41,16 +41,21 @@ export async function authenticationSections(context: BenchContext, service: Chi
  * in `Authorization` for the JWT route and in a header the public route ignores.
  */
 async function coldRows(context: BenchContext, service: ChildServer, warm: Measurement): Promise<[Row, Row]> {
-  const { seconds, warmupSeconds } = context.settings;
-  const count = Math.min(MOST_TOKENS, Math.ceil(warm.requestsPerSecond * (seconds + warmupSeconds) * TOKEN_MARGIN) + 100);
+  const { seconds, warmupSeconds, rounds } = context.settings;
+  const count = Math.min(MOST_TOKENS, Math.ceil(warm.requestsPerSecond * (seconds + warmupSeconds) * rounds * TOKEN_MARGIN) + 100);
   context.progress(`2. authentication: system JWT route, signing ${count.toLocaleString('en-US')} tokens`);
   const supply = new TokenSupply(context.setup, count);
-  context.progress('2. authentication: system JWT route, a new token every request');
-  const measurement = await measure(fixtureRouteWithFreshTokens(service.origin, supply), context.settings, service);
+  context.progress(`2. authentication: system JWT route with a new token every request, and the public route driven alike, in turn, ${rounds} rounds`);
+  const [measurement, likewise] = await measureInTurn(
+    [
+      { target: fixtureRouteWithFreshTokens(service.origin, supply), server: service },
+      { target: fixtureRouteWithFreshTokens(service.origin, new TokenSupply(context.setup, Math.min(count, 1000)), true), server: service },
+    ],
+    context.settings,
+  );
+  if (measurement === undefined || likewise === undefined) throw new Error('authentication: a cold measurement is missing');
   const tokens = `${supply.size.toLocaleString('en-US')} tokens signed beforehand`;
   const reuse = supply.reused === 0 ? 'none sent twice' : `${supply.reused.toLocaleString('en-US')} requests reused one: the cache may have answered those`;
-  context.progress('2. authentication: public route, driven as the cold run');
-  const likewise = await measure(fixtureRouteWithFreshTokens(service.origin, new TokenSupply(context.setup, Math.min(count, 1000)), true), context.settings, service);
   return [
     { server: 'spaceport, system JWT (new token each request)', measurement, note: `${tokens}, ${reuse}` },
     { server: 'spaceport, public (driven alike)', measurement: likewise, note: 'GET /api/benchmark/public, a token in an ignored header on every request, as the cold run sends them' },

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { throughputAtLeast } from '../harness/goals.ts';
 import { measureInTurn, type Measurement } from '../harness/load.ts';
-import { startChildServer, type ChildServer } from '../harness/processes.ts';
+import { withChildServers, type ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
 import type { BenchContext } from './context.ts';
 import { heartbeat } from './requests.ts';
@@ -29,20 +29,19 @@ const TARGETS = [
  */
 export async function heartbeatSection(context: BenchContext, service: ChildServer): Promise<Section> {
   context.progress(`1. heartbeat: spaceport and ${COMPARISONS.length} comparison servers, in turn, ${context.settings.rounds} rounds`);
-  const started: ChildServer[] = [];
-  try {
-    for (const comparison of COMPARISONS) {
-      const options = { name: comparison.name, script: path.join(SERVERS, comparison.script), env: { DATABASE_URL: context.setup.databaseUrl }, readyPath: '/api/sample/heartbeat' };
-      started.push(await startChildServer(options));
-    }
+  const options = COMPARISONS.map((comparison) => ({
+    name: comparison.name,
+    script: path.join(SERVERS, comparison.script),
+    env: { DATABASE_URL: context.setup.databaseUrl },
+    readyPath: '/api/sample/heartbeat',
+  }));
+  return withChildServers(options, async (started) => {
     const runs = await measureInTurn([service, ...started].map((server) => ({ target: heartbeat(server.origin), server })), context.settings);
     const subject: Row = { server: 'spaceport (whole chain)', measurement: runAt(runs, 0) };
     const comparisons: Row[] = COMPARISONS.map((comparison, index) => ({ server: comparison.name, measurement: runAt(runs, index + 1), note: comparison.note }));
     const verdicts = TARGETS.map((target) => throughputAtLeast(subject, rowNamed(comparisons, target.server), target.factor));
     return { title: '1. GET /api/sample/heartbeat', rows: [subject, ...comparisons], verdicts };
-  } finally {
-    await Promise.all(started.map((server) => server.stop()));
-  }
+  });
 }
 
 function runAt(runs: readonly Measurement[], index: number): Measurement {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { figureBelow, throughputAtLeast } from '../harness/goals.ts';
-import { measure } from '../harness/load.ts';
-import { withChildServer } from '../harness/processes.ts';
+import { measureInTurn, type Measurement } from '../harness/load.ts';
+import { withChildServers, type ChildServerOptions } from '../harness/processes.ts';
 import { generatedProjects } from '../harness/projects.ts';
 import type { Row, Section } from '../harness/results.ts';
 import { serviceProcess } from '../harness/service.ts';
@@ -13,12 +13,24 @@ const STARTUP_LIMIT_MS = 2000;
 
 /**
  * SPEC §14.4: a route of the last of many projects vs the same route with one project loaded,
- * and the start-up time of each (spawn to the first `/healthz` answer, Node's own boot included).
+ * both services running and measured in turn, and the start-up time of each (spawn to the first
+ * `/healthz` answer, Node's own boot included; they start one after the other).
  */
 export async function routingSection(context: BenchContext): Promise<Section> {
-  const { projects, routesPerProject } = context.settings;
-  const many = await routingRow(context, projects, routesPerProject);
-  const one = await routingRow(context, 1, routesPerProject);
+  const { projects, routesPerProject, rounds } = context.settings;
+  context.progress(`4. routing: ${projects} projects and 1 project × ${routesPerProject} routes, in turn, ${rounds} rounds`);
+  const setups = [projects, 1].map((count) => routingService(context, count, routesPerProject));
+  const [many, one] = await withChildServers(
+    setups.map((setup) => setup.options),
+    async (servers) => {
+      const runs = await measureInTurn(
+        servers.map((server, index) => ({ target: routedPath(server.origin, setups[index]?.path ?? '/'), server })),
+        context.settings,
+      );
+      return servers.map((server, index) => routingRow(setups[index], runs[index], server.startupMs));
+    },
+  );
+  if (many === undefined || one === undefined) throw new Error('routing: a measurement is missing');
   return {
     title: '4. routing',
     rows: [many.row, one.row],
@@ -29,14 +41,20 @@ export async function routingSection(context: BenchContext): Promise<Section> {
   };
 }
 
-async function routingRow(context: BenchContext, count: number, routesPerProject: number): Promise<{ row: Row; startupMs: number }> {
+interface RoutingService {
+  readonly label: string;
+  readonly path: string;
+  readonly options: ChildServerOptions;
+}
+
+function routingService(context: BenchContext, count: number, routesPerProject: number): RoutingService {
   const label = `${count} project${count === 1 ? '' : 's'} × ${routesPerProject} routes`;
-  context.progress(`4. routing: ${label}`);
   const target = generatedProjects(path.join(context.setup.root, 'routing'), count, routesPerProject);
-  const service = serviceProcess(context.setup, label, target.projectsDir, 'p000');
-  const [measurement, startupMs] = await withChildServer(service, async (server) => {
-    return [await measure(routedPath(server.origin, target.path), context.settings, server), server.startupMs] as const;
-  });
-  const row = { server: `spaceport, ${label}`, measurement, note: `start-up ${Math.round(startupMs)} ms; GET ${target.path}` };
+  return { label, path: target.path, options: serviceProcess(context.setup, label, target.projectsDir, 'p000') };
+}
+
+function routingRow(service: RoutingService | undefined, measurement: Measurement | undefined, startupMs: number): { row: Row; startupMs: number } {
+  if (service === undefined || measurement === undefined) throw new Error('routing: a measurement is missing');
+  const row = { server: `spaceport, ${service.label}`, measurement, note: `start-up ${Math.round(startupMs)} ms; GET ${service.path}` };
   return { row, startupMs };
 }
