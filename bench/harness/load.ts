@@ -55,13 +55,16 @@ export interface Subject {
  * measured one after the other would each get a different machine. Measured in turn, each round
  * compares them on about the same one, and a median leaves out a round that drift spoiled.
  */
-export async function measureInTurn(subjects: readonly Subject[], settings: BenchSettings): Promise<Measurement[]> {
+export async function measureInTurn<const Subjects extends readonly Subject[]>(subjects: Subjects, settings: BenchSettings): Promise<OnePerItem<Subjects, Measurement>> {
   const runs: Measurement[][] = subjects.map(() => []);
   for (let round = 0; round < settings.rounds; round += 1) {
     for (const [index, subject] of subjects.entries()) runs[index]?.push(await measure(subject.target, settings, subject.server));
   }
-  return runs.map(medianRun);
+  return runs.map(medianRun) as OnePerItem<Subjects, Measurement>;
 }
+
+/** A `Value` for each item of `Items`: a tuple of the same length for a tuple. */
+export type OnePerItem<Items extends readonly unknown[], Value> = { -readonly [Index in keyof Items]: Value };
 
 function medianRun(runs: readonly Measurement[]): Measurement {
   const sorted = [...runs].sort((one, other) => one.requestsPerSecond - other.requestsPerSecond);

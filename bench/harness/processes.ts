@@ -2,6 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { freePort } from '../../lib/db/embedded/free-port.ts';
+import type { OnePerItem } from './load.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A server under test, running in its own process so it does not share a core with the load generator. */
@@ -140,18 +141,21 @@ function processCpuMicroseconds(pid: number): number | undefined {
 
 /** Starts a server, hands it to `work`, and stops it whatever happens. */
 export async function withChildServer<Result>(options: ChildServerOptions, work: (server: ChildServer) => Promise<Result>): Promise<Result> {
-  return withChildServers([options], ([server]) => work(server as ChildServer));
+  return withChildServers([options], ([server]) => work(server));
 }
 
 /**
  * Starts the servers one after the other (each start-up timed alone), runs `work` with all of
  * them running, so that they can be measured in turn, then stops them all.
  */
-export async function withChildServers<Result>(options: readonly ChildServerOptions[], work: (servers: ChildServer[]) => Promise<Result>): Promise<Result> {
+export async function withChildServers<const Options extends readonly ChildServerOptions[], Result>(
+  options: Options,
+  work: (servers: OnePerItem<Options, ChildServer>) => Promise<Result>,
+): Promise<Result> {
   const started: ChildServer[] = [];
   try {
     for (const each of options) started.push(await startChildServer(each));
-    return await work(started);
+    return await work(started as OnePerItem<Options, ChildServer>);
   } finally {
     await Promise.all(started.map((server) => server.stop()));
   }

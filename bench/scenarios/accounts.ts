@@ -14,11 +14,13 @@ export async function accountsSection(context: BenchContext, service: ChildServe
   const options = { name: 'bare pg pool', script: PG_POOL_SERVER, env: { DATABASE_URL: context.setup.databaseUrl }, readyPath: '/' };
   const [throughService, bare] = await withChildServer(options, (server) =>
     measureInTurn(
-      [service, server].map((each) => ({ target: getOneAccount(each.origin, context.usernames), server: each })),
+      [
+        { target: getOneAccount(service.origin, context.usernames), server: service },
+        { target: getOneAccount(server.origin, context.usernames), server },
+      ],
       context.settings,
     ),
   );
-  if (throughService === undefined || bare === undefined) throw new Error('getOneAccount: a measurement is missing');
   const accounts = context.settings.accounts.toLocaleString('en-US');
   const subject: Row = { server: 'spaceport (document store)', measurement: throughService, note: `${accounts} accounts in the tenant` };
   const floor: Row = { server: 'bare pg pool', measurement: bare, note: 'node:http + one indexed query' };

@@ -26,7 +26,6 @@ export async function authenticationSections(context: BenchContext, service: Chi
     ],
     context.settings,
   );
-  if (warmRun === undefined || openRun === undefined) throw new Error('authentication: a measurement is missing');
   const warm: Row = { server: 'spaceport, system JWT (one token)', measurement: warmRun, note: 'GET /api/benchmark/private, the same token on every request' };
   const open: Row = { server: 'spaceport, public', measurement: openRun, note: 'GET /api/benchmark/public (rate limiter instead of JWT)' };
   const [cold, openLikewise] = await coldRows(context, service, warm.measurement);
@@ -53,7 +52,6 @@ async function coldRows(context: BenchContext, service: ChildServer, warm: Measu
     ],
     context.settings,
   );
-  if (measurement === undefined || likewise === undefined) throw new Error('authentication: a cold measurement is missing');
   const tokens = `${supply.size.toLocaleString('en-US')} tokens signed beforehand`;
   const reuse = supply.reused === 0 ? 'none sent twice' : `${supply.reused.toLocaleString('en-US')} requests reused one: the cache may have answered those`;
   return [

@@ -19,18 +19,18 @@ const STARTUP_LIMIT_MS = 2000;
 export async function routingSection(context: BenchContext): Promise<Section> {
   const { projects, routesPerProject, rounds } = context.settings;
   context.progress(`4. routing: ${projects} projects and 1 project × ${routesPerProject} routes, in turn, ${rounds} rounds`);
-  const setups = [projects, 1].map((count) => routingService(context, count, routesPerProject));
-  const [many, one] = await withChildServers(
-    setups.map((setup) => setup.options),
-    async (servers) => {
-      const runs = await measureInTurn(
-        servers.map((server, index) => ({ target: routedPath(server.origin, setups[index]?.path ?? '/'), server })),
-        context.settings,
-      );
-      return servers.map((server, index) => routingRow(setups[index], runs[index], server.startupMs));
-    },
-  );
-  if (many === undefined || one === undefined) throw new Error('routing: a measurement is missing');
+  const manyProjects = routingService(context, projects, routesPerProject);
+  const oneProject = routingService(context, 1, routesPerProject);
+  const [many, one] = await withChildServers([manyProjects.options, oneProject.options], async ([manyServer, oneServer]) => {
+    const [manyRun, oneRun] = await measureInTurn(
+      [
+        { target: routedPath(manyServer.origin, manyProjects.path), server: manyServer },
+        { target: routedPath(oneServer.origin, oneProject.path), server: oneServer },
+      ],
+      context.settings,
+    );
+    return [routingRow(manyProjects, manyRun, manyServer.startupMs), routingRow(oneProject, oneRun, oneServer.startupMs)] as const;
+  });
   return {
     title: '4. routing',
     rows: [many.row, one.row],
@@ -53,8 +53,7 @@ function routingService(context: BenchContext, count: number, routesPerProject: 
   return { label, path: target.path, options: serviceProcess(context.setup, label, target.projectsDir, 'p000') };
 }
 
-function routingRow(service: RoutingService | undefined, measurement: Measurement | undefined, startupMs: number): { row: Row; startupMs: number } {
-  if (service === undefined || measurement === undefined) throw new Error('routing: a measurement is missing');
+function routingRow(service: RoutingService, measurement: Measurement, startupMs: number): { row: Row; startupMs: number } {
   const row = { server: `spaceport, ${service.label}`, measurement, note: `start-up ${Math.round(startupMs)} ms; GET ${service.path}` };
   return { row, startupMs };
 }
