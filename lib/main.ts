@@ -1,43 +1,64 @@
 import { ConfigError } from './config/index.ts';
+import { logEscaped, uncaughtExceptionLog } from './core/escaped-errors.ts';
+import { outsideRequests } from './core/request-state.ts';
 import { startService, type Service } from './server.ts';
 
 /** SPEC §2.5: the process is gone this long after the signal, even if releasing something hangs. */
 const SHUTDOWN_LIMIT_MS = 10_000;
+/**
+ * The exit code once an exception escaped every request, however the drain went (sysexits'
+ * EX_SOFTWARE): distinct from 1, a stop on SIGTERM that overran its limit or failed.
+ */
+const ESCAPED_EXCEPTION_EXIT_CODE = 70;
 
 /** `make run`: start the service, and stop it cleanly on SIGTERM or SIGINT. */
 async function main(): Promise<void> {
   const service = await startService();
-  const stop = stopOnce(service);
+  const { logger } = service.runtime;
+  const exceptions = uncaughtExceptionLog(logger);
+  const stop = stopOnce(service, () => exceptions.logRepeats());
   // The service drains first, then releases its database (SPEC §2.5).
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop({ signal }, 0));
-  // A promise a handler left floating is that handler's bug: log it and keep serving the rest.
-  process.on('unhandledRejection', (error) => service.runtime.logger.error({ err: error }, 'unhandled promise rejection'));
-  // A throw from a timer or an emitter may leave shared state broken: finish what is in flight, then exit 1.
+  // A rejected promise has unwound the code that made it, leaving no shared state half-changed:
+  // a handler's floating promise is that handler's bug, logged, and the rest keeps being served.
+  process.on('unhandledRejection', (reason) => logEscaped(logger, 'error', 'unhandled promise rejection', reason));
+  // A throw from a timer or an emitter may leave shared state broken: finish what is in flight,
+  // then exit for a supervisor to restart. Later throws are logged and change nothing more.
   process.on('uncaughtException', (error) => {
-    service.runtime.logger.fatal({ err: error }, 'uncaught exception');
-    stop({ reason: 'uncaught exception' }, 1);
+    exceptions.log(error);
+    // The drain is the service's, not the request's whose callback threw.
+    outsideRequests(() => stop({ reason: 'uncaught exception' }, ESCAPED_EXCEPTION_EXIT_CODE));
   });
   // Under `make dev` (an IPC channel): say where it listens, and stop with the supervisor.
   process.send?.({ listening: service.url });
   process.once('disconnect', () => stop({ reason: 'make dev stopped' }, 0));
 }
 
-/** Drains and releases the service once, then exits with `code` (1 if shutting down fails). */
-function stopOnce(service: Service): (why: Record<string, string>, code: number) => void {
+/**
+ * Drains and releases the service once, then exits with the highest code any call asked for
+ * (1 at least if shutting down fails or overruns), after `beforeExit`.
+ */
+function stopOnce(service: Service, beforeExit: () => void): (why: Record<string, string>, code: number) => void {
   let stopping = false;
+  let exitCode = 0;
+  const exit = (code: number) => {
+    beforeExit();
+    process.exit(Math.max(exitCode, code));
+  };
   return (why, code) => {
+    exitCode = Math.max(exitCode, code);
     if (stopping) return;
     stopping = true;
     service.runtime.logger.info(why, 'shutting down');
     setTimeout(() => {
       service.runtime.logger.error({ limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown did not finish in time');
-      process.exit(1);
+      exit(1);
     }, SHUTDOWN_LIMIT_MS).unref();
     service.close().then(
-      () => process.exit(code),
+      () => exit(0),
       (error: unknown) => {
         service.runtime.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };

@@ -78,6 +78,11 @@ export function currentRequest(): RequestState | undefined {
   return context.getStore();
 }
 
+/** Runs `work` in no request's async context: what it starts (timers, promises) belongs to none either. */
+export function outsideRequests<Result>(work: () => Result): Result {
+  return context.exit(work);
+}
+
 /** Runs `work` as part of `state`'s request, whatever async context it is called from. */
 export function runInRequest<Result>(state: RequestState, work: () => Result): Result {
   return context.getStore() === state ? work() : context.run(state, work);

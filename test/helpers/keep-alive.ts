@@ -20,9 +20,9 @@ export class KeepAliveClient {
   }
 
   /** Sends a GET and resolves with the answer; rejects with the socket's error code when none comes. */
-  get(pathname: string): Promise<Answer> {
+  get(pathname: string, headers: Record<string, string> = {}): Promise<Answer> {
     return new Promise((resolve, reject) => {
-      const outgoing = request(new URL(pathname, this.#origin), { agent: this.#agent }, (incoming) => {
+      const outgoing = request(new URL(pathname, this.#origin), { agent: this.#agent, headers }, (incoming) => {
         const chunks: Buffer[] = [];
         incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
         incoming.on('error', reject);

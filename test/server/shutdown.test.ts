@@ -24,28 +24,3 @@ test('SIGTERM: the request in flight completes, new connections are refused, the
   t.is(code, 0);
   t.true(lines.some((line) => line.includes('"shutting down"')));
 });
-
-test('a rejected promise a handler left floating is logged and the service keeps serving', async (t) => {
-  const { child, url, lines } = await startMain(t, SLOW_PROJECTS);
-  const response = await fetch(`${url}/api/slowpoke/floating-rejection`);
-  t.is(await response.text(), 'answered');
-  t.true(await until(() => lines.some((line) => line.includes('"unhandled promise rejection"')), 5000));
-  t.true(lines.some((line) => line.includes('floating rejection')), 'the log line carries the error');
-  const health = await fetch(`${url}/healthz`);
-  t.is(health.status, 200);
-  t.is(child.exitCode, null);
-});
-
-test('an uncaught exception lets the request in flight finish, then exits 1', async (t) => {
-  const { url, lines, exited } = await startMain(t, SLOW_PROJECTS);
-  const inFlight = fetch(`${url}/api/slowpoke/slow?ms=1000`);
-  t.true(await until(() => lines.includes('slow request started'), 5000), 'the slow handler started');
-  t.is(await (await fetch(`${url}/api/slowpoke/timer-throw`)).text(), 'answered');
-
-  const response = await inFlight;
-  t.is(response.status, 200);
-  t.is(await response.text(), 'finished');
-  const { code } = await exited;
-  t.is(code, 1);
-  t.true(lines.some((line) => line.includes('"uncaught exception"') && line.includes('thrown from a timer')));
-});
