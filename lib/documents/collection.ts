@@ -52,9 +52,10 @@ export class Collection {
 
   async findOne(filter: Filter = {}, options: FindOneOptions = {}): Promise<Document | null> {
     const skip = options.skip === undefined || options.skip === 0 ? undefined : wholeNumber('skip', options.skip);
+    // Checked before the query, as find's cursor does: a bad projection fails whether or not a document matches.
+    const projector = compileProjection(options.projection);
     const [document] = await this.#select(filter, { sort: options.sort, skip, limit: 1 });
     if (document === undefined) return null;
-    const projector = compileProjection(options.projection);
     return projector ? (projector(document) as Document) : document;
   }
 

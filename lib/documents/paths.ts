@@ -1,16 +1,28 @@
 import { DocumentQueryError } from './errors.ts';
+import { checkKey } from './keys.ts';
 import { isPlainObject, isStorableText } from './values.ts';
 
-/** A field name or dotted path split into its keys: `"a.b"` → `["a", "b"]`. */
-export type FieldPath = readonly string[];
+/**
+ * Field paths and the one walker every operation reads and writes documents through. A path is
+ * made only by `parsePath`, which applies the key rule (keys.ts) to each segment; the walker
+ * then follows own properties only, and creates keys as own properties, so no path, whatever
+ * its keys, reaches an object's prototype. Filters and sorts compile the same parsed paths to
+ * SQL (`jsonPathOf`, a key array); projections and updates walk documents with these functions.
+ * Whatever else comes to read or write a path (an update compiled to SQL) starts from `parsePath`.
+ */
+declare const parsed: unique symbol;
+
+/** A field name or dotted path split into its keys, `"a.b"` → `["a", "b"]`: only `parsePath` makes one. */
+export type FieldPath = readonly string[] & { readonly [parsed]: true };
 
 export function parsePath(path: string, where: string): FieldPath {
   const keys = path.split('.');
   for (const key of keys) {
     if (key.length === 0 || !isStorableText(key)) throw new DocumentQueryError(`${where}: "${path}" is not a valid field path`);
     if (key.startsWith('$')) throw new DocumentQueryError(`${where}: unknown operator "${key}"`);
+    checkKey(key, where, path);
   }
-  return keys;
+  return keys as unknown as FieldPath;
 }
 
 /** The path as SQL/JSON path text, every key quoted: `$."a"."b"`. */
@@ -22,30 +34,32 @@ export function jsonPathOf(path: FieldPath): string {
 export function valueAt(document: Record<string, unknown>, path: FieldPath): unknown {
   let current: unknown = document;
   for (const key of path) {
-    if (!isPlainObject(current) || !Object.hasOwn(current, key)) return undefined;
-    current = current[key];
+    if (!isPlainObject(current)) return undefined;
+    current = ownValue(current, key);
   }
   return current;
 }
 
-/** Sets `path`, creating missing objects on the way; a non-object in the way is an error. */
+/** Sets `path` to `value`, creating plain objects on the way; a non-object in the way is an error. */
 export function setAt(document: Record<string, unknown>, path: FieldPath, value: unknown): void {
   const parent = parentOf(document, path, true);
-  if (parent) parent[path[path.length - 1] as string] = value;
+  if (parent) defineOwn(parent, lastKey(path), value);
 }
 
 /** Removes `path` when present. */
 export function unsetAt(document: Record<string, unknown>, path: FieldPath): void {
   const parent = parentOf(document, path, false);
-  if (parent) delete parent[path[path.length - 1] as string];
+  if (parent) delete parent[lastKey(path)];
 }
 
 function parentOf(document: Record<string, unknown>, path: FieldPath, create: boolean): Record<string, unknown> | undefined {
   let current = document;
   for (const key of path.slice(0, -1)) {
-    if (!Object.hasOwn(current, key) && create) current[key] = {};
-    const next = current[key];
-    if (next === undefined && !create) return undefined;
+    let next = ownValue(current, key);
+    if (next === undefined) {
+      if (!create) return undefined;
+      next = defineOwn(current, key, {});
+    }
     if (!isPlainObject(next)) {
       if (!create) return undefined;
       throw new DocumentQueryError(`cannot create field "${path.join('.')}": "${key}" is not an object`);
@@ -53,4 +67,19 @@ function parentOf(document: Record<string, unknown>, path: FieldPath, create: bo
     current = next;
   }
   return current;
+}
+
+/** The object's own value at `key`: never one a prototype lends (`constructor`, `toString`). */
+function ownValue(object: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+/** Makes `key` an own data property, as JSON.parse does: never a setter's call, `__proto__`'s included. */
+function defineOwn<Value>(object: Record<string, unknown>, key: string, value: Value): Value {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  return value;
+}
+
+function lastKey(path: FieldPath): string {
+  return path[path.length - 1] as string;
 }

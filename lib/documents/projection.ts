@@ -5,6 +5,8 @@ import { isPlainObject } from './values.ts';
 
 export type Projector = (document: Document) => Record<string, unknown>;
 
+const ID_PATH = parsePath('_id', 'projection');
+
 /**
  * Builds the function that shapes each result: `{a: 1}` keeps `_id` and `a`, `{a: 0}` drops
  * `a`; `_id` may be dropped from an inclusion; mixing inclusion and exclusion is an error.
@@ -20,7 +22,7 @@ export function compileProjection(spec: unknown): Projector | undefined {
   if (included.length > 0 && included.length < fields.length) throw new DocumentQueryError('a projection cannot mix inclusion and exclusion');
   if (included.length > 0 || (fields.length === 0 && keepId)) return (document) => include(document, included, keepId);
   const excluded = fields.map((entry) => entry.path);
-  return (document) => exclude(document, keepId ? excluded : [...excluded, ['_id']]);
+  return (document) => exclude(document, keepId ? excluded : [...excluded, ID_PATH]);
 }
 
 function flagValue(name: string, flag: unknown): boolean {

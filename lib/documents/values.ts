@@ -1,4 +1,5 @@
 import { DocumentQueryError } from './errors.ts';
+import { checkKeysWithin } from './keys.ts';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -11,11 +12,18 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 /**
  * A value as the store keeps it: what `JSON.stringify` makes of it (a Date becomes its ISO
- * string, `undefined` becomes null). Values JSON cannot hold are errors, not silent nulls.
+ * string, `undefined` becomes null). Values JSON cannot hold are errors, not silent nulls, and
+ * so is a key the key rule refuses (keys.ts), at any depth.
  */
 export function toJsonValue(value: unknown, where: string): JsonValue {
   rejectUnstorable(value, where);
   if (value === undefined) return null;
+  const json = jsonCopy(value, where);
+  checkKeysWithin(json, where);
+  return json;
+}
+
+function jsonCopy(value: unknown, where: string): JsonValue {
   try {
     return JSON.parse(JSON.stringify(value)) as JsonValue;
   } catch (error) {

@@ -1,3 +1,4 @@
+import { prototypeChanges, type PrototypeSnapshot } from './prototypes.ts';
 import type { RawAnswer, RawOutcome } from './raw-http.ts';
 
 /** A stack frame as V8 prints one, or a source position of the service's own files. */
@@ -48,19 +49,12 @@ export function answerProblems(outcome: RawOutcome, options: { head: boolean; se
   return problems;
 }
 
-/** Own property names of the prototypes that a pollution would write to. */
-export function prototypeSnapshot(): string {
-  const prototypes = { Object: Object.prototype, Array: Array.prototype, Function: Function.prototype, String: String.prototype };
-  return JSON.stringify(Object.entries(prototypes).map(([name, prototype]) => [name, Object.getOwnPropertyNames(prototype).sort()]));
-}
-
-/** What a polluted `Object.prototype` would show on a fresh object. */
-export function pollutionProblems(baseline: string): string[] {
+/** What a polluted `Object.prototype` would show on a fresh object, and every change to a built-in prototype since `baseline`. */
+export function pollutionProblems(baseline: PrototypeSnapshot): string[] {
   const fresh: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const key of ['polluted', 'isAdmin']) {
     if (fresh[key] !== undefined) problems.push(`({}).${key} is ${String(fresh[key])}`);
   }
-  if (prototypeSnapshot() !== baseline) problems.push('a built-in prototype gained an own property');
-  return problems;
+  return [...problems, ...prototypeChanges(baseline)];
 }

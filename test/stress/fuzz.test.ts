@@ -5,7 +5,8 @@ import test from 'ava';
 import fc from 'fast-check';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { answerProblems, isHandlerFailure, pollutionProblems, prototypeSnapshot } from '../helpers/answer-checks.ts';
+import { answerProblems, isHandlerFailure, pollutionProblems } from '../helpers/answer-checks.ts';
+import { snapshotPrototypes, type PrototypeSnapshot } from '../helpers/prototypes.ts';
 import { forgedTokens } from '../helpers/forged-tokens.ts';
 import { describeRequest, fuzzRequest, requestBytes, type FuzzRequest, type FuzzTargets } from '../helpers/fuzz-requests.ts';
 import { rawExchange, type RawOutcome } from '../helpers/raw-http.ts';
@@ -92,7 +93,7 @@ async function exchange(request: FuzzRequest) {
   return rawExchange(port, requestBytes(request), { timeoutMs: ANSWER_LIMIT_MS, firstIsHead: request.method === 'HEAD' });
 }
 
-async function checkBatch(batch: readonly FuzzRequest[], findings: Findings, baseline: string): Promise<void> {
+async function checkBatch(batch: readonly FuzzRequest[], findings: Findings, baseline: PrototypeSnapshot): Promise<void> {
   const outcomes = await Promise.all(batch.map(exchange));
   findings.requests += batch.length;
   for (const [index, outcome] of outcomes.entries()) {
@@ -121,7 +122,7 @@ function seedOption(): { seed?: number } {
 
 test.serial('at least 5 000 fuzzed requests: every one answered in time, no undocumented 5xx, no stack, no secret, no prototype polluted', async (t) => {
   const findings = new Findings();
-  const baseline = prototypeSnapshot();
+  const baseline = snapshotPrototypes();
   const started = performance.now();
   const details = await fc.check(
     fc.asyncProperty(fc.array(fuzzRequest(targets), { minLength: BATCH, maxLength: BATCH }), async (batch) => {
