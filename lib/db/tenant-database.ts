@@ -13,6 +13,13 @@ export const TENANT_ROLE = 'spaceport_tenant';
 /** The session setting the policies compare each row's `tenant` with. */
 export const TENANT_SETTING = 'spaceport.tenant';
 
+/**
+ * How long after its time limit a statement may still be answered before its connection is cut:
+ * PostgreSQL's own cancellation normally answers first (so the statement's work ends there, and
+ * a write is rolled back); the cut is for a database that does not answer at all.
+ */
+const UNANSWERED_GRACE_MS = 300;
+
 /** What a statement is run for: a tenant's rows, or `NO_TENANT` (the tenants table, health). */
 export type SessionTenant = string | typeof NO_TENANT;
 export const NO_TENANT = '';
@@ -21,7 +28,12 @@ export const NO_TENANT = '';
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
 export interface TenantDatabaseOptions {
-  /** A statement left unanswered this long fails as "database unreachable" (see `isDatabaseUnreachable`). */
+  /**
+   * The time limit of every statement: PostgreSQL cancels a statement that runs longer (its
+   * `statement_timeout`), so the work ends and a write rolls back; a statement whose answer has
+   * not come shortly after that has its connection cut. Either fails as "database unreachable"
+   * (see `isDatabaseUnreachable`).
+   */
   queryTimeoutMs?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
@@ -42,7 +54,8 @@ export class TenantDatabase {
   readonly #limit: StatementLimit | undefined;
 
   constructor(url: string, { queryTimeoutMs, onIdleError = () => {} }: TenantDatabaseOptions = {}) {
-    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs);
+    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
+    const statementTimeout = String(queryTimeoutMs ?? 0);
     this.#pool = new pg.Pool({
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -52,7 +65,7 @@ export class TenantDatabase {
         // A connection that fails while in use fails its statement too, which is answered (503);
         // the event itself must not go unheard, or it would end the process.
         client.on('error', () => {});
-        await client.query('select set_config($1, $2, false)', ['role', TENANT_ROLE]);
+        await client.query('select set_config($1, $2, false), set_config($3, $4, false)', ['role', TENANT_ROLE, 'statement_timeout', statementTimeout]);
       },
     });
     this.#pool.on('error', onIdleError);
