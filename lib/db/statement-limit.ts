@@ -25,11 +25,11 @@ export class StatementLimit {
     this.#timer.unref();
   }
 
-  /** Runs one statement on `client`, watched. */
-  async run<Row extends pg.QueryResultRow>(client: pg.ClientBase, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+  /** Runs `send` (statements on `client`), watched. */
+  async watch<Result>(client: pg.ClientBase, send: () => Promise<Result>): Promise<Result> {
     this.#started.set(client, performance.now());
     try {
-      return await client.query<Row>(text, values);
+      return await send();
     } finally {
       this.#started.delete(client);
     }
