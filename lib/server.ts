@@ -80,16 +80,19 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     shutdownTasks.push(() => embedded.stop());
     databaseUrl = embedded.url;
   }
+  // Migrations and tools hold a session (the migration lock): never through a transaction pooler.
+  const sessionUrl = secrets.databaseDirectUrl ?? databaseUrl;
   if (database.migrate) {
-    await migrateDatabase(databaseUrl, { log }).catch(async (error: unknown) => {
+    await migrateDatabase(sessionUrl, { log }).catch(async (error: unknown) => {
       await runShutdownTasks(shutdownTasks, logger);
       throw error;
     });
   }
-  const knex = createKnex(databaseUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
+  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
   const tenantDatabase = new TenantDatabase(databaseUrl, {
     queryTimeoutMs: database.queryTimeoutMs,
+    poolMax: config.database.poolMax,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
   });
   shutdownTasks.push(() => tenantDatabase.close());

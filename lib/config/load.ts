@@ -21,6 +21,9 @@ export interface LoadOptions {
 export function loadConfig({ env = process.env, expert }: LoadOptions = {}): LoadedConfig {
   const givenEnvironment = withoutEmptyValues(env);
   const environment = parseWith(environmentSchema, givenEnvironment, 'environment variable ');
+  if (environment.DATABASE_DIRECT_URL !== undefined && environment.DATABASE_URL === undefined) {
+    throw new ConfigError('environment variable DATABASE_DIRECT_URL: needs DATABASE_URL too (without it the service runs its embedded PostgreSQL)');
+  }
   const { builtIn, projectSections } = splitSections(expert ?? readExpertFile(environment.EXPERT_CONFIG));
   const expertSettings = parseWith(expertSchema, builtIn, 'expert configuration: ');
   const config: Config = {
@@ -30,7 +33,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
     projectsDir: path.resolve(environment.PROJECTS_DIR),
     dataDir: path.resolve(environment.DATA_DIR),
     logLevel: environment.LOG_LEVEL,
-    database: { embedded: environment.DATABASE_URL === undefined },
+    database: { embedded: environment.DATABASE_URL === undefined, poolMax: environment.DATABASE_POOL_MAX },
     redis: { enabled: environment.REDIS_URL !== undefined },
   };
   return {
@@ -38,6 +41,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
     secrets: Object.freeze({
       jwtSecret: environment.JWT_SECRET ?? persistedJwtSecret(config.dataDir),
       databaseUrl: environment.DATABASE_URL,
+      databaseDirectUrl: environment.DATABASE_DIRECT_URL,
       redisUrl: environment.REDIS_URL,
       projectSettings: Object.freeze({ sections: projectSections, environment: Object.freeze(givenEnvironment) }),
     }),

@@ -88,6 +88,8 @@ export type ExpertInput = z.input<typeof expertSchema> & { readonly [project: st
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** The environment variables of SPEC §2.3. */
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL');
+
 export const environmentSchema = z.object({
   PORT: z
     .string()
@@ -96,7 +98,14 @@ export const environmentSchema = z.object({
     .refine((port) => port <= 65_535, 'must be a port number from 0 to 65535')
     .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  DATABASE_URL: postgresUrl.optional(),
+  DATABASE_DIRECT_URL: postgresUrl.optional(),
+  DATABASE_POOL_MAX: z
+    .string()
+    .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
+    .transform(Number)
+    .refine((size) => size >= 1 && size <= 1000, 'must be a whole number from 1 to 1000')
+    .default(10),
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),
   PROJECTS_DIR: z.string().min(1).default('./projects'),

@@ -10,7 +10,8 @@ export interface Config extends ExpertConfig {
   readonly projectsDir: string;
   readonly dataDir: string;
   readonly logLevel: string;
-  readonly database: { readonly embedded: boolean };
+  /** `poolMax`: connections the service's pool opens at most (`DATABASE_POOL_MAX`). */
+  readonly database: { readonly embedded: boolean; readonly poolMax: number };
   readonly redis: { readonly enabled: boolean };
 }
 
@@ -18,6 +19,11 @@ export interface Secrets {
   readonly jwtSecret: string;
   /** Absent when the service runs its embedded PostgreSQL. */
   readonly databaseUrl: string | undefined;
+  /**
+   * A session connection to the same database (`DATABASE_DIRECT_URL`), when `databaseUrl` names
+   * a transaction-mode pooler: migrations and tools use it, for their session-level lock.
+   */
+  readonly databaseDirectUrl: string | undefined;
   readonly redisUrl: string | undefined;
   readonly projectSettings: ProjectSettingSources;
 }

@@ -39,7 +39,8 @@ export function isReusable(connection: pg.Client & { readyForQuery?: boolean }):
   return connection.readyForQuery === true && connection.getTransactionStatus() === 'I';
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P03', '08006', '08001']);
+// 57014: a statement cancelled, here by its time limit (statement_timeout).
+const UNREACHABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P03', '08006', '08001']);
 
 /**
  * pg's own words for a server that went away or stopped answering: a dropped connection, the

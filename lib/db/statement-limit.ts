@@ -5,12 +5,14 @@ import type pg from 'pg';
 const CHECK_EVERY_MS = 100;
 
 /**
- * The time limit on statements (SPEC §7: a database that stops answering is a 503 within 2 s,
- * never a hang), kept by one timer for the whole pool rather than pg's `query_timeout`, which
- * sets a timer for every statement: that timer, holding the statement and through its async
- * context the whole request, made each document query leave ~7 KB for the old generation.
- * A statement over the limit has its connection cut, so it fails as "Connection terminated"
- * (a database that does not answer) and the pool drops the connection.
+ * The backstop of the statement time limit (SPEC §7: a database that stops answering is a 503
+ * within 2 s, never a hang). PostgreSQL cancels a statement over the limit itself
+ * (`statement_timeout`); this cuts the connection of a statement still unanswered after that,
+ * when the database does not answer at all. It is one timer for the whole pool rather than pg's
+ * `query_timeout`, which sets a timer for every statement: that timer, holding the statement
+ * and through its async context the whole request, made each document query leave ~7 KB for the
+ * old generation. A cut statement fails as "Connection terminated" and the pool drops the
+ * connection.
  */
 export class StatementLimit {
   readonly #limitMs: number;
@@ -23,11 +25,11 @@ export class StatementLimit {
     this.#timer.unref();
   }
 
-  /** Runs one statement on `client`, watched. */
-  async run<Row extends pg.QueryResultRow>(client: pg.ClientBase, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+  /** Runs `send` (statements on `client`), watched. */
+  async watch<Result>(client: pg.ClientBase, send: () => Promise<Result>): Promise<Result> {
     this.#started.set(client, performance.now());
     try {
-      return await client.query<Row>(text, values);
+      return await send();
     } finally {
       this.#started.delete(client);
     }

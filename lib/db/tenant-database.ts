@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
+import { queryInScope, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
 
@@ -10,8 +11,15 @@ import type { Statement } from './statement.ts';
  */
 export const TENANT_ROLE = 'spaceport_tenant';
 
-/** The session setting the policies compare each row's `tenant` with. */
+/** The setting the policies compare each row's `tenant` with, set for each statement's transaction. */
 export const TENANT_SETTING = 'spaceport.tenant';
+
+/**
+ * How long after its time limit a statement may still be answered before its connection is cut:
+ * PostgreSQL's own cancellation normally answers first (so the statement's work ends there, and
+ * a write is rolled back); the cut is for a database that does not answer at all.
+ */
+const UNANSWERED_GRACE_MS = 300;
 
 /** What a statement is run for: a tenant's rows, or `NO_TENANT` (the tenants table, health). */
 export type SessionTenant = string | typeof NO_TENANT;
@@ -21,58 +29,61 @@ export const NO_TENANT = '';
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
 export interface TenantDatabaseOptions {
-  /** A statement left unanswered this long fails as "database unreachable" (see `isDatabaseUnreachable`). */
+  /**
+   * The time limit of every statement: PostgreSQL cancels a statement that runs longer (its
+   * `statement_timeout`), so the work ends and a write rolls back; a statement whose answer has
+   * not come shortly after that has its connection cut. Either fails as "database unreachable"
+   * (see `isDatabaseUnreachable`).
+   */
   queryTimeoutMs?: number;
+  /** How many connections the pool opens at most (`DATABASE_POOL_MAX`). */
+  poolMax?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
 }
 
 /**
- * The pool that runs every statement on tenant data, each on a connection whose session is set
- * to the statement's own tenant. A connection takes the restricted role once, when it opens;
- * its tenant setting is written before a statement whenever it differs from the tenant the
- * connection last ran for, outside any transaction (a rollback cannot undo it), and forgotten
- * after any failure, so that the next use writes it again. A connection therefore never runs a
- * statement under another statement's tenant, and the common case (the same tenant again)
- * costs no extra round trip.
+ * The pool that runs every statement on tenant data. Each statement carries its own scope, the
+ * restricted role, its tenant and its time limit, set for its transaction alone and sent with it
+ * in one exchange (`queryInScope`): no statement depends on a setting an earlier one left on a
+ * connection, so the answers are the same on a direct connection and through a transaction-mode
+ * pooler, which hands each transaction to whichever server connection is free (SPEC §15.2).
  */
 export class TenantDatabase {
   readonly #pool: pg.Pool;
-  readonly #sessionTenants = new WeakMap<pg.ClientBase, SessionTenant>();
   readonly #limit: StatementLimit | undefined;
+  readonly #statementTimeout: string;
 
-  constructor(url: string, { queryTimeoutMs, onIdleError = () => {} }: TenantDatabaseOptions = {}) {
-    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs);
+  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {} }: TenantDatabaseOptions = {}) {
+    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
+    this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#pool = new pg.Pool({
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
-      max: 10,
-      onConnect: async (client) => {
-        // A connection that fails while in use fails its statement too, which is answered (503);
-        // the event itself must not go unheard, or it would end the process.
-        client.on('error', () => {});
-        await client.query('select set_config($1, $2, false)', ['role', TENANT_ROLE]);
-      },
+      max: poolMax,
+      // A connection that fails while in use fails its statement too, which is answered (503);
+      // the event itself must not go unheard, or it would end the process.
+      onConnect: (client) => void client.on('error', () => {}),
     });
     this.#pool.on('error', onIdleError);
   }
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#inSession(tenant, (client) => this.#run<Row>(client, statement.sql, [...statement.bindings]));
+    return this.#withConnection((client) => this.#watched(client, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
   }
 
   /** Runs `work` in one transaction for `tenant`; it commits when `work` resolves, else rolls back. */
   transaction<Result>(tenant: string, work: (run: TransactionStatement) => Promise<Result>): Promise<Result> {
-    return this.#inSession(tenant, async (client) => {
-      await this.#run(client, 'begin', []);
+    return this.#withConnection(async (client) => {
+      await this.#watched(client, () => queryInScope(client, this.#scope(tenant), 'begin', []));
       try {
-        const result = await work((statement) => this.#run(client, statement.sql, [...statement.bindings]));
-        await this.#run(client, 'commit', []);
+        const result = await work((statement) => this.#watched(client, () => client.query(statement.sql, [...statement.bindings])));
+        await this.#watched(client, () => client.query('commit'));
         return result;
       } catch (error) {
-        await this.#run(client, 'rollback', []).catch(() => undefined);
+        await this.#watched(client, () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
     });
@@ -96,23 +107,21 @@ export class TenantDatabase {
     return this.#pool.end();
   }
 
-  #run<Row extends pg.QueryResultRow = pg.QueryResultRow>(client: pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
-    return this.#limit === undefined ? client.query<Row>(text, values) : this.#limit.run<Row>(client, text, values);
+  #scope(tenant: SessionTenant): StatementScope {
+    return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout };
   }
 
-  async #inSession<Result>(tenant: SessionTenant, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
+  #watched<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
+    return this.#limit === undefined ? send() : this.#limit.watch(client, send);
+  }
+
+  async #withConnection<Result>(work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
     const client = await this.#pool.connect();
     try {
-      if (this.#sessionTenants.get(client) !== tenant) {
-        this.#sessionTenants.delete(client);
-        await this.#run(client, 'select set_config($1, $2, false)', [TENANT_SETTING, tenant]);
-        this.#sessionTenants.set(client, tenant);
-      }
       const result = await work(client);
       client.release();
       return result;
     } catch (error) {
-      this.#sessionTenants.delete(client);
       // A connection left mid-statement or inside a transaction is closed, never reused.
       client.release(isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? undefined : (error as Error));
       throw error;

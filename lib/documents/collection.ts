@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
-import { sql, statementOf } from '../db/statement.ts';
-import { countStatement, DOCUMENTS as TABLE, selectStatement } from './statements.ts';
+import { sql, statementOf, type Statement } from '../db/statement.ts';
+import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
 import { compileFilter } from './filter.ts';
@@ -106,12 +106,16 @@ export class Collection {
     return found.map((row) => row.doc);
   }
 
+  /** Every document or none: one statement per batch, several batches in one transaction. */
   async #insert(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
     const prepared = documents.map(toStoredDocument);
     const { database, tenant } = this.#resolveScope();
-    const rows = prepared.map((document) => ({ tenant, collection: this.collectionName, id: document._id, doc: JSON.stringify(document) }));
+    const statements = insertBatches(prepared).map((batch) => insertStatement(tenant, this.collectionName, batch));
     try {
-      await database.query(tenant, statementOf(sql(TABLE).insert(rows)));
+      if (statements.length === 1) await database.query(tenant, statements[0] as Statement);
+      else await database.transaction(tenant, async (run) => {
+        for (const statement of statements) await run(statement);
+      });
     } catch (error) {
       throw translateWriteError(error, this.collectionName);
     }
@@ -131,7 +135,7 @@ export class Collection {
         if (changed.length > 0) {
           const byId = JSON.stringify(Object.fromEntries(changed.map(({ after }) => [after._id, after])));
           const writing = tenantRows(TABLE, tenant, this.#inCollection)
-            .whereIn('id', changed.map(({ after }) => after._id))
+            .whereRaw('id = any(?::text[])', [changed.map(({ after }) => after._id)])
             .update({ doc: sql.raw('?::jsonb -> id', [byId]) });
           await run(statementOf(writing));
         }

@@ -1,7 +1,7 @@
 import { DocumentQueryError } from './errors.ts';
 import { jsonPathOf, parsePath, type FieldPath } from './paths.ts';
 import type { Filter, SqlFragment } from './types.ts';
-import { isPlainObject, isScalar, isStorable, jsonPathLiteral, toJsonValue, type JsonValue } from './values.ts';
+import { isPlainObject, isScalar, isStorable, jsonPathLiteral, toJsonValue, type JsonValue, type Scalar } from './values.ts';
 
 /**
  * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
@@ -10,6 +10,21 @@ import { isPlainObject, isScalar, isStorable, jsonPathLiteral, toJsonValue, type
  * Paths use SQL/JSON's lax mode, so as in MongoDB a scalar also matches inside an array.
  */
 export function compileFilter(filter: unknown, collection: string): SqlFragment {
+  const compiled = compileConditions(filter, collection);
+  if (compiled.bindings.length > MAX_FILTER_VALUES) {
+    throw new DocumentQueryError(`a filter may hold at most ${MAX_FILTER_VALUES} conditions' values; this one needs ${compiled.bindings.length} (use $in for long lists)`);
+  }
+  return compiled;
+}
+
+/**
+ * PostgreSQL binds at most 65 535 values to one statement; the tenant, the collection and a
+ * page take a few. `$in` costs a fixed number however long its list, so only a filter of tens of
+ * thousands of separate conditions comes near this.
+ */
+const MAX_FILTER_VALUES = 65_000;
+
+function compileConditions(filter: unknown, collection: string): SqlFragment {
   if (filter === undefined) return TRUE;
   if (!isPlainObject(filter)) throw new DocumentQueryError('a filter must be a plain object');
   return all(Object.entries(filter).map(([key, value]) => compileEntry(key, value, collection)));
@@ -19,8 +34,8 @@ const TRUE: SqlFragment = { sql: 'true', bindings: [] };
 const FALSE: SqlFragment = { sql: 'false', bindings: [] };
 
 function compileEntry(key: string, value: unknown, collection: string): SqlFragment {
-  if (key === '$and') return all(subFilters(key, value).map((filter) => compileFilter(filter, collection)));
-  if (key === '$or') return any(subFilters(key, value).map((filter) => compileFilter(filter, collection)));
+  if (key === '$and') return all(subFilters(key, value).map((filter) => compileConditions(filter, collection)));
+  if (key === '$or') return any(subFilters(key, value).map((filter) => compileConditions(filter, collection)));
   const path = parsePath(key, 'filter');
   if (!isOperatorObject(value, key)) return equals(path, value, collection);
   return all(Object.entries(value).map(([operator, operand]) => compileOperator(path, operator, operand, collection)));
@@ -52,9 +67,9 @@ function compileOperator(path: FieldPath, operator: string, operand: unknown, co
     case '$lte':
       return compare(path, operator, operand);
     case '$in':
-      return any(inList(operator, operand).map((value) => equals(path, value, collection)));
+      return equalsAnyOf(path, inList(operator, operand), collection);
     case '$nin':
-      return not(any(inList(operator, operand).map((value) => equals(path, value, collection))));
+      return not(equalsAnyOf(path, inList(operator, operand), collection));
     case '$exists':
       return operand ? exists(path) : not(exists(path));
     default:
@@ -88,9 +103,35 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
   return pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
 }
 
+/**
+ * `$in`: equality with any of `operands`, in a fixed number of bound values however long the
+ * list (a statement takes at most 65 535): the values of each kind travel as one array.
+ */
+function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): SqlFragment {
+  const values = operands.map((operand) => toJsonValue(operand, 'filter')).filter(isStorable);
+  if (path.length === 1 && path[0] === '_id') return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
+  const usernames: string[] = [];
+  const scalars: Scalar[] = [];
+  const structures: JsonValue[] = [];
+  for (const value of values) {
+    if (isAccountUsername(collection, path, value)) usernames.push(value);
+    else if (value !== null) (isScalar(value) ? scalars : structures).push(value);
+  }
+  return any([
+    ...(usernames.length > 0 ? [usernameIndexed(usernames)] : []),
+    ...(scalars.length > 0 ? [scalarEqualsAny(path, scalars)] : []),
+    ...(values.includes(null) ? [equals(path, null, collection)] : []),
+    ...(structures.length > 0 ? [structureEqualsAny(path, structures)] : []),
+  ]);
+}
+
 /** `_id` is also the `id` column, so an `_id` lookup uses the primary key. */
 function idEquals(value: JsonValue): SqlFragment {
   return typeof value === 'string' ? { sql: 'id = ?', bindings: [value] } : FALSE;
+}
+
+function idEqualsAnyOf(ids: JsonValue[]): SqlFragment {
+  return ids.length === 0 ? FALSE : { sql: 'id = any(?::text[])', bindings: [ids as string[]] };
 }
 
 function isAccountUsername(collection: string, path: FieldPath, value: JsonValue): value is string {
@@ -104,8 +145,9 @@ function isAccountUsername(collection: string, path: FieldPath, value: JsonValue
  * `doc->>'username'` is not. The type check keeps the meaning of the path match it replaces (a
  * number 5 must not equal "5"). The SQL text is fixed; only the value is bound.
  */
-function usernameIndexed(username: string): SqlFragment {
-  return { sql: "account_username = ? and jsonb_typeof(doc->'username') = 'string'", bindings: [username] };
+function usernameIndexed(username: string | string[]): SqlFragment {
+  const comparison = typeof username === 'string' ? 'account_username = ?' : 'account_username = any(?::text[])';
+  return { sql: `${comparison} and jsonb_typeof(doc->'username') = 'string'`, bindings: [username] };
 }
 
 /** An object or array compared whole (key order aside), or found as an element of an array. */
@@ -120,6 +162,17 @@ function structureEquals(path: FieldPath, value: JsonValue): SqlFragment {
   };
 }
 
+/** `structureEquals` for any of `values`, given as one JSON array. */
+function structureEqualsAny(path: FieldPath, values: JsonValue[]): SqlFragment {
+  const keys = [...path];
+  return {
+    sql:
+      '(doc #> ?::text[] in (select jsonb_array_elements(?::jsonb)) or exists (select from jsonb_array_elements(case jsonb_typeof(doc #> ?::text[]) ' +
+      "when 'array' then doc #> ?::text[] else '[]'::jsonb end) as element where element in (select jsonb_array_elements(?::jsonb))))",
+    bindings: [keys, JSON.stringify(values), keys, keys, JSON.stringify(values)],
+  };
+}
+
 function exists(path: FieldPath): SqlFragment {
   if (path.length === 1 && path[0] === '_id') return TRUE;
   return pathMatches(jsonPathOf(path));
@@ -127,6 +180,29 @@ function exists(path: FieldPath): SqlFragment {
 
 function pathMatches(jsonPath: string): SqlFragment {
   return { sql: 'doc @\\? ?::jsonpath', bindings: [jsonPath] };
+}
+
+/**
+ * Longer `$in` lists than this are matched as a set instead of path by path: the GIN index
+ * serves each value of a short list, but every candidate row is then checked against every
+ * path, which for 70 000 values took longer than the statement time limit.
+ */
+const INDEXED_IN_LIST = 100;
+
+/**
+ * Equality with any of `values` (scalars), as `equals` has it for each. A short list is one
+ * bound array of SQL/JSON paths that the GIN index serves; a long one compares the scalars a
+ * path match would compare (`[*][*]`: the two levels of arrays lax mode unwraps, one for the
+ * filter and one for the comparison) with the values as one hashed set.
+ */
+function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
+  const matches = values.map((value) => `${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
+  if (matches.length === 1) return pathMatches(matches[0] as string);
+  if (matches.length <= INDEXED_IN_LIST) return { sql: 'doc @\\? any(?::jsonpath[])', bindings: [matches] };
+  return {
+    sql: 'exists (select from jsonb_path_query(doc, ?::jsonpath) as found where found in (select jsonb_array_elements(?::jsonb)))',
+    bindings: [`${jsonPathOf(path)}[*][*]`, JSON.stringify(values)],
+  };
 }
 
 function all(parts: SqlFragment[]): SqlFragment {

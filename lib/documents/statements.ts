@@ -1,5 +1,6 @@
-import { StatementShapes, type SqlFragment, type Statement } from '../db/statement.ts';
+import { sql, StatementShapes, statementOf, type SqlFragment, type Statement } from '../db/statement.ts';
 import { tenantRows, tenantRowsShape } from '../tenancy/scope.ts';
+import type { Document } from './types.ts';
 
 /** The table of every collection's documents. */
 export const DOCUMENTS = 'documents';
@@ -33,4 +34,39 @@ export function selectStatement(tenant: string, conditions: readonly SqlFragment
 export function countStatement(tenant: string, conditions: readonly SqlFragment[], shapes = readShapes): Statement {
   const rows = tenantRowsShape(tenant, ...conditions);
   return shapes.statement(`count ${rows.shape}`, rows.bindings, () => tenantRows(DOCUMENTS, tenant, ...conditions).count({ count: '*' }));
+}
+
+/**
+ * How much JSON one insert statement carries at most. PostgreSQL takes up to 1 GB in a message,
+ * but a batch must also be written within the statement time limit, and its text is held in
+ * memory twice (JSON, then the message), so bulk inserts go in pieces of this size.
+ */
+const INSERT_BATCH_CHARACTERS = 4 * 1024 * 1024;
+
+/** `documents` cut into batches of about `INSERT_BATCH_CHARACTERS` of JSON each, in order. */
+export function insertBatches(documents: readonly Document[]): string[] {
+  const batches: string[] = [];
+  let batch: string[] = [];
+  let size = 0;
+  for (const document of documents) {
+    const json = JSON.stringify(document);
+    if (batch.length > 0 && size + json.length > INSERT_BATCH_CHARACTERS) {
+      batches.push(`[${batch.join(',')}]`);
+      batch = [];
+      size = 0;
+    }
+    batch.push(json);
+    size += json.length + 1;
+  }
+  if (batch.length > 0) batches.push(`[${batch.join(',')}]`);
+  return batches;
+}
+
+/**
+ * Inserts the documents of a JSON array (`insertBatches`) as rows of `tenant`: three bound
+ * values whatever the number of documents (a statement takes at most 65 535).
+ */
+export function insertStatement(tenant: string, collection: string, documentsJson: string): Statement {
+  const rows = sql.raw("select ?, ?, document->>'_id', document from jsonb_array_elements(?::jsonb) as document", [tenant, collection, documentsJson]);
+  return statementOf(sql.raw('insert into ?? (tenant, collection, id, doc) ?', [DOCUMENTS, rows]));
 }

@@ -116,6 +116,23 @@ test('invalid environment variables are refused with the variable named', (t) =>
   t.throws(() => loadConfig({ env: { ...baseEnv(), LOG_LEVEL: 'loud' }, expert: {} }), { message: /LOG_LEVEL/ });
 });
 
+test('DATABASE_POOL_MAX sizes the pool: 10 by default, a whole number from 1 to 1000', (t) => {
+  t.is(loadConfig({ env: baseEnv(), expert: {} }).config.database.poolMax, 10);
+  t.is(loadConfig({ env: { ...baseEnv(), DATABASE_POOL_MAX: '25' }, expert: {} }).config.database.poolMax, 25);
+  for (const DATABASE_POOL_MAX of ['0', '1001', 'ten', '2.5', '-3', ' 4']) {
+    t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_POOL_MAX }, expert: {} }), { message: /environment variable DATABASE_POOL_MAX: must be a whole number from 1 to 1000/ }, DATABASE_POOL_MAX);
+  }
+});
+
+test('DATABASE_DIRECT_URL is a secret like DATABASE_URL, and needs it', (t) => {
+  const direct = 'postgres://owner:hunter2@db.example/app';
+  const { config, secrets } = loadConfig({ env: { ...baseEnv(), DATABASE_URL: 'postgres://app:pw@pooler.example/app', DATABASE_DIRECT_URL: direct }, expert: {} });
+  t.is(secrets.databaseDirectUrl, direct);
+  t.false(JSON.stringify(config).includes('hunter2'));
+  t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_DIRECT_URL: direct }, expert: {} }), { message: /DATABASE_DIRECT_URL: needs DATABASE_URL/ });
+  t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_URL: direct, DATABASE_DIRECT_URL: 'mysql://x' }, expert: {} }), { message: /environment variable DATABASE_DIRECT_URL: must be a postgres/ });
+});
+
 test('a REDIS_URL that a Redis client could not open is refused at start-up, without its password in the message', (t) => {
   for (const REDIS_URL of ['redis://:secret@127.0.0.1:99999', 'redis://:se%zzcret@127.0.0.1:6379', 'rediss://[secret', 'http://:secret@127.0.0.1:6379', 'redis://user:se%ZZcret@host', 'redis://:secret@127.0.0.1:6379/abc']) {
     const error = t.throws(() => loadConfig({ env: { ...baseEnv(), REDIS_URL }, expert: {} }), { message: /environment variable REDIS_URL/ }, REDIS_URL);

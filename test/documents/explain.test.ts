@@ -77,6 +77,19 @@ test.serial('an _id lookup uses the primary key', async (t) => {
   t.notRegex(plan, /Seq Scan/);
 });
 
+test.serial('$in lookups use the same indexes as equality: GIN for fields, the primary key for _id, the username index for accounts', async (t) => {
+  const fields = await planOf('acme', 'items', (found) => found.find({ sku: { $in: ['sku-7', 'sku-77', 'sku-777'] } }).toArray());
+  t.log(fields);
+  t.regex(fields, /Bitmap Index Scan on documents_doc_gin/);
+  t.notRegex(fields, /Seq Scan/);
+  const ids = await planOf('acme', 'items', (found) => found.find({ _id: { $in: ['id-7', 'id-77'] } }).toArray());
+  t.regex(ids, /Index Scan using documents_pkey|Bitmap Index Scan on documents_pkey/);
+  const usernames = await planOf('acme', 'accounts', (found) => found.find({ username: { $in: ['user-7', 'user-77'] } }).toArray());
+  t.regex(usernames, /documents_accounts_username/);
+  const items = documentStore(database.tenantDatabase, 'acme').collection('items');
+  t.is((await items.find({ sku: { $in: ['sku-7', 'sku-77', 'sku-777'] } }).toArray()).length, 3);
+});
+
 test.serial('the tenant condition holds in the indexed lookups', async (t) => {
   const accounts = documentStore(database.tenantDatabase, 'other').collection('accounts');
   t.like(await accounts.findOne({ username: 'user-1' }), { _id: 'id-1' });

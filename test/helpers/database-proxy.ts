@@ -28,6 +28,8 @@ export interface DatabaseProxy {
   restore(): void;
   /** Stops accepting and drops every open connection. */
   close(): Promise<void>;
+  /** How many connections clients opened through the relay so far, and how many are open now. */
+  connections(): { opened: number; open: number };
 }
 
 type Mode = 'pass' | 'frozen' | 'cut' | 'black-hole';
@@ -38,6 +40,8 @@ export async function databaseProxy(databaseUrl: string): Promise<DatabaseProxy>
   const flushes = new Set<() => void>();
   let mode: Mode = 'pass';
   let closed: Promise<void> | undefined;
+  const clients = new Set<Socket>();
+  let opened = 0;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('error', () => {});
@@ -45,6 +49,9 @@ export async function databaseProxy(databaseUrl: string): Promise<DatabaseProxy>
   };
   const server = createServer((client) => {
     track(client);
+    opened++;
+    clients.add(client);
+    client.on('close', () => clients.delete(client));
     if (mode === 'cut') {
       client.resetAndDestroy();
       return;
@@ -93,6 +100,7 @@ export async function databaseProxy(databaseUrl: string): Promise<DatabaseProxy>
       if (mode === 'black-hole') resetAll();
       mode = 'pass';
     },
+    connections: () => ({ opened, open: clients.size }),
     close: () => {
       closed ??= new Promise((resolve) => {
         server.close(() => resolve());

@@ -1,0 +1,63 @@
+import pg from 'pg';
+
+/** What a statement runs as, for the rest of its transaction (SPEC §4.2, §15.2). */
+export interface StatementScope {
+  /** The role to run as (`SET LOCAL ROLE`). */
+  readonly role: string;
+  /** The setting the row-level security policies read, and its value. */
+  readonly tenantSetting: string;
+  readonly tenant: string;
+  /** PostgreSQL's `statement_timeout`, in milliseconds; "0" for none. */
+  readonly statementTimeout: string;
+}
+
+/**
+ * Takes the scope for the rest of the transaction it runs in (`set_config(…, true)` is `SET
+ * LOCAL`), answering no row. Every value is bound, the tenant's included.
+ */
+const SCOPE_SQL = "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true)) is null";
+
+/** pg's Query writes its statement's messages in `prepare`, which its types do not declare. */
+interface QueryMessages {
+  prepare(connection: pg.Connection): void;
+}
+
+/**
+ * A statement sent together with its scope in one exchange: the scope's Parse, Bind and Execute,
+ * then the statement's, then one Sync. Messages up to a Sync run in one implicit transaction,
+ * so the scope's transaction-local settings hold for this statement alone, on whatever server
+ * connection a transaction-mode pooler gives it, and end with it; it costs no round trip. (A
+ * `begin` sent this way keeps them for the whole explicit transaction it opens.)
+ *
+ * pg has no public way to send two statements before one Sync: this extends its public `Query`
+ * through `prepare`, which is not part of its documented API. test/db/scoped-query.test.ts
+ * checks exactly this, so a pg upgrade that changes it fails there.
+ */
+class ScopedQuery extends pg.Query {
+  readonly #scope: string[];
+
+  constructor(scope: StatementScope, text: string, values: unknown[], callback: (error: Error | undefined, result: unknown) => void) {
+    // `queryMode: 'extended'`: a statement without values would otherwise go as a simple query.
+    super({ text, values, queryMode: 'extended' } as pg.QueryConfig, callback);
+    this.#scope = [scope.role, scope.tenantSetting, scope.tenant, scope.statementTimeout];
+  }
+
+  prepare(connection: pg.Connection): void {
+    connection.parse({ name: '', text: SCOPE_SQL, types: [] }, false);
+    connection.bind({ values: this.#scope }, false);
+    connection.execute({ portal: '' }, false);
+    (pg.Query.prototype as unknown as QueryMessages).prepare.call(this, connection);
+  }
+}
+
+/** Runs `text` with `values` on `client` under `scope`; the result is the statement's own. */
+export function queryInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+  return new Promise((resolve, reject) => {
+    const query = new ScopedQuery(scope, text, values, (error, results) => {
+      if (error !== undefined && error !== null) reject(error);
+      // pg answers one result per statement sent: the scope's, then this statement's.
+      else resolve((Array.isArray(results) ? results[results.length - 1] : results) as pg.QueryResult<Row>);
+    });
+    client.query(query);
+  });
+}

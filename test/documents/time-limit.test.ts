@@ -1,0 +1,95 @@
+import test from 'ava';
+import type { Knex } from 'knex';
+import { createKnex } from '../../lib/db/connect.ts';
+import { dropTestDatabase, testDatabaseUrl, type TestService } from '../helpers/service.ts';
+import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+
+// SPEC §7: a statement over the time limit answers 503, and the limit ends the work in
+// PostgreSQL too: the statement is cancelled there, and a write answered 503 changed nothing.
+
+// Serial: each test locks the documents table the other reads.
+test.after.always(dropTestDatabase);
+
+const ROUTES = `
+import { db } from 'spaceport';
+export default [
+  { method: 'POST', path: '/insert', skipAuth: true, function: async (req, res) => {
+    const documents = Array.from({ length: req.body.count }, (_, index) => ({ n: index }));
+    res.json(await db.collection(req.body.collection).insertMany(documents));
+  } },
+  { method: 'POST', path: '/count', skipAuth: true, function: async (req, res) => {
+    res.json({ count: await db.collection(req.body.collection).countDocuments({}) });
+  } },
+];
+`;
+
+let service: TestService;
+let owner: Knex;
+
+test.before(async () => {
+  await migrateFileDatabase();
+  owner = createKnex(await testDatabaseUrl());
+  service = await startWithProjects(undefined, writeTree({ 'timed/api/routes.js': ROUTES }));
+});
+
+test.after.always(async () => {
+  await service?.close();
+  await owner?.destroy();
+});
+
+function post(pathname: string, body: unknown): Promise<Response> {
+  return service.fetch(`/api/timed${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** Holds an exclusive lock on the documents table (every statement on it waits) until released. */
+async function lockDocuments(): Promise<() => Promise<void>> {
+  const transaction = await owner.transaction();
+  await transaction.raw('lock table documents in access exclusive mode');
+  return async () => {
+    await transaction.rollback();
+  };
+}
+
+/** The service's statements on `documents` still running or waiting in PostgreSQL. */
+async function statementsStillRunning(marker: string): Promise<string[]> {
+  const { rows } = await owner.raw<{ rows: Array<{ query: string }> }>(
+    "select query from pg_stat_activity where datname = current_database() and state <> 'idle' and query like ? and pid <> pg_backend_pid()",
+    [`%${marker}%`],
+  );
+  return rows.map((row) => row.query);
+}
+
+test.serial('a write over the time limit answers 503, is cancelled in PostgreSQL, and changed nothing', async (t) => {
+  const release = await lockDocuments();
+  let released = false;
+  t.teardown(async () => {
+    if (!released) await release();
+  });
+  const started = Date.now();
+  const response = await post('/insert', { collection: 'late-writes', count: 500 });
+  t.is(response.status, 503);
+  t.deepEqual(await json(response), { error: 'database unavailable' });
+  t.true(Date.now() - started < 2500, `answered after ${Date.now() - started} ms`);
+  // PostgreSQL's own timer cancels the statement; give a loaded machine a moment to get there.
+  await waitUntil(async () => (await statementsStillRunning('insert into')).length === 0, 2000);
+  t.deepEqual(await statementsStillRunning('insert into'), [], 'the insert no longer waits in PostgreSQL');
+  await release();
+  released = true;
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const [{ count }] = await owner('documents').where({ collection: 'late-writes' }).count({ count: '*' });
+  t.is(Number(count), 0, 'the write answered 503 left no row behind');
+});
+
+test.serial('a read over the time limit answers 503 and no longer occupies a PostgreSQL backend', async (t) => {
+  const release = await lockDocuments();
+  t.teardown(release);
+  const response = await post('/count', { collection: 'late-reads' });
+  t.is(response.status, 503);
+  await waitUntil(async () => (await statementsStillRunning('count(*)')).length === 0, 2000);
+  t.deepEqual(await statementsStillRunning('count(*)'), [], 'the count was cancelled, not left waiting');
+});
+
+async function waitUntil(condition: () => Promise<boolean>, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline && !(await condition())) await new Promise((resolve) => setTimeout(resolve, 50));
+}
