@@ -25,6 +25,18 @@ export function bodyTimedOut(): Error {
   return createError(408, 'request body timed out', { headers: { Connection: 'close' } });
 }
 
+/** The request of each connection that was answered before its body was all in (the body Node now discards). */
+const answeredEarly = new WeakMap<object, IncomingMessage>();
+
+/**
+ * Whether what `socket` is receiving is still the body of a request already answered: a parser
+ * error in it belongs to that request, which must get no second answer.
+ */
+export function answeredBeforeItsBody(socket: object): boolean {
+  const request = answeredEarly.get(socket);
+  return request !== undefined && !request.complete;
+}
+
 /** One request whose body is still on its way. */
 export interface BodyWatch {
   /**
@@ -114,6 +126,7 @@ class Watched implements BodyWatch {
     this.#answeredAt ??= performance.now();
     this.#stall = undefined;
     if (this.#request.complete) this.#forget();
+    else answeredEarly.set(this.#request.socket, this.#request);
   }
 
   check(now: number): void {

@@ -145,3 +145,15 @@ for (const how of ['json', 'file', 'write']) {
     t.is((await service.fetch('/api/pace/ping')).status, 200);
   });
 }
+
+test('after a 401, a rest of the body Node cannot parse closes the connection without a second answer', async (t) => {
+  const chunkedHead = 'POST /api/pace/protected HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+  // The first chunk arrives with the 401; the broken chunk size after it.
+  const outcome = await trickledExchange(port, chunkedHead, Buffer.from('2\r\n{}\r\nzz\r\n'), { pieceBytes: 7, intervalMs: 200, timeoutMs: ANSWER_WITHIN_MS });
+  t.false(outcome.timedOut, 'the server closed the connection');
+  t.deepEqual(
+    outcome.answers.map((answer) => answer.status),
+    [401],
+  );
+  t.is(outcome.leftover.length, 0);
+});
