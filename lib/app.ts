@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { loginArea } from './auth/index.ts';
 import { nothingAnswers } from './core/errors.ts';
 import type { Runtime } from './core/runtime.ts';
+import type { BodyPace } from './http/body-pace.ts';
 import { requestEntry, type Area } from './http/entry.ts';
 import { systemArea } from './http/system-routes.ts';
 import type { LoadedProjects } from './projects/index.ts';
@@ -13,7 +14,7 @@ import { withTenant } from './tenancy/index.ts';
  * to what answers that area. The system endpoints take no tenant; everything else runs behind
  * the tenant step, unknown paths included (an invalid tenant is a 400 before a 404).
  */
-export function createApp(runtime: Runtime, projects: LoadedProjects): Koa {
+export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: BodyPace): Koa {
   const system = systemArea(runtime, projects.routes);
   const areas = new Map<string, Area>([
     ['healthz', system],
@@ -28,6 +29,6 @@ export function createApp(runtime: Runtime, projects: LoadedProjects): Koa {
   });
   const app = new Koa({ proxy: runtime.config.http.trustProxy });
   app.silent = true;
-  app.use(requestEntry({ logger: runtime.logger, runtime, areas, otherwise }));
+  app.use(requestEntry({ logger: runtime.logger, runtime, areas, otherwise, bodyPace }));
   return app;
 }

@@ -9,6 +9,7 @@ import { openEmbeddedDatabase } from './db/embedded/index.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
+import type { BodyPace } from './http/body-pace.ts';
 import { createDrainableServer } from './http/drain.ts';
 import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
@@ -35,6 +36,8 @@ export interface Service {
 export interface StartOptions extends LoadOptions {
   /** Where log lines go (default stdout). */
   logDestination?: pino.DestinationStream;
+  /** How fast request bodies must arrive (default `BODY_PACE`); for tests. */
+  bodyPace?: BodyPace;
 }
 
 /** How a runtime uses its database. */
@@ -52,9 +55,12 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   try {
     await warnUnlessDocumentIndexUsable(runtime);
     const projects = await loadProjects(runtime);
-    const app = createApp(runtime, projects);
+    const app = createApp(runtime, projects, options.bodyPace);
     const handler = answerHttp2Preface(app.callback(), runtime.logger);
     const { server, drain } = createDrainableServer(handler);
+    // A body's time is the entry's to bound, by its pace (`BodyPace`): Node's whole-request limit
+    // (300 s) would cut honest uploads, and answers 408 even after the service has answered.
+    server.requestTimeout = 0;
     answerParserErrors(server, runtime.logger);
     answerConnect(server, handler);
     await listen(server, runtime.config.host, runtime.config.port);

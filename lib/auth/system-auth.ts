@@ -1,9 +1,9 @@
 import jwt from 'jsonwebtoken';
-import type { Context, Middleware, Next } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { unauthorized } from '../core/errors.ts';
-import { requestState } from '../core/request-state.ts';
+import { requestState, type RequestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { systemTokenVerifier, type TokenClaims } from './tokens.ts';
+import { ofRequestTenant, systemTokenVerifier, type TokenClaims } from './tokens.ts';
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
@@ -20,33 +20,31 @@ export function systemAuthentication(runtime: Runtime): Middleware {
   const verify = systemTokenVerifier(runtime);
   const verified = new VerifiedTokens();
 
-  const claimsOf = (token: string): TokenClaims => {
-    const known = verified.lookup(token);
-    if (known === 'expired') throw unauthorized('token expired');
-    if (known !== undefined) return known;
-    let claims: TokenClaims;
-    try {
-      claims = verify(token);
-    } catch (error) {
-      throw unauthorized(error instanceof jwt.TokenExpiredError ? 'token expired' : 'invalid token');
-    }
+  const verifiedAnew = (token: string): TokenClaims => {
+    const claims = verify(token);
     verified.remember(token, claims);
     return claims;
   };
 
+  const claimsOf = (token: string, state: RequestState): TokenClaims => {
+    const known = verified.lookup(token);
+    if (known === 'expired') throw unauthorized('token expired');
+    try {
+      return ofRequestTenant(known ?? verifiedAnew(token), state);
+    } catch (error) {
+      throw unauthorized(error instanceof jwt.TokenExpiredError ? 'token expired' : 'invalid token');
+    }
+  };
+
+  // The caller is the token's account, if the token was issued for the request's tenant.
   return (ctx, next) => {
     const token = bearerToken(ctx);
     if (token === undefined) throw unauthorized('authentication required');
-    return enter(ctx, claimsOf(token), next);
+    const state = requestState(ctx);
+    const claims = claimsOf(token, state);
+    state.caller = { uid: claims.uid, claims: Object.freeze({ ...claims }) };
+    return next();
   };
-}
-
-/** The caller is the token's account, if the token was issued for the request's tenant. */
-function enter(ctx: Context, claims: TokenClaims, next: Next): Promise<void> {
-  const state = requestState(ctx);
-  if (claims.tenant !== state.tenant) throw unauthorized('invalid token');
-  state.caller = { uid: claims.uid, claims: Object.freeze({ ...claims }) };
-  return next();
 }
 
 function bearerToken(ctx: Context): string | undefined {

@@ -1,5 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { durationSeconds } from '../config/index.ts';
+import type { RequestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 
 /** The claims of a system JWT (SPEC §5.3). */
@@ -62,9 +63,26 @@ function tokenTenant(named: unknown, requestTenant: string | undefined): string 
   return requestTenant;
 }
 
-/** Verifies signature (HS256 only) and expiry, then the rule of `systemClaimsOf`; returns the claims or throws. */
-export function verifySystemToken(runtime: Runtime, token: string): TokenClaims {
-  return systemTokenVerifier(runtime)(token);
+/**
+ * Verifies signature (HS256 only) and expiry, then the rule of `systemClaimsOf`, then
+ * `ofRequestTenant` for `request` (undefined outside a request); returns the claims or throws.
+ */
+export function verifySystemToken(runtime: Runtime, token: string, request?: TenantOfRequest): TokenClaims {
+  return ofRequestTenant(systemTokenVerifier(runtime)(token), request);
+}
+
+/** The part of a request's state the tenant rule reads. */
+export type TenantOfRequest = Pick<RequestState, 'tenant'>;
+
+/**
+ * A system token counts only in the tenant it was issued for (SPEC §5.3): inside a request, a
+ * token of any other tenant (or a request with no tenant) is refused with a `JsonWebTokenError`,
+ * by system authentication and `verifyToken` alike. Outside a request (`request` undefined:
+ * tools, tests) there is no tenant to compare with.
+ */
+export function ofRequestTenant(claims: TokenClaims, request: TenantOfRequest | undefined): TokenClaims {
+  if (request !== undefined && claims.tenant !== request.tenant) throw new jwt.JsonWebTokenError('token was issued for another tenant');
+  return claims;
 }
 
 /** `verifySystemToken` for one runtime, its lifetime limit worked out once: for every request. */

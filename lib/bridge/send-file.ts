@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import path from 'node:path';
 import createError from 'http-errors';
 import type { Context } from 'koa';
@@ -33,6 +34,11 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
   if (typeof filePath !== 'string') throw new TypeError('path must be a string to res.sendFile');
   if (!options.root && !path.isAbsolute(filePath)) {
     throw new TypeError('path must be absolute or specify root to res.sendFile');
+  }
+  // Set from a stream event below, where Node's refusal would be uncaught: checked here instead.
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    validateHeaderName(name);
+    for (const each of [value].flat()) validateHeaderValue(name, String(each));
   }
   if (!target.claim()) return;
   const file = send(target.context.req, encodeURI(filePath), { ...options, etag: true });

@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import createError from 'http-errors';
 import type { Context } from 'koa';
 import { isDatabaseUnreachable } from '../db/connect.ts';
@@ -77,6 +78,8 @@ interface ErrorAnswer {
   status: number;
   body: { error: string } | { success: false; message: string };
   headers: Readonly<Record<string, string>>;
+  /** Names of the error's headers Node would refuse to send (a CR, LF or NUL, a character beyond latin1, a bad name): left out. */
+  dropped: readonly string[];
   /** A 5xx gets an error line beside the request line; unforeseen ones with their stack (SPEC §7). */
   log?: { message: string; stack: boolean };
 }
@@ -87,14 +90,14 @@ interface ErrorAnswer {
  */
 export function errorAnswer(error: unknown): ErrorAnswer {
   if (statusOf(error) === undefined && isDatabaseUnreachable(error)) {
-    return { status: 503, body: { error: 'database unavailable' }, headers: {}, log: { message: 'database unreachable', stack: true } };
+    return { status: 503, body: { error: 'database unavailable' }, headers: {}, dropped: [], log: { message: 'database unreachable', stack: true } };
   }
   const status = statusOf(error) ?? 500;
-  const headers = headersOf(error);
-  if (status < 500) return { status, body: { error: messageOf(error) || 'Error' }, headers };
+  const { headers, dropped } = headersOf(error);
+  if (status < 500) return { status, body: { error: messageOf(error) || 'Error' }, headers, dropped };
   // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
-  if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, log: { message: 'server error', stack: false } };
-  return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, log: { message: 'unhandled error', stack: true } };
+  if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, dropped, log: { message: 'server error', stack: false } };
+  return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, dropped: [], log: { message: 'unhandled error', stack: true } };
 }
 
 /**
@@ -116,6 +119,8 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
   ctx.body = answer.body;
   state.failure = 'error' in answer.body ? answer.body.error : answer.body.message;
   if (answer.log) logger.error(answer.log.stack ? { err: error, ...where } : { status: answer.status, error: messageOf(error), ...where }, answer.log.message);
+  // The names only: a value may hold anything, a secret included.
+  if (answer.dropped.length > 0) logger.error({ status: answer.status, headers: answer.dropped, ...where }, 'invalid headers of an error left out of its answer');
 }
 
 /**
@@ -161,12 +166,29 @@ export function messageOf(error: unknown): string {
   return typeof message === 'string' ? message : '';
 }
 
-function headersOf(error: unknown): Record<string, string> {
-  const headers = (error as HttpErrorLike | undefined)?.headers;
-  if (headers === null || typeof headers !== 'object') return {};
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-    if (typeof value === 'string' || typeof value === 'number') kept[name] = String(value);
+/**
+ * The headers an error carries, strings and numbers, as Node can send them: one it would refuse
+ * is dropped (and named), so that it can neither fail the answer nor split it.
+ */
+function headersOf(error: unknown): { headers: Record<string, string>; dropped: string[] } {
+  const given = (error as HttpErrorLike | undefined)?.headers;
+  const headers: Record<string, string> = {};
+  const dropped: string[] = [];
+  if (given === null || typeof given !== 'object') return { headers, dropped };
+  for (const [name, value] of Object.entries(given as Record<string, unknown>)) {
+    if (typeof value !== 'string' && typeof value !== 'number') continue;
+    if (isSendable(name, String(value))) headers[name] = String(value);
+    else dropped.push(name);
   }
-  return kept;
+  return { headers, dropped };
+}
+
+function isSendable(name: string, value: string): boolean {
+  try {
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    return true;
+  } catch {
+    return false;
+  }
 }

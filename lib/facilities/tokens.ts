@@ -13,7 +13,12 @@ export async function signToken(account: TokenSubject): Promise<string> {
   return signSystemToken(currentRuntime(), account, currentRequest()?.tenant);
 }
 
-/** Returns the claims of a valid system JWT (HS256, not expired), or throws. */
+/**
+ * Returns the claims of a valid system JWT (HS256, not expired), or throws. Inside a request the
+ * token must also be of the request's tenant, as for system authentication (SPEC §5.3); outside
+ * one (tools, tests) any tenant's token passes.
+ */
 export function verifyToken(token: string): TokenClaims {
-  return verifySystemToken(currentRuntime(), token);
+  const request = currentRequest();
+  return verifySystemToken(request?.runtime ?? currentRuntime(), token, request);
 }

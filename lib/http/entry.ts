@@ -5,6 +5,7 @@ import { answerError, nothingAnswers } from '../core/errors.ts';
 import { requestLineWriter, type Logger } from '../core/logger.ts';
 import { newRequestState, requestState, serveWithState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
+import { type BodyPace, type BodyWatch, BodyWatcher } from './body-pace.ts';
 
 /** What answers the URLs whose first path segment is one name: `/healthz`, `/spaces/...`, `/api/...`. */
 export type Area = (ctx: Context) => Promise<void> | void;
@@ -16,6 +17,8 @@ export interface EntryOptions {
   areas: ReadonlyMap<string, Area>;
   /** What answers every other URL. */
   otherwise: Area;
+  /** How fast a request body must arrive (`BODY_PACE`; tests shorten it). */
+  bodyPace?: BodyPace;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -26,15 +29,18 @@ const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|sess
 /**
  * The one way into the service: gives the request its id and state, routes it once, by the
  * first segment of its path, to the area composed for it at start-up, answers whatever it
- * throws (SPEC §7), and writes the request's log line (SPEC §2.4). An area that answers without
- * waiting costs no promise here.
+ * throws (SPEC §7), and writes the request's log line (SPEC §2.4). A body that stalls is
+ * answered 408 (`BodyWatcher`). An area that answers without waiting, for a request without a
+ * body, costs no promise here.
  */
-export function requestEntry({ logger, runtime, areas, otherwise }: EntryOptions): Middleware {
+export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: EntryOptions): Middleware {
+  const bodies = new BodyWatcher(bodyPace);
   // A request line holds only the fields below, none of them a credential (the query is
   // redacted by `redactedUrl`).
   const writeLine = requestLineWriter(logger);
-  const finish = (ctx: Context, started: number) => {
+  const finish = (ctx: Context, started: number, body: BodyWatch | undefined) => {
     if (requestState(ctx).failure === undefined && isUnanswered(ctx)) answerError(ctx, nothingAnswers(ctx.method), logger);
+    body?.answered();
     const { requestId, tenant, route, failure, abandoned } = requestState(ctx);
     writeLine({
       method: ctx.method,
@@ -49,26 +55,27 @@ export function requestEntry({ logger, runtime, areas, otherwise }: EntryOptions
       error: failure,
     });
   };
-  const fail = (ctx: Context, started: number, error: unknown) => {
+  const fail = (ctx: Context, started: number, error: unknown, body: BodyWatch | undefined) => {
     answerError(ctx, error, logger);
-    finish(ctx, started);
+    finish(ctx, started, body);
   };
   return (ctx) => {
     const started = performance.now();
     const offered = ctx.get('X-Request-Id');
     const requestId = REQUEST_ID.test(offered) ? offered : randomUUID();
     ctx.set('X-Request-Id', requestId);
+    const body = bodies.watch(ctx.req, () => ctx.res.headersSent);
     return serveWithState(ctx, newRequestState(requestId, runtime), () => {
       let answering: Promise<void> | void;
       try {
         answering = areaOf(ctx, areas, otherwise)(ctx);
       } catch (error) {
-        return fail(ctx, started, error);
+        return fail(ctx, started, error, body);
       }
-      if (answering === undefined) return finish(ctx, started);
-      return answering.then(
-        () => finish(ctx, started),
-        (error: unknown) => fail(ctx, started, error),
+      if (answering === undefined) return finish(ctx, started, body);
+      return (body === undefined ? answering : body.race(answering)).then(
+        () => finish(ctx, started, body),
+        (error: unknown) => fail(ctx, started, error, body),
       );
     });
   };

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 import { errorAnswer } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { answeredBeforeItsBody } from './body-pace.ts';
 
 /** Node's own statuses for what its parser refuses; anything else is a plain 400. */
 const STATUS_BY_CODE: Readonly<Record<string, number>> = {
@@ -15,10 +16,13 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
  * A request Node's HTTP parser refuses (a malformed request line or header, headers too large)
  * never reaches Koa, and Node would answer it with a bare status line. Answered here the way
  * every other error is (SPEC §2.4, §7): a JSON `{error}` body, an `X-Request-Id`, one log line.
+ * Except in the rest of a body whose request was answered without reading it: that connection is
+ * closed with nothing written, the request having had its answer and its log line.
  */
 export function answerParserErrors(server: Server, logger: Logger): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    // In the rest of a body the service answered without reading, it would be a second answer.
+    if (error.code === 'ECONNRESET' || !socket.writable || answeredBeforeItsBody(socket)) {
       socket.destroy();
       return;
     }

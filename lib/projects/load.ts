@@ -23,15 +23,15 @@ export async function scanProjects(projectsDir: string, settings: SettingsContex
   resolveFacilitiesFromAnywhere();
   const discovery = discoverProjects(projectsDir);
   const names = new Set([...discovery.folders.map(({ name }) => name), ...discovery.problems.map(({ project }) => project)]);
-  const loaded = await Promise.all(discovery.folders.map((folder) => loadProject(folder, settings)));
+  const settingsProblems = await loadSettings(discovery.folders.map(({ name, file }) => ({ project: name, apiDir: path.dirname(file) })), settings);
+  const loaded = await Promise.all(discovery.folders.map((folder) => loadProject(folder, settingsProblems.get(folder.name) ?? [])));
   return {
     projects: loaded.flatMap(({ project }) => (project ? [project] : [])),
     problems: [...discovery.problems, ...unknownSections(settings.sources, names, projectsDir), ...loaded.flatMap(({ problems }) => problems)],
   };
 }
 
-async function loadProject({ name, file }: ProjectFolder, settings: SettingsContext): Promise<{ project?: ProjectDefinition; problems: readonly RouteProblem[] }> {
-  const settingsProblems = await loadSettings(name, path.dirname(file), settings);
+async function loadProject({ name, file }: ProjectFolder, settingsProblems: readonly RouteProblem[]): Promise<{ project?: ProjectDefinition; problems: readonly RouteProblem[] }> {
   const imported = await importDefault(file);
   if (!imported.ok) return { problems: [...settingsProblems, { project: name, file, reason: imported.reason }] };
   const { routes, problems } = validateRoutes(name, file, imported.exported);

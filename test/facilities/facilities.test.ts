@@ -81,6 +81,19 @@ test('signToken issues a system JWT for the request\'s tenant that verifyToken a
   t.like(await json(acme), { claims: { uid: 'acc-2', tenant: 'acme', role: 'member' } });
 });
 
+test('verifyToken inside a request refuses a token of another tenant, as system authentication does', async (t) => {
+  const issue = await service.fetch('/api/outside/token', { method: 'POST', headers: { 'content-type': 'application/json', tenant: 'acme' }, body: '{"uid":"acc-3"}' });
+  const { token } = (await issue.json()) as { token: string };
+  const verify = (tenant: string) => service.fetch(`/api/outside/verify?token=${token}`, { headers: { tenant } });
+  const whoami = (tenant: string) => service.fetch('/api/outside/whoami', { headers: { tenant, authorization: `Bearer ${token}` } });
+  t.like(await json(await verify('acme')), { claims: { uid: 'acc-3', tenant: 'acme' } });
+  t.is((await whoami('acme')).status, 200);
+  t.deepEqual(await json(await verify('default')), { error: 'JsonWebTokenError' });
+  t.is((await whoami('default')).status, 401);
+  // Outside a request (a tool, a test) there is no tenant to compare with: any valid token passes.
+  t.like(facilities.verifyToken(token), { uid: 'acc-3', tenant: 'acme' });
+});
+
 test('db is confined to the request\'s tenant', async (t) => {
   const post = (tenant: string, text: string) =>
     service.fetch('/api/project/notes', { method: 'POST', headers: { 'content-type': 'application/json', tenant }, body: JSON.stringify({ text }) });

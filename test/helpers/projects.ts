@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
 import type { ExpertInput } from '../../lib/config/index.ts';
+import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { startTestService, testDatabaseUrl, type TestService } from './service.ts';
@@ -16,6 +17,7 @@ export function fixtureProjects(name: string): string {
 export interface ProjectServiceOptions {
   expert?: ExpertInput;
   env?: Record<string, string>;
+  bodyPace?: BodyPace;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function migrateFileDatabase(): Promise<void> {
 
 /** The real service over a PROJECTS_DIR, closed when the test ends. */
 export function startWithProjects(t: ExecutionContext | undefined, projectsDir: string, options: ProjectServiceOptions = {}): Promise<TestService> {
-  return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env } });
+  return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env }, bodyPace: options.bodyPace });
 }
 
 /** A system JWT for a made-up account of `tenant`, signed by the service's own key. */

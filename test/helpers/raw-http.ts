@@ -50,6 +50,52 @@ export function rawExchange(port: number, request: Buffer, options: { timeoutMs:
   });
 }
 
+/** What `trickledExchange` saw: the outcome, and when the first byte of an answer came. */
+export interface TrickledOutcome extends RawOutcome {
+  /** Milliseconds from the connection's start to the first byte the server sent; undefined if none. */
+  readonly firstReplyMs: number | undefined;
+  /** Body bytes written before the server closed the connection or the body was all sent. */
+  readonly bytesSent: number;
+}
+
+/**
+ * Writes `head` on a new connection to 127.0.0.1:`port`, then `body` `pieceBytes` at a time,
+ * one piece every `intervalMs`, as a slow client would, and reads until the server closes the
+ * connection or `timeoutMs` passes (writing stops when the server closes).
+ */
+export function trickledExchange(port: number, head: string, body: Buffer, options: { pieceBytes: number; intervalMs: number; timeoutMs: number }): Promise<TrickledOutcome> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(port, '127.0.0.1');
+    let firstReplyMs: number | undefined;
+    let bytesSent = 0;
+    let timedOut = false;
+    const writer = setInterval(() => {
+      if (bytesSent >= body.length || socket.destroyed) return clearInterval(writer);
+      socket.write(body.subarray(bytesSent, bytesSent + options.pieceBytes));
+      bytesSent = Math.min(body.length, bytesSent + options.pieceBytes);
+    }, options.intervalMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      socket.destroy();
+    }, options.timeoutMs);
+    socket.on('data', (chunk: Buffer) => {
+      firstReplyMs ??= performance.now() - started;
+      chunks.push(chunk);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearInterval(writer);
+      clearTimeout(timer);
+      const received = Buffer.concat(chunks);
+      const { answers, leftover } = parseAnswers(received, false);
+      resolve({ answers, timedOut, leftover, received, milliseconds: performance.now() - started, firstReplyMs, bytesSent });
+    });
+    socket.write(head);
+  });
+}
+
 const HEAD_END = Buffer.from('\r\n\r\n');
 
 /** Splits a byte stream into HTTP/1.x answers. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
+import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { startService, type Service } from '../../lib/server.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { createFreshDatabase } from './database.ts';
@@ -23,6 +24,8 @@ export interface TestServiceOptions {
   env?: Record<string, string>;
   /** Use this database URL instead of the file's fresh one. */
   databaseUrl?: string;
+  /** See `StartOptions.bodyPace`. */
+  bodyPace?: BodyPace;
 }
 
 let fileDatabase: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
@@ -60,6 +63,7 @@ export async function startTestService(t: ExecutionContext | undefined, options:
     },
     expert: options.expert ?? {},
     logDestination,
+    bodyPace: options.bodyPace,
   });
   const testService: TestService = {
     ...service,

@@ -15,7 +15,19 @@ test.before(async () => {
       "  { method: 'GET', path: '/bad-gateway', skipAuth: true, function: (req, res, next) => { res.status(502); next(new Error('upstream said no')); } },",
       "  { method: 'GET', path: '/frozen', skipAuth: true, function: () => { throw Object.freeze(Object.assign(new Error('sealed shut'), { status: 'teapot', expose: true })); } },",
       "  { method: 'GET', path: '/gone', skipAuth: true, function: () => { throw Object.assign(new Error('order archived'), { status: 410 }); } },",
+      "  { method: 'GET', path: '/bad-header/:kind', skipAuth: true, function: (req) => { throw Object.assign(new Error('slow down'), { status: 429, headers: { 'Retry-After': '7', ...BAD_HEADERS[req.params.kind] } }); } },",
+      "  { method: 'GET', path: '/bad-header-next', skipAuth: true, function: (req, res, next) => next(Object.assign(new Error('already taken'), { status: 409, headers: BAD_HEADERS.newline })) },",
+      "  { method: 'GET', path: '/bad-header-auth', auth: () => { throw Object.assign(new Error('no entry'), { status: 403, headers: BAD_HEADERS.latin1 }); }, function: (req, res) => res.send('in') },",
+      "  { method: 'GET', path: '/bad-header-auth-next', auth: (req, res, next) => next(Object.assign(new Error('no entry'), { status: 403, headers: BAD_HEADERS.name })), function: (req, res) => res.send('in') },",
+      "  { method: 'GET', path: '/file-bad-header', skipAuth: true, function: (req, res) => res.sendFile(import.meta.filename, { headers: BAD_HEADERS.newline }) },",
+      "  { method: 'GET', path: '/download-bad-header', skipAuth: true, function: (req, res) => res.download(import.meta.filename, 'routes.js', { headers: BAD_HEADERS.latin1 }) },",
       '];',
+      'const BAD_HEADERS = {',
+      "  newline: { 'X-Reason': 'a\\r\\nSet-Cookie: stolen=1' },",
+      "  latin1: { 'X-Reason': 'caf\\u2603' },",
+      "  name: { 'Bad Name': 'x', 'X-Fine': 'kept' },",
+      "  control: { 'X-Reason': 'nul\\u0000' },",
+      '};',
       '',
     ].join('\n'),
     'projects/shop/api/handlers/orders.js': 'export function missingOrder(req, res) {\n  const order = undefined;\n  return res.json(order.id);\n}\n',
@@ -89,3 +101,49 @@ test('the default mount names the project too', async (t) => {
   const { lines } = await failedRequestLog('/api/project/orders/8', 'handler-error-5');
   t.like(lines[0], { project: 'shop', route: 'GET /orders/:id' });
 });
+
+/** An error answer whose headers Node would refuse: the §7 answer all the same, the bad header dropped, and logged. */
+const BAD_HEADER_CASES: Array<[string, string, number, Record<string, unknown>]> = [
+  ['a value with CR LF, thrown by a handler', '/api/shop/bad-header/newline', 429, { error: 'slow down' }],
+  ['a value beyond latin1, thrown by a handler', '/api/shop/bad-header/latin1', 429, { error: 'slow down' }],
+  ['an invalid name, thrown by a handler', '/api/shop/bad-header/name', 429, { error: 'slow down' }],
+  ['a NUL in a value, thrown by a handler', '/api/shop/bad-header/control', 429, { error: 'slow down' }],
+  ['a value with CR LF, passed to next() by a handler', '/api/shop/bad-header-next', 409, { error: 'already taken' }],
+  ['a value beyond latin1, thrown by custom auth', '/api/shop/bad-header-auth', 403, { error: 'no entry' }],
+  ['an invalid name, passed to next() by custom auth', '/api/shop/bad-header-auth-next', 403, { error: 'no entry' }],
+];
+
+for (const [title, pathname, expectedStatus, expectedBody] of BAD_HEADER_CASES) {
+  test(`an error whose headers hold ${title} is answered as SPEC §7 says, the bad header dropped, and logged`, async (t) => {
+    const requestId = `bad-header-${pathname.replaceAll('/', '-')}`;
+    const response = await service.fetch(pathname, { headers: { 'x-request-id': requestId } });
+    t.is(response.status, expectedStatus);
+    t.regex(response.headers.get('content-type') ?? '', /^application\/json/);
+    t.deepEqual(await response.json(), expectedBody);
+    t.is(response.headers.get('x-reason'), null);
+    t.is(response.headers.get('set-cookie'), null);
+    if (pathname.endsWith('/name')) t.is(response.headers.get('x-fine'), 'kept');
+    if (expectedStatus === 429) t.is(response.headers.get('retry-after'), '7');
+    const lines = service.logEntries().filter((line) => line.requestId === requestId);
+    t.like(
+      lines.find((line) => line.msg === 'request'),
+      { status: expectedStatus, project: 'shop', error: expectedBody.error },
+    );
+    const errorLine = lines.find((line) => line.msg !== 'request');
+    t.like(errorLine, { level: 50, project: 'shop' }, 'an error line tells of the header dropped');
+    t.regex(String(errorLine?.msg), /header/);
+  });
+}
+
+for (const kind of ['file', 'download']) {
+  test(`res.${kind === 'file' ? 'sendFile' : 'download'} with a header Node would refuse fails that request alone (500), never the service`, async (t) => {
+    const requestId = `bad-header-${kind}`;
+    const response = await service.fetch(`/api/shop/${kind}-bad-header`, { headers: { 'x-request-id': requestId } });
+    t.is(response.status, 500);
+    t.deepEqual(await response.json(), { success: false, message: 'Internal Server Error' });
+    const lines = service.logEntries().filter((line) => line.requestId === requestId);
+    t.like(lines.find((line) => line.msg === 'request'), { status: 500, project: 'shop' });
+    t.like(lines.find((line) => line.msg !== 'request'), { level: 50, err: { code: 'ERR_INVALID_CHAR' } });
+    t.is((await service.fetch('/api/shop/gone')).status, 410, 'the service still answers');
+  });
+}

@@ -1,28 +1,66 @@
 import test from 'ava';
 import fc from 'fast-check';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { defineSettings, type SettingType } from '../../lib/facilities/index.ts';
-import { checkDeclarations, typeProblem } from '../../lib/projects/settings/declarations.ts';
+import { typeProblem } from '../../lib/projects/settings/declarations.ts';
 import { environmentName, parseEnvironmentValue } from '../../lib/projects/settings/environment.ts';
 import { resolveValues } from '../../lib/projects/settings/values.ts';
+import { sharedVariableProblems } from '../../lib/projects/settings/variables.ts';
 
 const TYPES: readonly SettingType[] = ['string', 'number', 'integer', 'boolean'];
 /** camelCase names from few letters, so that names differing only in case come up often. */
 const settingName = fc.stringMatching(/^[ab][aAbB1]{0,3}$/);
 const projectName = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,10}$/);
 
-test('secrets never share an environment variable unless the declaration is refused for it', (t) => {
+/** Names whose variables often meet: random ones, and ones that meet each other or the service's. */
+const declaredSecret = fc.record({
+  project: fc.oneof(projectName, fc.constantFrom('adv', 'adv-api', 'adv_api', 'database', 'jwt', 'node', 'uv')),
+  setting: fc.oneof(settingName, fc.constantFrom('apiKey', 'key', 'url', 'secret', 'options', 'threadpoolSize')),
+});
+/** What the service (its configuration, the keeper) and Node.js read themselves. */
+const SERVICE_OWN = /^(?:PORT|HOST|DATABASE_URL|JWT_SECRET|EXPERT_CONFIG|PROJECTS_DIR|REDIS_URL|LOG_LEVEL|DATA_DIR|XDG_RUNTIME_DIR)$|^(?:NODE|UV)_/;
+
+test('a project is refused exactly when one of its secrets shares its variable, or would read one the service or Node.js reads', (t) => {
   t.notThrows(() =>
     fc.assert(
-      fc.property(projectName, fc.uniqueArray(settingName, { minLength: 1, maxLength: 6 }), (project, names) => {
-        const declarations = Object.fromEntries(names.map((name) => [name, { type: 'string', secret: true } as const]));
-        const { problems } = checkDeclarations(project, 'settings.js', defineSettings(declarations));
-        const variables = names.map((name) => environmentName(project, name));
-        const shared = new Set(variables).size < variables.length;
-        const refused = problems.some((problem) => problem.reason.includes('would both be read from'));
-        return refused === shared && variables.every((variable) => /^[A-Z0-9_]+$/.test(variable));
+      fc.property(fc.uniqueArray(declaredSecret, { selector: ({ project, setting }) => `${project}.${setting}`, maxLength: 8 }), (declared) => {
+        const secrets = declared.map(({ project, setting }) => ({ project, setting, file: `/p/${project}/api/settings.js` }));
+        const problems = sharedVariableProblems(secrets);
+        const variables = secrets.map(({ project, setting }) => environmentName(project, setting));
+        const expected = new Set(
+          secrets.filter((_, index) => SERVICE_OWN.test(variables[index]) || variables.indexOf(variables[index]) !== variables.lastIndexOf(variables[index])).map(({ project }) => project),
+        );
+        const refused = new Set(problems.map(({ project }) => project));
+        return (
+          new Set(problems.map(({ project, reason }) => `${project}: ${reason}`)).size === problems.length &&
+          refused.size === expected.size &&
+          [...refused].every((project) => expected.has(project)) &&
+          variables.every((variable) => /^[A-Z0-9_]+$/.test(variable))
+        );
       }),
     ),
   );
+});
+
+/** Every environment variable the service's own code reads (`process.env.X`, `env.X`, `environment.X`). */
+function variablesReadByTheService(): string[] {
+  const lib = path.resolve(import.meta.dirname, '../../lib');
+  const sources = readdirSync(lib, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && !file.startsWith('cli/project-template'));
+  const names = sources.flatMap((file) => [...readFileSync(path.join(lib, file), 'utf8').matchAll(/\b(?:process\.env|env|environment)(?:\.|\[')([A-Z][A-Z0-9_]*)/g)].map((match) => match[1]));
+  return [...new Set(names)].sort();
+}
+
+test('no project secret is read from a variable the service reads', (t) => {
+  const read = variablesReadByTheService();
+  t.true(read.includes('DATABASE_URL') && read.includes('UV_THREADPOOL_SIZE'), read.join(' '));
+  // `<PROJECT>_<SETTING>` has an underscore: PORT or PATH is no project's.
+  for (const variable of read.filter((name) => name.includes('_'))) {
+    const [first, ...rest] = variable.toLowerCase().split('_');
+    const setting = rest.map((word, index) => (index === 0 ? word : word[0].toUpperCase() + word.slice(1))).join('');
+    t.is(environmentName(first, setting), variable);
+    t.is(sharedVariableProblems([{ project: first, setting, file: 'settings.js' }]).length, 1, variable);
+  }
 });
 
 test('an environment value read as a type is a value of that type', (t) => {

@@ -144,6 +144,52 @@ test('a hyphenated project reads its secret from an upper snake case name', asyn
   t.deepEqual(await json(await service.fetch('/api/my-shop/x')), { length: 3, live: true });
 });
 
+/** Projects in a new folder, each declaring the given secret settings and no route. */
+function projectsWithSecrets(secrets: Record<string, readonly string[]>): string {
+  const files: Record<string, string> = {};
+  for (const [project, names] of Object.entries(secrets)) {
+    const declarations = names.map((name) => `${name}: { type: 'string', secret: true }`).join(', ');
+    files[`projects/${project}/api/settings.js`] = `import { defineSettings } from 'spaceport';\nexport default defineSettings({ ${declarations} });\n`;
+    files[`projects/${project}/api/routes.js`] = "export default [{ method: 'GET', path: '/x', skipAuth: true, function: (req, res) => res.send('x') }];\n";
+  }
+  return path.join(writeTree(files), 'projects');
+}
+
+test('two projects whose secrets share an environment variable stop start-up, naming both projects, both settings and the variable', async (t) => {
+  const projectsDir = projectsWithSecrets({ adv: ['apiKey'], 'adv-api': ['key'], fine: ['token'] });
+  const settingsFile = (project: string) => path.join(projectsDir, project, 'api', 'settings.js');
+  const env = { ADV_API_KEY: 'whose-secret-8e1f' };
+  const error = await t.throwsAsync(startWithProjects(t, projectsDir, { env }), { instanceOf: ProjectLoadError });
+  t.deepEqual(error?.message.split('\n'), [
+    'invalid project routes (2 problems):',
+    `  ${settingsFile('adv')}: secret "apiKey" would be read from ADV_API_KEY, as would secret "key" of project "adv-api"; rename one`,
+    `  ${settingsFile('adv-api')}: secret "key" would be read from ADV_API_KEY, as would secret "apiKey" of project "adv"; rename one`,
+  ]);
+  t.false(error?.message.includes('whose-secret-8e1f'));
+  // Leaving one out would pick for the operator whose secret it is: with "skip", both are left out.
+  const service = await startWithProjects(t, projectsDir, { env, expert: { projects: { onError: 'skip', default: 'fine' } } });
+  t.is((await service.fetch('/api/fine/x')).status, 200);
+  for (const project of ['adv', 'adv-api']) t.is((await service.fetch(`/api/${project}/x`)).status, 404, project);
+  const skipped = service.logEntries().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
+  t.deepEqual(skipped.map((line) => line.project).sort(), ['adv', 'adv-api']);
+});
+
+test('a project secret is never read from a variable the service or Node.js reads', async (t) => {
+  const projectsDir = projectsWithSecrets({ database: ['url'], jwt: ['secret'], redis: ['url'], log: ['level'], data: ['dir'], node: ['options'], uv: ['threadpoolSize'], fine: ['logLevel'] });
+  const settingsFile = (project: string) => path.join(projectsDir, project, 'api', 'settings.js');
+  const error = await t.throwsAsync(startWithProjects(t, projectsDir, { env: { JWT_SECRET: 'x'.repeat(32) } }), { instanceOf: ProjectLoadError });
+  t.deepEqual(error?.message.split('\n'), [
+    'invalid project routes (7 problems):',
+    `  ${settingsFile('data')}: secret "dir" would be read from DATA_DIR, which the service itself reads; rename it`,
+    `  ${settingsFile('database')}: secret "url" would be read from DATABASE_URL, which the service itself reads; rename it`,
+    `  ${settingsFile('jwt')}: secret "secret" would be read from JWT_SECRET, which the service itself reads; rename it`,
+    `  ${settingsFile('log')}: secret "level" would be read from LOG_LEVEL, which the service itself reads; rename it`,
+    `  ${settingsFile('node')}: secret "options" would be read from NODE_OPTIONS, which Node.js itself reads (NODE_*); rename it`,
+    `  ${settingsFile('redis')}: secret "url" would be read from REDIS_URL, which the service itself reads; rename it`,
+    `  ${settingsFile('uv')}: secret "threadpoolSize" would be read from UV_THREADPOOL_SIZE, which Node.js itself reads (UV_*); rename it`,
+  ]);
+});
+
 test('two settings files in one project are one problem', async (t) => {
   const projectsDir = path.join(
     writeTree({

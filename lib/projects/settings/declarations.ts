@@ -1,6 +1,5 @@
 import { isDefinedSettings, type ProjectSettings, type SettingType } from '../../facilities/settings.ts';
 import { kindOf, type RouteProblem } from '../report.ts';
-import { environmentName } from './environment.ts';
 
 const SETTING_TYPES: readonly SettingType[] = ['string', 'number', 'integer', 'boolean'];
 const IS_OF_TYPE: Readonly<Record<SettingType, (value: unknown) => boolean>> = {
@@ -31,21 +30,7 @@ export function checkDeclarations(project: string, file: string, exported: unkno
   const problems = Object.entries(exported.declarations).flatMap(([name, declaration]) =>
     problemsOfDeclaration(name, declaration).map((reason) => ({ project, file, reason: `setting "${name}": ${reason}` })),
   );
-  problems.push(...sharedVariables(project, exported.declarations).map((reason) => ({ project, file, reason })));
   return { settings: problems.length === 0 ? exported : undefined, problems };
-}
-
-/** Upper snake case loses case: `aBC` and `aBc` would both be read from `<PROJECT>_A_BC`. */
-function sharedVariables(project: string, declarations: Readonly<Record<string, unknown>>): string[] {
-  const secretsByVariable = new Map<string, string[]>();
-  for (const [name, declaration] of Object.entries(declarations)) {
-    if ((declaration as { secret?: unknown } | null)?.secret !== true) continue;
-    const variable = environmentName(project, name);
-    secretsByVariable.set(variable, [...(secretsByVariable.get(variable) ?? []), name]);
-  }
-  return [...secretsByVariable]
-    .filter(([, names]) => names.length > 1)
-    .map(([variable, names]) => `secrets ${names.map((name) => `"${name}"`).join(' and ')} would both be read from ${variable}; rename one`);
 }
 
 function problemsOfDeclaration(name: string, declaration: unknown): string[] {

@@ -1,0 +1,152 @@
+import type { IncomingMessage } from 'node:http';
+import createError from 'http-errors';
+
+/**
+ * How fast a request body must arrive: within `graceMs` of the request, plus one second for
+ * every `minBytesPerSecond` bytes received (Apache's mod_reqtimeout rule). A whole-request
+ * bound would cut honest uploads: 10 MB (`limits.fileBytes`, and ten such files in one upload)
+ * over a 1 Mbit/s uplink takes 80 s. An idle bound alone would not end a body sent a byte every
+ * 2 s. This rule lets any body through that keeps up the minimum rate on average, however long
+ * it is, and ends one that stalls (nothing, or a trickle below half that rate) within twice
+ * the grace.
+ */
+export interface BodyPace {
+  readonly graceMs: number;
+  readonly minBytesPerSecond: number;
+  /** How often the requests being read are checked. */
+  readonly checkMs: number;
+}
+
+/** A stall is answered 408 within 10 to 21 s (the check's second included). */
+export const BODY_PACE: BodyPace = Object.freeze({ graceMs: 10_000, minBytesPerSecond: 1024, checkMs: 1000 });
+
+/** The answer to a body that stalled; it closes the connection, whose remaining bytes will never come. */
+export function bodyTimedOut(): Error {
+  return createError(408, 'request body timed out', { headers: { Connection: 'close' } });
+}
+
+/** The request of each connection that was answered before its body was all in (the body Node now discards). */
+const answeredEarly = new WeakMap<object, IncomingMessage>();
+
+/**
+ * Whether what `socket` is receiving is still the body of a request already answered: a parser
+ * error in it belongs to that request, which must get no second answer.
+ */
+export function answeredBeforeItsBody(socket: object): boolean {
+  const request = answeredEarly.get(socket);
+  return request !== undefined && !request.complete;
+}
+
+/** One request whose body is still on its way. */
+export interface BodyWatch {
+  /**
+   * `answering`, unless the body stalls first: then a rejection with `bodyTimedOut()` (or, once
+   * the answer has begun, the connection is closed), and what `answering` does later is ignored.
+   */
+  race(answering: Promise<void>): Promise<void>;
+  /** The answer is decided: the rest of the body is discarded by Node, within the grace, or the connection is closed, with nothing more written on it. */
+  answered(): void;
+}
+
+/**
+ * Watches the bodies of requests in flight, all with one timer that runs only while there are
+ * some. Progress is the connection's bytes received; while the service holds unread body bytes
+ * (a handler that reads later, or not at all), a slow body is the service's doing, not the
+ * client's, and the allowance starts over.
+ */
+export class BodyWatcher {
+  readonly #pace: BodyPace;
+  readonly #watched = new Set<Watched>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(pace: BodyPace = BODY_PACE) {
+    this.#pace = pace;
+  }
+
+  /** A watch for `request`'s body; undefined when it has none, so that most requests cost nothing here. */
+  watch(request: IncomingMessage, responseStarted: () => boolean): BodyWatch | undefined {
+    if (!hasBody(request)) return undefined;
+    const watched = new Watched(request, responseStarted, this.#pace, () => this.#forget(watched));
+    this.#watched.add(watched);
+    this.#timer ??= setInterval(() => this.#check(), this.#pace.checkMs).unref();
+    return watched;
+  }
+
+  #check(): void {
+    const now = performance.now();
+    for (const watched of this.#watched) watched.check(now);
+  }
+
+  #forget(watched: Watched): void {
+    this.#watched.delete(watched);
+    if (this.#watched.size > 0 || this.#timer === undefined) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+/** A body is announced by its length or its transfer coding (RFC 9112 §6.3); a length of 0 is none. */
+function hasBody(request: IncomingMessage): boolean {
+  if (request.complete) return false;
+  if (request.headers['transfer-encoding'] !== undefined) return true;
+  const length = request.headers['content-length'];
+  return length !== undefined && length !== '0';
+}
+
+class Watched implements BodyWatch {
+  readonly #request: IncomingMessage;
+  readonly #responseStarted: () => boolean;
+  readonly #pace: BodyPace;
+  readonly #forget: () => void;
+  /** Since when, and from how many bytes received, the allowance counts. */
+  #since = performance.now();
+  #bytesThen: number;
+  #answeredAt: number | undefined;
+  #stall: ((error: Error) => void) | undefined;
+
+  constructor(request: IncomingMessage, responseStarted: () => boolean, pace: BodyPace, forget: () => void) {
+    this.#request = request;
+    this.#responseStarted = responseStarted;
+    this.#pace = pace;
+    this.#forget = forget;
+    this.#bytesThen = request.socket.bytesRead;
+  }
+
+  race(answering: Promise<void>): Promise<void> {
+    if (this.#answeredAt !== undefined) return answering;
+    return new Promise((resolve, reject) => {
+      this.#stall = reject;
+      answering.then(resolve, reject).finally(() => {
+        this.#stall = undefined;
+      });
+    });
+  }
+
+  answered(): void {
+    this.#answeredAt ??= performance.now();
+    this.#stall = undefined;
+    if (this.#request.complete) this.#forget();
+    else answeredEarly.set(this.#request.socket, this.#request);
+  }
+
+  check(now: number): void {
+    const socket = this.#request.socket;
+    if (this.#request.complete || socket.destroyed) {
+      this.#forget();
+    } else if (this.#answeredAt === undefined && this.#request.readableLength > 0) {
+      // The service has bytes it has not read yet: the wait is its own, the allowance starts over.
+      this.#since = now;
+      this.#bytesThen = socket.bytesRead;
+    } else if (now > this.#deadline(socket.bytesRead)) {
+      this.#forget();
+      if (this.#stall !== undefined && !this.#responseStarted()) this.#stall(bodyTimedOut());
+      else socket.destroy();
+    }
+  }
+
+  /** The grace, a second more per `minBytesPerSecond` received; once answered, the grace at most. */
+  #deadline(bytes: number): number {
+    const paced = this.#since + this.#pace.graceMs + ((bytes - this.#bytesThen) * 1000) / this.#pace.minBytesPerSecond;
+    return this.#answeredAt === undefined ? paced : Math.min(paced, this.#answeredAt + this.#pace.graceMs);
+  }
+}

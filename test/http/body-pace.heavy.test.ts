@@ -1,0 +1,64 @@
+import test from 'ava';
+import path from 'node:path';
+import { BODY_PACE } from '../../lib/http/body-pace.ts';
+import { startWithProjects, writeTree } from '../helpers/projects.ts';
+import { trickledExchange } from '../helpers/raw-http.ts';
+import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+
+/**
+ * The real rule, as README.md states it: a body sent a byte every 2 s (issue 20) is answered 408
+ * within 30 s, and after a 401 nothing follows. About 12 s; both run at once.
+ */
+const BOUND_MS = 30_000;
+
+let service: TestService;
+let port: number;
+test.before(async () => {
+  const root = writeTree({
+    'projects/pace/api/routes.js': `export default [
+  { method: 'POST', path: '/echo', skipAuth: true, function: (req, res) => res.json({ received: true }) },
+  { method: 'POST', path: '/protected', function: (req, res) => res.json({ ok: true }) },
+];
+`,
+  });
+  service = await startWithProjects(undefined, path.join(root, 'projects'));
+  port = Number(new URL(service.url).port);
+});
+test.after.always(async () => {
+  await service?.close();
+  await dropTestDatabase();
+});
+
+function head(pathname: string, requestId: string): string {
+  return `POST /api/pace${pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Request-Id: ${requestId}\r\n\r\n`;
+}
+
+const TRICKLE = { pieceBytes: 1, intervalMs: 2000, timeoutMs: BOUND_MS + 10_000 };
+
+test('with the real pace, a body sent a byte every 2 s is answered 408 after the grace and within 30 s', async (t) => {
+  const outcome = await trickledExchange(port, head('/echo', 'heavy-pace-408'), Buffer.alloc(1000, ' '), TRICKLE);
+  t.false(outcome.timedOut);
+  t.deepEqual(
+    outcome.answers.map((answer) => answer.status),
+    [408],
+  );
+  t.deepEqual(JSON.parse(outcome.answers[0]?.body.toString() ?? 'null'), { error: 'request body timed out' });
+  t.true((outcome.firstReplyMs ?? 0) >= BODY_PACE.graceMs * 0.9, `answered after ${outcome.firstReplyMs} ms`);
+  t.true((outcome.firstReplyMs ?? Infinity) < BOUND_MS, `answered after ${outcome.firstReplyMs} ms`);
+  t.like(
+    service.logEntries().find((line) => line.requestId === 'heavy-pace-408' && line.msg === 'request'),
+    { status: 408, route: 'POST /echo' },
+  );
+});
+
+test('with the real pace, a protected route answers 401 at once, and then nothing: the connection closes within 30 s', async (t) => {
+  const outcome = await trickledExchange(port, head('/protected', 'heavy-pace-401'), Buffer.alloc(1000, ' '), TRICKLE);
+  t.false(outcome.timedOut);
+  t.deepEqual(
+    outcome.answers.map((answer) => answer.status),
+    [401],
+  );
+  t.is(outcome.leftover.length, 0);
+  t.true((outcome.firstReplyMs ?? Infinity) < 5000, `401 after ${outcome.firstReplyMs} ms`);
+  t.true(outcome.milliseconds < BOUND_MS, `closed after ${outcome.milliseconds} ms`);
+});
