@@ -4,7 +4,7 @@ import { openEmbeddedDatabase } from '../db/embedded/index.ts';
 import { displayPath } from '../projects/report.ts';
 import { DevFront } from './dev/front.ts';
 import { createDevLog } from './dev/log-lines.ts';
-import { Supervisor } from './dev/supervisor.ts';
+import { START_LIMIT_MS, Supervisor } from './dev/supervisor.ts';
 import { watchFiles } from './dev/watch.ts';
 
 const LIB_DIR = path.resolve(import.meta.dirname, '..');
@@ -17,6 +17,7 @@ const LIB_DIR = path.resolve(import.meta.dirname, '..');
  * so it outlives every instance.
  */
 async function main(): Promise<void> {
+  const startLimit = startLimitMs();
   const { logger, writeInstanceLine } = createDevLog();
   const { config, secrets } = loadConfig();
   const env = { ...process.env };
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   }
   const front = new DevFront();
   const url = await front.listen(config.port, config.host);
-  const supervisor = new Supervisor({ front, env, logger, writeLog: writeInstanceLine });
+  const supervisor = new Supervisor({ front, env, logger, writeLog: writeInstanceLine, startLimitMs: startLimit });
   const expertFile = path.resolve(process.env.EXPERT_CONFIG || 'config/expert.json');
   const watcher = watchFiles([LIB_DIR, config.projectsDir, expertFile], (changed) => void supervisor.reload(changed));
   const stop = async () => {
@@ -43,6 +44,14 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop());
   logger.info(`make dev on ${url}: watching lib/, ${displayPath(config.projectsDir)} and the expert configuration`);
   void supervisor.reload();
+}
+
+/** `DEV_START_LIMIT_MS`, for tests only (`test/cli/dev.heavy.test.ts`), shortens `START_LIMIT_MS`. */
+function startLimitMs(): number {
+  const given = process.env.DEV_START_LIMIT_MS;
+  if (given === undefined || given === '') return START_LIMIT_MS;
+  if (!/^[1-9]\d*$/.test(given)) throw new Error(`DEV_START_LIMIT_MS must be a number of milliseconds, not "${given}"`);
+  return Number(given);
 }
 
 main().catch((error: unknown) => {

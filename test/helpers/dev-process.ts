@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 
 /** `node lib/cli/dev.ts` (what `make dev` runs) as a child process, its output collected. */
@@ -26,6 +26,16 @@ export class DevProcess {
     }
   }
 
+  /** How many processes make dev has started and not yet seen end: its service instances (with DATABASE_URL set). */
+  children(): number {
+    try {
+      return execFileSync('ps', ['-o', 'pid=', '--ppid', String(this.child.pid)], { encoding: 'utf8' }).trim().split('\n').length;
+    } catch {
+      // ps exits 1 when it lists nothing.
+      return 0;
+    }
+  }
+
   /** SIGTERM, then the exit code (null when a signal ended it). */
   async stop(): Promise<number | null> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
@@ -43,11 +53,18 @@ export interface LoadReport {
   readonly bodies: readonly string[];
 }
 
+export interface ContinuousRequests {
+  readonly seen: () => LoadReport;
+  /** Resolves once an answer had `body`. */
+  readonly waitFor: (body: string, timeoutMs?: number) => Promise<void>;
+  readonly stop: () => Promise<LoadReport>;
+}
+
 /**
  * Sends requests to `url` from `workers` loops, each a few milliseconds after the last answer,
  * until `stop` is called; a failure is anything but a 200 (a network error included).
  */
-export function continuousRequests(url: string, workers = 2, pauseMs = 5): { readonly seen: () => LoadReport; stop: () => Promise<LoadReport> } {
+export function continuousRequests(url: string, workers = 2, pauseMs = 5): ContinuousRequests {
   let running = true;
   let answered = 0;
   const failures: string[] = [];
@@ -70,6 +87,13 @@ export function continuousRequests(url: string, workers = 2, pauseMs = 5): { rea
   const seen = () => ({ answered, failures: [...failures], bodies: [...bodies] });
   return {
     seen,
+    waitFor: async (body, timeoutMs = 90_000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!bodies.includes(body)) {
+        if (Date.now() > deadline) throw new Error(`no answer ${body} after ${timeoutMs} ms; seen ${JSON.stringify(seen())}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
     stop: async () => {
       running = false;
       await Promise.all(loops);

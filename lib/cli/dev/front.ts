@@ -61,7 +61,30 @@ export class DevFront {
       return;
     }
     instance.track(response);
-    this.#proxy.web(request, response, { target: instance.url, agent: instance.agent }, () => answer(response, 502, 'the development instance did not answer'));
+    let failed = false;
+    this.#proxy.web(request, response, { target: instance.url, agent: instance.agent }, (error) => {
+      // The proxy reports a later error of the client's request here too, once per attempt.
+      if (failed) return;
+      failed = true;
+      this.#failed(error as NodeJS.ErrnoException, instance, request, response);
+    });
+  }
+
+  /**
+   * A refused connection means the instance has closed its listener: it is stopping on its own
+   * (an exception no request caught: it drains, then exits, and the supervisor starts the next).
+   * Nothing reached it, so the front stops sending it requests and this one waits for the next
+   * instance, unless its body, already read, cannot be sent again.
+   */
+  #failed(error: NodeJS.ErrnoException, instance: ServiceInstance, request: IncomingMessage, response: ServerResponse): void {
+    if (error.code === 'ECONNREFUSED') {
+      if (this.#current === instance) this.#current = undefined;
+      if (!hasBody(request)) {
+        void this.#handle(request, response);
+        return;
+      }
+    }
+    answer(response, 502, 'the development instance did not answer');
   }
 
   #nextInstance(): Promise<ServiceInstance | undefined> {
@@ -73,6 +96,10 @@ export class DevFront {
       });
     });
   }
+}
+
+function hasBody(request: IncomingMessage): boolean {
+  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 
 function answer(response: ServerResponse, status: number, error: string): void {

@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Agent, type ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
+import { loadConfig } from '../../config/index.ts';
+import { expertSchema } from '../../config/schema.ts';
 
 /** What a service process said while starting: its URL, or why it stopped. */
 export type StartOutcome = { readonly ok: true; readonly url: string } | { readonly ok: false; readonly report: string };
@@ -17,8 +19,6 @@ export interface InstanceOptions {
 }
 
 const SERVICE_ENTRY = new URL('../../main.ts', import.meta.url).pathname;
-/** Requests still running on a retired instance get this long, as the service's own drain does. */
-const RETIRE_LIMIT_MS = 10_000;
 
 /**
  * One `node lib/main.ts` process on a free loopback port: the real service, started afresh so it
@@ -29,8 +29,10 @@ export class ServiceInstance {
   /** Keep-alive connections from the front to this instance only. */
   readonly agent = new Agent({ keepAlive: true });
   readonly started: Promise<StartOutcome>;
-  /** Settles when the process has exited, whyever it did. */
-  readonly exited: Promise<void>;
+  /** Settles when the process has exited, whyever it did, saying how: `exit code 1`, `signal SIGKILL`. */
+  readonly exited: Promise<string>;
+  /** The `limits.handlerMs` the instance answers 504 after: see `retire`. */
+  readonly handlerMs: number;
   readonly #child: ChildProcess;
   #url: string | undefined;
   #inFlight = 0;
@@ -38,14 +40,13 @@ export class ServiceInstance {
 
   constructor(options: InstanceOptions) {
     this.generation = options.generation;
+    const env = { ...options.env, PORT: '0', HOST: '127.0.0.1' };
+    this.handlerMs = configuredHandlerMs(env);
     // With the Node arguments `make dev` was given (Makefile's SERVE), as `make run` serves.
-    this.#child = spawn(process.execPath, [...process.execArgv, SERVICE_ENTRY], {
-      env: { ...options.env, PORT: '0', HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    this.#child = spawn(process.execPath, [...process.execArgv, SERVICE_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     this.exited = once(this.#child, 'exit').then(
-      () => undefined,
-      () => undefined,
+      ([code, signal]) => (signal === null ? `exit code ${code}` : `signal ${signal}`),
+      (error: Error) => error.message,
     );
     this.started = this.#watchStart(options.onOutput);
   }
@@ -65,20 +66,38 @@ export class ServiceInstance {
   }
 
   /**
-   * Stops the instance once the front has stopped sending it requests: after those it is
-   * running finish (10 s at most), it gets SIGTERM and drains like `make run` does.
+   * Stops the instance once the front has stopped sending it requests. Those it is running get
+   * what `make run` would give them: their handler's limit (after which the instance itself
+   * answers 504), then SIGTERM, whose drain lets what still runs finish (8 s at most, see
+   * `lib/http/drain.ts`) and closes the front's connections as it does any client's.
    */
   async retire(): Promise<void> {
     if (this.#inFlight > 0) {
-      await Promise.race([new Promise<void>((resolve) => this.#idle.push(resolve)), delay(RETIRE_LIMIT_MS)]);
+      await Promise.race([new Promise<void>((resolve) => this.#idle.push(resolve)), delay(this.handlerMs)]);
     }
-    await this.stop();
+    this.#signal('SIGTERM');
+    await this.exited;
+    this.agent.destroy();
   }
 
+  /** Stops the instance now, cutting what it is running (make dev is stopping). */
   async stop(): Promise<void> {
     this.agent.destroy();
-    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill('SIGTERM');
+    this.#signal('SIGTERM');
     await this.exited;
+  }
+
+  /**
+   * Ends an instance that never listened: it has no request to finish, and what it would run
+   * on SIGTERM is project code, the very code that did not settle (a handler of its own may ignore it).
+   */
+  async kill(): Promise<void> {
+    this.#signal('SIGKILL');
+    await this.exited;
+  }
+
+  #signal(signal: NodeJS.Signals): void {
+    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill(signal);
   }
 
   #watchStart(onOutput: InstanceOptions['onOutput']): Promise<StartOutcome> {
@@ -99,6 +118,19 @@ export class ServiceInstance {
         resolve({ ok: false, report });
       });
     });
+  }
+}
+
+/**
+ * The handler limit the instance reads as it starts, from the same environment and expert file
+ * (`lib/main.ts` does not say it). A configuration it cannot read stops the instance before it
+ * serves, so the default then is never used to retire it.
+ */
+function configuredHandlerMs(env: NodeJS.ProcessEnv): number {
+  try {
+    return loadConfig({ env }).config.limits.handlerMs;
+  } catch {
+    return expertSchema.parse({}).limits.handlerMs;
   }
 }
 
