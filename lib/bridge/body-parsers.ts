@@ -52,11 +52,9 @@ function fieldParser(limits: Limits): Middleware {
     },
   });
   return (ctx, next) => {
-    // A body is read once: a later route reached with `next()` or `next('route')` finds it
-    // parsed, where reading the spent stream again would answer 400, or wait forever for a
-    // multipart body. A request without a body has none of the types koa-body reads.
+    // A request without a body has none of the types koa-body reads.
     const state = requestState(ctx);
-    if (state.bodyRead || !typeis.hasBody(ctx.req)) return next();
+    if (alreadyRead(ctx) || !typeis.hasBody(ctx.req)) return next();
     return parse(ctx, () => {
       // koa-body leaves the body undefined for a type it does not read, and the stream unread.
       if (ctx.request.body !== undefined) state.bodyRead = true;
@@ -67,11 +65,20 @@ function fieldParser(limits: Limits): Middleware {
 
 function multipartParser(limits: Limits, chosenDirectory: string | undefined): Middleware {
   return (ctx, next) => {
-    const state = requestState(ctx);
-    if (state.bodyRead || !ctx.is('multipart')) return next();
-    state.bodyRead = true;
+    if (alreadyRead(ctx) || !ctx.is('multipart')) return next();
+    requestState(ctx).bodyRead = true;
     return storeUploads(ctx, next, limits, chosenDirectory);
   };
+}
+
+/**
+ * A body is read once. The service may have parsed it already (a later route reached with
+ * `next()`, where reading the spent stream again would wait for ever), or a custom auth, which
+ * runs before multipart bodies are parsed, may have read it with middleware of its own (multer):
+ * what it read is then the route's, and `req.files` stays undefined.
+ */
+function alreadyRead(ctx: Context): boolean {
+  return requestState(ctx).bodyRead === true || ctx.req.readableDidRead;
 }
 
 /** Stores the files of a multipart body, records them for `req.files`, then continues. */

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import querystring, { type ParsedUrlQuery } from 'node:querystring';
 import accepts from 'accepts';
@@ -6,11 +6,10 @@ import fresh from 'fresh';
 import type { Context } from 'koa';
 import rangeParser from 'range-parser';
 import { requestState, type ExpressRoute } from '../core/request-state.ts';
+import { RequestStream } from './request-stream.ts';
 import type { BridgeResponse } from './response.ts';
 import type { NextFunction } from './types.ts';
 import type { UploadedFiles } from './uploads.ts';
-
-type StreamListener = Parameters<IncomingMessage['on']>[1];
 
 /**
  * Express 5's `req` over Koa's `ctx`, for project handlers (SPEC §10, seed §2.5). Paths are
@@ -18,9 +17,10 @@ type StreamListener = Parameters<IncomingMessage['on']>[1];
  * appeared in the URL, `url` and `path` are relative to it, `originalUrl` is the whole URL.
  * Members a handler may assign in Express (`body`, `params`, `url`, `method`, `uid`) can be
  * assigned here too; `query` is read-only, as in Express 5. Anything else a custom auth adds
- * (`req.user`) is seen by the handler: one `req` serves the whole request.
+ * (`req.user`) is seen by the handler: one `req` serves the whole request. As a stream it is
+ * Node's own request (`RequestStream`): a body the service parsed reads as consumed.
  */
-export class BridgeRequest {
+export class BridgeRequest extends RequestStream {
   [member: string]: unknown;
   readonly res: BridgeResponse;
   /** The running function's `next`, as Express keeps it on `req`. */
@@ -29,6 +29,7 @@ export class BridgeRequest {
   readonly #assigned = new Map<string, unknown>();
 
   constructor(context: Context, response: BridgeResponse) {
+    super(context.req);
     this.#context = context;
     this.res = response;
   }
@@ -38,6 +39,17 @@ export class BridgeRequest {
   }
   set body(value: unknown) {
     this.#assigned.set('body', value);
+  }
+
+  /**
+   * Whether the service parsed the body (body-parser 1.x's flag: it skips a body so marked;
+   * body-parser 2 sees the stream ended instead). Middleware that reads the body sets it.
+   */
+  get _body(): boolean {
+    return this.#assignedOr('_body', () => requestState(this.#context).bodyRead === true);
+  }
+  set _body(value: boolean) {
+    this.#assigned.set('_body', value);
   }
 
   /** Route parameters, decoded; a wildcard (`*rest`) is the array of its segments; no prototype, as in Express 5. */
@@ -155,14 +167,6 @@ export class BridgeRequest {
     return !this.fresh;
   }
 
-  get socket(): IncomingMessage['socket'] {
-    return this.#context.req.socket;
-  }
-
-  get httpVersion(): string {
-    return this.#context.req.httpVersion;
-  }
-
   /** A request header, case-insensitively; Referer and Referrer are one. */
   get(name: string): string | string[] | undefined {
     if (!name) throw new TypeError('name argument is required to req.get');
@@ -200,25 +204,6 @@ export class BridgeRequest {
   range(size: number, options?: rangeParser.Options): rangeParser.Result | rangeParser.Ranges | undefined {
     const range = this.get('Range');
     return typeof range === 'string' && range ? rangeParser(size, range, options) : undefined;
-  }
-
-  /** The raw body stream, for content types no parser took. */
-  on(event: string, listener: StreamListener): this {
-    this.#context.req.on(event, listener);
-    return this;
-  }
-
-  once(event: string, listener: StreamListener): this {
-    this.#context.req.once(event, listener);
-    return this;
-  }
-
-  pipe<Destination extends NodeJS.WritableStream>(destination: Destination, options?: { end?: boolean }): Destination {
-    return this.#context.req.pipe(destination, options);
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
-    return this.#context.req[Symbol.asyncIterator]();
   }
 
   #assignedOr<Value>(member: string, read: () => Value): Value {

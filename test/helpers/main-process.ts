@@ -19,9 +19,9 @@ export interface MainProcess {
 /**
  * Starts the real service, `node lib/main.ts`, over the test file's database and resolves once it
  * listens (seen in its info-level log, so `LOG_LEVEL` must stay at info or below); it is killed
- * after the test if it is still running.
+ * after the test `t` if it is still running (without `t`, the caller stops it).
  */
-export async function startMain(t: ExecutionContext, env: Record<string, string>): Promise<MainProcess> {
+export async function startMain(t: ExecutionContext | undefined, env: Record<string, string>): Promise<MainProcess> {
   const child = spawn(process.execPath, ['lib/main.ts'], {
     env: {
       ...process.env,
@@ -34,7 +34,7 @@ export async function startMain(t: ExecutionContext, env: Record<string, string>
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  t.teardown(() => {
+  t?.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
