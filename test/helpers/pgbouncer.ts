@@ -12,6 +12,12 @@ const START_LIMIT_MS = 10_000;
 /** The system user PgBouncer runs as when we are root: it refuses to run as root. */
 const ACCOUNT_NAME = 'pgbouncer';
 
+/** The files of poolers still running when the process ends go with it, as the poolers do (daemons.ts). */
+const leftBehind = new Set<string>();
+process.on('exit', () => {
+  for (const folder of leftBehind) rmSync(folder, { recursive: true, force: true });
+});
+
 /** The path of Debian's `pgbouncer`, installed with apt-get first when it is missing; otherwise why it cannot be had. */
 export function pgbouncerBinary(): Promise<Binary> {
   return debianBinary('pgbouncer', ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'], ['--version']);
@@ -41,7 +47,7 @@ export interface PgBouncer {
  * transaction` (a server connection is a client's for one transaction only, then any other
  * client's), `poolSize` server connections per database and user, on a free port of 127.0.0.1,
  * as its own account when we are root. Clients log in without a password (loopback only).
- * Resolves once a statement runs through it. Used by the tests and by `make bench`.
+ * Resolves once a statement runs through it. Needs no test context, so `make bench` can use it.
  */
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
   const account = pgbouncerAccount();
@@ -56,6 +62,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const stop = async () => {
     await daemon.stop();
     rmSync(folder, { recursive: true, force: true });
+    leftBehind.delete(folder);
   };
   const pooled = (databaseUrl: string) => {
     const url = new URL(databaseUrl);
@@ -126,12 +133,13 @@ function pgbouncerAccount(): ServerAccount {
  */
 function configurationFolder(account: ServerAccount): string {
   let folder = mkdtempSync(path.join(tmpdir(), 'spaceport-pgbouncer-'));
-  if (closedFolderOnTheWay(path.join(folder, 'pgbouncer.ini'), account) !== undefined) {
+  if (closedFolderOnTheWay(folder, account) !== undefined) {
     rmSync(folder, { recursive: true });
     mkdirSync(SHARED_FOLDER, { recursive: true, mode: 0o755 });
     folder = mkdtempSync(path.join(SHARED_FOLDER, 'pgbouncer-'));
   }
   if (account.switched) chownSync(folder, account.uid, account.gid);
+  leftBehind.add(folder);
   return folder;
 }
 

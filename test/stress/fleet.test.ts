@@ -209,9 +209,9 @@ fleetTest('three instances through PgBouncer (transaction mode) answer exactly a
   const pooled = await runWorkload(fleet.balancer.url);
   const pooledState = await storedState(owner);
 
-  const [directFigures, pooledFigures] = [tally(pairsOf(direct)), tally(pairsOf(pooled))];
-  const directPairs = pairsOf(direct);
-  const differing = pairsOf(pooled).flatMap(([exchange, step], index) => {
+  const [directPairs, pooledPairs] = [pairsOf(direct), pairsOf(pooled)];
+  const [directFigures, pooledFigures] = [tally(directPairs), tally(pooledPairs)];
+  const differing = pooledPairs.flatMap(([exchange, step], index) => {
     const [directExchange, directStep] = directPairs[index] ?? [];
     const [mine, theirs] = [answerOf(exchange, step), directExchange && directStep && answerOf(directExchange, directStep)];
     return isDeepStrictEqual(mine, theirs) ? [] : [{ pooled: mine, direct: theirs }];
