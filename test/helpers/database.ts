@@ -39,13 +39,22 @@ export interface MigratedDatabase {
   close(): Promise<void>;
 }
 
-/** A fresh, migrated database for one test file, with the named tenants created. */
-export async function migratedDatabase(tenants: string[]): Promise<MigratedDatabase> {
+/** How the service's view reaches a database: the URL it uses for the database's own (a pooler's), and its pool size. */
+export interface TenantDatabaseRoute {
+  url(databaseUrl: string): string;
+  poolMax?: number;
+}
+
+/**
+ * A fresh, migrated database for one test file, with the named tenants created; its
+ * `tenantDatabase` goes through `route` when given (migrations and `knex` always go direct).
+ */
+export async function migratedDatabase(tenants: string[], route?: TenantDatabaseRoute): Promise<MigratedDatabase> {
   const database = await createFreshDatabase();
   const knex = createKnex(database.url);
   await migrateLatest(knex);
   for (const tenant of tenants) await createTenant(knex, tenant);
-  const tenantDatabase = new TenantDatabase(database.url);
+  const tenantDatabase = new TenantDatabase(route?.url(database.url) ?? database.url, { poolMax: route?.poolMax });
   return {
     url: database.url,
     knex,

@@ -1,50 +1,15 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import { freePort } from '../../lib/db/embedded/free-port.ts';
+import { debianBinary, startDaemon, type Binary } from './daemons.ts';
 
-const run = promisify(execFile);
 const START_LIMIT_MS = 10_000;
 
-/** Balancers still running when the test process ends go with it. */
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-/**
- * The path of Debian's `haproxy`, installed with apt-get first when it is missing (we run as
- * root in CI and in the usual container); otherwise why it cannot be had.
- */
-export async function haproxyBinary(): Promise<{ path: string } | { missing: string }> {
-  const found = await locate();
-  if (found) return { path: found };
-  if (process.getuid?.() !== 0) return { missing: 'haproxy is not installed, and installing it needs root (apt-get install haproxy)' };
-  try {
-    const apt = { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 240_000 };
-    await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'update'], apt);
-    await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'install', '-y', '--no-install-recommends', 'haproxy'], apt);
-  } catch (error) {
-    return { missing: `apt-get install haproxy failed: ${(error as Error).message.split('\n')[0]}` };
-  }
-  const installed = await locate();
-  return installed ? { path: installed } : { missing: 'apt-get installed haproxy, but no haproxy binary was found' };
-}
-
-async function locate(): Promise<string | undefined> {
-  for (const candidate of ['/usr/sbin/haproxy', '/usr/bin/haproxy', '/usr/local/sbin/haproxy']) {
-    try {
-      await run(candidate, ['-v']);
-      return candidate;
-    } catch {
-      // not there: try the next place
-    }
-  }
-  return undefined;
+/** The path of Debian's `haproxy`, installed with apt-get first when it is missing; otherwise why it cannot be had. */
+export function haproxyBinary(): Promise<Binary> {
+  return debianBinary('haproxy', ['/usr/sbin/haproxy', '/usr/bin/haproxy', '/usr/local/sbin/haproxy'], ['-v']);
 }
 
 export interface Balancer {
@@ -64,21 +29,14 @@ export async function startBalancer(t: ExecutionContext, binary: string, backend
   const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-haproxy-'));
   const configFile = path.join(folder, 'haproxy.cfg');
   writeFileSync(configFile, configuration(port, backends));
-  const child = spawn(binary, ['-db', '-f', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  running.add(child);
-  const exited = once(child, 'exit').finally(() => running.delete(child));
-  const stop = () => stopProcess(child, exited);
-  t.teardown(stop);
+  const haproxy = startDaemon(binary, ['-db', '-f', configFile]);
+  t.teardown(haproxy.stop);
   const url = `http://127.0.0.1:${port}`;
   if (!(await servesEveryBackend(url, Object.keys(backends)))) {
-    await stop();
-    throw new Error(`haproxy did not bring up every backend within ${START_LIMIT_MS} ms: ${stderr.trim()}`);
+    await haproxy.stop();
+    throw new Error(`haproxy did not bring up every backend within ${START_LIMIT_MS} ms: ${haproxy.stderr()}`);
   }
-  return { url, stop };
+  return { url, stop: haproxy.stop };
 }
 
 function configuration(port: number, backends: Record<string, number>): string {
@@ -131,12 +89,4 @@ async function servesEveryBackend(url: string, names: readonly string[]): Promis
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return false;
-}
-
-async function stopProcess(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(killer);
 }

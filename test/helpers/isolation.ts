@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { documentStore, type Collection } from '../../lib/documents/index.ts';
 import { collectionDocuments, filter, findOptions, update } from './filters.ts';
-import { migratedDatabase, type MigratedDatabase } from './database.ts';
+import { migratedDatabase, type MigratedDatabase, type TenantDatabaseRoute } from './database.ts';
 
 /**
  * The isolation property as a differential test. Two databases: in `shared`, tenants alpha and
@@ -17,8 +17,9 @@ export interface IsolationWorlds {
   close(): Promise<void>;
 }
 
-export async function isolationWorlds(): Promise<IsolationWorlds> {
-  const [shared, alone] = await Promise.all([migratedDatabase(['alpha', 'beta']), migratedDatabase(['beta'])]);
+/** Both worlds; the service's view of each goes through `route` when given (a pooler). */
+export async function isolationWorlds(route?: TenantDatabaseRoute): Promise<IsolationWorlds> {
+  const [shared, alone] = await Promise.all([migratedDatabase(['alpha', 'beta'], route), migratedDatabase(['beta'], route)]);
   return { shared, alone, close: async () => void (await Promise.all([shared.close(), alone.close()])) };
 }
 

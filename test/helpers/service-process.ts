@@ -14,7 +14,7 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
-/** `node lib/main.ts` in a process of its own, serving the repository's sample project. */
+/** `node lib/main.ts` in a process of its own, serving the repository's sample project (or `projectsDir`). */
 export interface ServiceProcess {
   /** `http://127.0.0.1:port` it listens on. */
   readonly url: string;
@@ -40,6 +40,10 @@ export interface ServiceProcessOptions {
   expert?: ExpertInput;
   /** REDIS_URL (unset unless given, whatever the test's own environment says). */
   redisUrl?: string;
+  /** PROJECTS_DIR; the repository's projects by default. */
+  projectsDir?: string;
+  /** More environment variables, e.g. DATABASE_DIRECT_URL. */
+  environment?: Record<string, string>;
 }
 
 /**
@@ -52,10 +56,11 @@ export async function startServiceProcess(t: ExecutionContext, options: ServiceP
   const main = await startMain(t, {
     DATABASE_URL: options.databaseUrl,
     EXPERT_CONFIG: expertFile,
-    PROJECTS_DIR: REPO_PROJECTS_DIR,
+    PROJECTS_DIR: options.projectsDir ?? REPO_PROJECTS_DIR,
     // An empty value counts as unset (lib/config): no Redis unless the test names one.
     REDIS_URL: options.redisUrl ?? '',
     LOG_LEVEL: 'info',
+    ...options.environment,
   });
   const { child } = main;
   const running = () => child.exitCode === null && child.signalCode === null;

@@ -4,7 +4,7 @@ import type { SpaceAccess } from '../../lib/spaces/access.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, type Space } from '../../lib/spaces/store.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import { runInTenant } from '../../lib/tenancy/index.ts';
-import { migratedDatabase, type MigratedDatabase } from './database.ts';
+import { migratedDatabase, type MigratedDatabase, type TenantDatabaseRoute } from './database.ts';
 
 /**
  * The isolation property for the spaces store, as a differential test over three databases:
@@ -19,8 +19,9 @@ export interface SpaceWorlds {
   close(): Promise<void>;
 }
 
-export async function spaceWorlds(): Promise<SpaceWorlds> {
-  const [shared, alphaAlone, betaAlone] = await Promise.all([migratedDatabase(['alpha', 'beta']), migratedDatabase(['alpha']), migratedDatabase(['beta'])]);
+/** The three worlds; the service's view of each goes through `route` when given (a pooler). */
+export async function spaceWorlds(route?: TenantDatabaseRoute): Promise<SpaceWorlds> {
+  const [shared, alphaAlone, betaAlone] = await Promise.all([migratedDatabase(['alpha', 'beta'], route), migratedDatabase(['alpha'], route), migratedDatabase(['beta'], route)]);
   return { shared, alphaAlone, betaAlone, close: async () => void (await Promise.all([shared.close(), alphaAlone.close(), betaAlone.close()])) };
 }
 

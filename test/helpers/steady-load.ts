@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ProcessExit, ServiceProcess } from './service-process.ts';
 
 /** One request of a load run and what came back; times in ms on `performance.now()`'s clock. */
 export interface Exchange {
@@ -43,7 +44,7 @@ export function steadyLoad(options: SteadyLoadOptions): SteadyLoad {
   const loops = Array.from({ length: options.workers }, async (_, worker) => {
     for (let sequence = 0; !stopping; sequence++) {
       const started = performance.now();
-      exchanges.push(await send(options.next(worker, sequence), options.giveUpMs ?? 10_000));
+      exchanges.push(await sendRequest(options.next(worker, sequence), options.giveUpMs));
       const rest = options.paceMs - (performance.now() - started);
       if (rest > 0 && !stopping) await sleep(rest);
     }
@@ -58,7 +59,8 @@ export function steadyLoad(options: SteadyLoadOptions): SteadyLoad {
   };
 }
 
-async function send(request: PlannedRequest, giveUpMs: number): Promise<Exchange> {
+/** Sends one request and records what came back, or that nothing did within `giveUpMs`. */
+export async function sendRequest(request: PlannedRequest, giveUpMs = 10_000): Promise<Exchange> {
   const startedAt = performance.now();
   try {
     const response = await fetch(request.url, { ...request.init, signal: AbortSignal.timeout(giveUpMs) });
@@ -68,6 +70,31 @@ async function send(request: PlannedRequest, giveUpMs: number): Promise<Exchange
     const reason = error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}` : String(error);
     return { label: request.label, startedAt, endedAt: performance.now(), status: undefined, body: '', headers: undefined, error: reason };
   }
+}
+
+/** What stopping an instance under load gave. */
+export interface StopUnderLoad {
+  /** Every exchange of the load. */
+  readonly exchanges: Exchange[];
+  /** When SIGTERM was sent, on `performance.now()`'s clock. */
+  readonly signalled: number;
+  readonly exit: ProcessExit;
+  /** Milliseconds from SIGTERM to the exit. */
+  readonly exitMs: number;
+}
+
+/**
+ * Lets `load` run for `beforeMs`, sends SIGTERM to `instance` and waits for it to exit, lets the
+ * load run `afterMs` more, then stops it.
+ */
+export async function stopUnderLoad(load: SteadyLoad, instance: ServiceProcess, beforeMs: number, afterMs: number): Promise<StopUnderLoad> {
+  await sleep(beforeMs);
+  const signalled = performance.now();
+  instance.signal('SIGTERM');
+  const exit = await instance.exited;
+  const exitMs = performance.now() - signalled;
+  await sleep(afterMs);
+  return { exchanges: await load.stop(), signalled, exit, exitMs };
 }
 
 /** Milliseconds an exchange took. */

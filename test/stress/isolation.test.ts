@@ -1,8 +1,7 @@
 import test from 'ava';
-import fc from 'fast-check';
 import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
-import { checkIsolation, isolationCase, isolationWorlds, OPERATIONS_PER_CASE } from '../helpers/isolation.ts';
-import { checkSpaceIsolation, spaceCase, spaceWorlds } from '../helpers/space-isolation.ts';
+import { OPERATIONS_PER_CASE } from '../helpers/isolation.ts';
+import { documentLane, inLanes, spaceLane } from '../helpers/isolation-lanes.ts';
 
 /**
  * The isolation properties of `make test` (test/documents/isolation-property.test.ts,
@@ -10,32 +9,9 @@ import { checkSpaceIsolation, spaceCase, spaceWorlds } from '../helpers/space-is
  * operation with both walls up, and thousands more against row-level security alone. The
  * cases are split over parallel lanes, each with databases of its own.
  */
-const LANES = 4;
 const DOCUMENT_CASES = 10_000;
 const RLS_ALONE_CASES = 2_000;
 const SPACE_CASES = 1_000;
-
-async function inLanes(total: number, lane: (runs: number) => Promise<void>): Promise<void> {
-  await Promise.all(Array.from({ length: LANES }, (_, index) => lane(Math.floor(total / LANES) + (index < total % LANES ? 1 : 0))));
-}
-
-async function documentLane(runs: number): Promise<void> {
-  const worlds = await isolationWorlds();
-  try {
-    await fc.assert(fc.asyncProperty(isolationCase, (example) => checkIsolation(worlds, example)), { numRuns: runs });
-  } finally {
-    await worlds.close();
-  }
-}
-
-async function spaceLane(runs: number): Promise<void> {
-  const worlds = await spaceWorlds();
-  try {
-    await fc.assert(fc.asyncProperty(spaceCase, (steps) => checkSpaceIsolation(worlds, steps)), { numRuns: runs });
-  } finally {
-    await worlds.close();
-  }
-}
 
 test.serial(`documents, both walls: ${DOCUMENT_CASES} generated filters × ${OPERATIONS_PER_CASE} operations, no leak`, async (t) => {
   const started = performance.now();

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { createKnex } from '../../lib/db/connect.ts';
@@ -11,7 +10,7 @@ import { haproxyBinary, startBalancer, type Balancer } from '../helpers/haproxy.
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
-import { describeExchange, steadyLoad, type PlannedRequest } from '../helpers/steady-load.ts';
+import { describeExchange, steadyLoad, stopUnderLoad, type PlannedRequest } from '../helpers/steady-load.ts';
 
 /**
  * Two services on one PostgreSQL and one Redis behind a real HAProxy (SPEC §8.6, §2.5, §4.1):
@@ -126,13 +125,7 @@ twoInstances('stopping one instance with SIGTERM under load loses no request at 
       return { label: 'POST /spaces', url: `${balancer.url}/spaces`, init: { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body } };
     },
   });
-  await sleep(2000);
-  const signalled = performance.now();
-  one.signal('SIGTERM');
-  const exit = await one.exited;
-  const exitMs = performance.now() - signalled;
-  await sleep(1500);
-  const exchanges = await load.stop();
+  const { exchanges, signalled, exit, exitMs } = await stopUnderLoad(load, one, 2000, 1500);
 
   const expected = (label: string) => ({ 'GET /spaces/nowhere': 404, 'POST /spaces': 201 })[label] ?? 200;
   const failed = exchanges.filter((exchange) => exchange.status !== expected(exchange.label));
