@@ -14,6 +14,7 @@ import { authenticationSections } from './scenarios/authentication.ts';
 import type { BenchContext } from './scenarios/context.ts';
 import { heartbeatSection } from './scenarios/heartbeat.ts';
 import { memorySection } from './scenarios/memory.ts';
+import { poolerSection } from './scenarios/pooler.ts';
 import { routingSection } from './scenarios/routing.ts';
 
 /** Undone in reverse order when the run ends, fails or is interrupted. */
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${describeRun(settings)}\n\n${formatTable(sections)}\n`);
 }
 
-/** Items 1 to 3 share one service; 4 and 5 start their own (other projects, a fresh process). */
+/** Items 1 to 3 and 6 share one service; 4 and 5 start their own (other projects, a fresh process). */
 async function measureEverything(context: BenchContext): Promise<Section[]> {
   const service = await startChildServer(serviceProcess(context.setup, 'spaceport', context.projectsDir, 'sample'));
   const sections: Section[] = [];
@@ -55,6 +56,7 @@ async function measureEverything(context: BenchContext): Promise<Section[]> {
     sections.push(await heartbeatSection(context, service));
     sections.push(...(await authenticationSections(context, service)));
     sections.push(await accountsSection(context, service));
+    sections.push(await poolerSection(context, service));
   } finally {
     await service.stop();
   }

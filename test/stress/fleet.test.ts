@@ -87,21 +87,9 @@ function projectsDir(): string {
 }
 
 /**
- * The instance's migration lock, when the instance took it through the pooler: the lock stays
- * with whichever server connection ran `pg_advisory_lock`, idle in PgBouncer's pool, and the
- * next instance's migrations would wait for it forever. DATABASE_DIRECT_URL (SPEC §15.2) sends
- * migrations straight to PostgreSQL instead; until the service reads it, the test ends the
- * backend holding the lock, and says so.
- */
-async function releaseStrayMigrationLock(t: ExecutionContext, name: string): Promise<void> {
-  const { rows } = await owner.raw("select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())");
-  if (rows.length > 0) t.log(`instance ${name} left its migration lock on a server connection of PgBouncer (DATABASE_DIRECT_URL not read): ended that backend`);
-}
-
-/**
- * One instance, started after the previous one listens, each with the same settings. Started
- * one at a time because of `releaseStrayMigrationLock`; a deployment with DATABASE_DIRECT_URL
- * may start them at once.
+ * The instances, started at once as a deployment would start them: each migrates at start-up,
+ * over DATABASE_DIRECT_URL (a session of its own for the migration lock), and serves through the
+ * pooler.
  */
 async function startInstances(t: ExecutionContext, names: readonly string[], databaseUrl: string): Promise<Record<string, ServiceProcess>> {
   const direct = await testDatabaseUrl();
@@ -112,12 +100,8 @@ async function startInstances(t: ExecutionContext, names: readonly string[], dat
     environment: { DATABASE_DIRECT_URL: direct, DATABASE_POOL_MAX: String(INSTANCE_POOL) },
     expert: { spaces: { enabled: true }, http: { trustProxy: true }, rateLimit: { public: UNLIMITED, login: UNLIMITED } },
   };
-  const instances: Record<string, ServiceProcess> = {};
-  for (const name of names) {
-    instances[name] = await startServiceProcess(t, options);
-    await releaseStrayMigrationLock(t, name);
-  }
-  return instances;
+  const started = await Promise.all(names.map(async (name) => [name, await startServiceProcess(t, options)] as const));
+  return Object.fromEntries(started);
 }
 
 interface Fleet {
