@@ -49,7 +49,7 @@ export function bodyError(error: Error, malformed: string): Error {
   if (code === 413) return createError(413, tooLargeMessage(error));
   if (code === 415) return createError(415, 'unsupported content encoding');
   if (error.message === 'Object contains forbidden prototype property') {
-    return createError(400, 'request body must not hold a "__proto__" or "constructor.prototype" key');
+    return createError(400, 'request body must not hold a "__proto__" key');
   }
   return createError(400, malformed);
 }
@@ -77,7 +77,7 @@ export function isErrorStatus(status: number): boolean {
 interface ErrorAnswer {
   status: number;
   body: { error: string } | { success: false; message: string };
-  headers: Readonly<Record<string, string>>;
+  headers: Readonly<Record<string, string | string[]>>;
   /** Names of the error's headers Node would refuse to send (a CR, LF or NUL, a character beyond latin1, a bad name): left out. */
   dropped: readonly string[];
   /** A 5xx gets an error line beside the request line; unforeseen ones with their stack (SPEC §7). */
@@ -167,20 +167,36 @@ export function messageOf(error: unknown): string {
 }
 
 /**
- * The headers an error carries, strings and numbers, as Node can send them: one it would refuse
- * is dropped (and named), so that it can neither fail the answer nor split it.
+ * The headers an error carries, as Node can send them: text and numbers, and lists of them (one
+ * header line each, as `Set-Cookie` needs). A value or list item Node would refuse, any other
+ * kind of value, and headers that cannot even be read (a throwing getter or proxy) are left out
+ * and named, so that they can neither fail the answer nor split it.
  */
-function headersOf(error: unknown): { headers: Record<string, string>; dropped: string[] } {
-  const given = (error as HttpErrorLike | undefined)?.headers;
-  const headers: Record<string, string> = {};
+function headersOf(error: unknown): { headers: Record<string, string | string[]>; dropped: string[] } {
+  const headers: Record<string, string | string[]> = {};
   const dropped: string[] = [];
-  if (given === null || typeof given !== 'object') return { headers, dropped };
-  for (const [name, value] of Object.entries(given as Record<string, unknown>)) {
-    if (typeof value !== 'string' && typeof value !== 'number') continue;
-    if (isSendable(name, String(value))) headers[name] = String(value);
-    else dropped.push(name);
+  let given: Array<[string, unknown]>;
+  try {
+    const carried = (error as HttpErrorLike | undefined)?.headers;
+    if (carried === null || typeof carried !== 'object') return { headers, dropped };
+    given = Object.entries(carried);
+  } catch {
+    return { headers, dropped: ['(headers that could not be read)'] };
+  }
+  for (const [name, value] of given) {
+    const sendable = sendableValue(name, value);
+    if (sendable !== undefined) headers[name] = sendable;
+    if (sendable === undefined || (Array.isArray(value) && sendable.length < value.length)) dropped.push(name);
   }
   return { headers, dropped };
+}
+
+/** `value` as Node can send it under `name`: the valid items of a list; undefined when nothing is. */
+function sendableValue(name: string, value: unknown): string | string[] | undefined {
+  const items = (Array.isArray(value) ? value : [value]).filter((item) => typeof item === 'string' || typeof item === 'number').map(String);
+  const valid = items.filter((item) => isSendable(name, item));
+  if (valid.length === 0) return undefined;
+  return Array.isArray(value) ? valid : valid[0];
 }
 
 function isSendable(name: string, value: string): boolean {

@@ -19,6 +19,9 @@ test.before(async () => {
       "  { method: 'GET', path: '/bad-header-next', skipAuth: true, function: (req, res, next) => next(Object.assign(new Error('already taken'), { status: 409, headers: BAD_HEADERS.newline })) },",
       "  { method: 'GET', path: '/bad-header-auth', auth: () => { throw Object.assign(new Error('no entry'), { status: 403, headers: BAD_HEADERS.latin1 }); }, function: (req, res) => res.send('in') },",
       "  { method: 'GET', path: '/bad-header-auth-next', auth: (req, res, next) => next(Object.assign(new Error('no entry'), { status: 403, headers: BAD_HEADERS.name })), function: (req, res) => res.send('in') },",
+      "  { method: 'GET', path: '/hostile-headers/unlistable', skipAuth: true, function: () => { throw Object.assign(new Error('no tea'), { status: 418, headers: new Proxy({}, { ownKeys() { throw new Error('cannot list'); } }) }); } },",
+      "  { method: 'GET', path: '/hostile-headers/getter', skipAuth: true, function: (req, res, next) => next(Object.assign(new Error('not yours'), { status: 403, headers: { get 'X-A'() { throw new Error('cannot read'); } } })) },",
+      "  { method: 'GET', path: '/list-headers', skipAuth: true, function: () => { throw Object.assign(new Error('try again'), { status: 400, headers: { 'Set-Cookie': ['a=1', 'b=2\\n'], 'X-Num': 5, 'X-Obj': { a: 1 } } }); } },",
       "  { method: 'GET', path: '/file-bad-header', skipAuth: true, function: (req, res) => res.sendFile(import.meta.filename, { headers: BAD_HEADERS.newline }) },",
       "  { method: 'GET', path: '/download-bad-header', skipAuth: true, function: (req, res) => res.download(import.meta.filename, 'routes.js', { headers: BAD_HEADERS.latin1 }) },",
       '];',
@@ -134,6 +137,30 @@ for (const [title, pathname, expectedStatus, expectedBody] of BAD_HEADER_CASES) 
     t.regex(String(errorLine?.msg), /header/);
   });
 }
+
+for (const [kind, status, error] of [['unlistable', 418, 'no tea'], ['getter', 403, 'not yours']] as const) {
+  test(`an error whose headers throw when read (${kind}) is answered ${status} with its §7 body, and logged`, async (t) => {
+    const requestId = `hostile-headers-${kind}`;
+    const response = await service.fetch(`/api/shop/hostile-headers/${kind}`, { headers: { 'x-request-id': requestId } });
+    t.is(response.status, status);
+    t.deepEqual(await response.json(), { error });
+    t.is(response.headers.get('x-request-id'), requestId);
+    const lines = service.logEntries().filter((line) => line.requestId === requestId);
+    t.like(lines.find((line) => line.msg === 'request'), { status, error });
+    t.regex(String(lines.find((line) => line.msg !== 'request')?.msg), /headers/, 'an error line tells of the headers left out');
+  });
+}
+
+test('an error header given as a list sends each valid item; values that are neither text, numbers nor lists are left out and logged', async (t) => {
+  const requestId = 'list-headers';
+  const response = await service.fetch('/api/shop/list-headers', { headers: { 'x-request-id': requestId } });
+  t.is(response.status, 400);
+  t.deepEqual(response.headers.getSetCookie(), ['a=1']);
+  t.is(response.headers.get('x-num'), '5');
+  t.is(response.headers.get('x-obj'), null);
+  const errorLine = service.logEntries().find((line) => line.requestId === requestId && line.msg !== 'request');
+  t.like(errorLine, { headers: ['Set-Cookie', 'X-Obj'] });
+});
 
 for (const kind of ['file', 'download']) {
   test(`res.${kind === 'file' ? 'sendFile' : 'download'} with a header Node would refuse fails that request alone (500), never the service`, async (t) => {

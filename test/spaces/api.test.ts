@@ -210,7 +210,7 @@ test('bodies: non-JSON, malformed, not an object, unknown field, wrong types are
     ['{"name":"ok","schemas":["a\\u0000"]}', 'application/json', 'schemas[0] must not contain NUL or unpaired surrogates'],
     ['{"name":"ok","schemas":["\\ud800"]}', 'application/json', 'schemas[0] must not contain NUL or unpaired surrogates'],
     ['{"name":"-ok"}', 'application/json', 'name may hold only letters, digits, space, "_", "." and "-", and must start with a letter or digit'],
-    ['{"__proto__":{"x":1},"name":"ok"}', 'application/json', 'request body must not hold a "__proto__" or "constructor.prototype" key'],
+    ['{"__proto__":{"x":1},"name":"ok"}', 'application/json', 'request body must not hold a "__proto__" key'],
   ];
   for (const [raw, contentType, error] of cases) {
     const answer = await call(service, 'POST', '/spaces', { as: admin, raw: raw || undefined, contentType });

@@ -13,11 +13,12 @@ export interface DeclaredSecret {
 
 /**
  * Variables the service reads itself: its configuration (`DATABASE_URL`, `JWT_SECRET`,
- * `REDIS_URL`...) and where the embedded database's keeper puts its socket. A project secret
+ * `REDIS_URL`...), where the embedded database's keeper puts its socket, and `make dev`'s start
+ * limit (a test's setting). A project secret
  * read from one would be the service's secret handed to a route file, or the service's setting
  * chosen by whoever sets a project's secret. (A test checks that `lib/` reads no other.)
  */
-const SERVICE_VARIABLES: ReadonlySet<string> = new Set([...Object.keys(environmentSchema.shape), 'XDG_RUNTIME_DIR']);
+const SERVICE_VARIABLES: ReadonlySet<string> = new Set([...Object.keys(environmentSchema.shape), 'XDG_RUNTIME_DIR', 'DEV_START_LIMIT_MS']);
 /** Families of variables the runtime reads: Node.js (`NODE_OPTIONS`, `NODE_EXTRA_CA_CERTS`...) and libuv (`UV_THREADPOOL_SIZE`). */
 const RUNTIME_PREFIXES = ['NODE_', 'UV_'];
 
