@@ -51,13 +51,19 @@ export interface RequestState {
   failure: string | undefined;
   /** The client left before the answer was complete. */
   abandoned: boolean;
+  /**
+   * The request was answered with an error (its time limit's 504, a stalled body's 408, a
+   * failure) while its handler may still be working: a transaction that work has open is rolled
+   * back rather than committed, so an error answer never hides a change.
+   */
+  givenUp: boolean;
 }
 
 const KEY = 'spaceport';
 const context = new AsyncLocalStorage<RequestState>();
 
 export function newRequestState(requestId: string, runtime: Runtime | undefined, tenant?: string): RequestState {
-  return { requestId, runtime, tenant, caller: undefined, route: undefined, bodyRead: false, failure: undefined, abandoned: false };
+  return { requestId, runtime, tenant, caller: undefined, route: undefined, bodyRead: false, failure: undefined, abandoned: false, givenUp: false };
 }
 
 /** Puts `state` under its key of `ctx.state` and runs `work` with it as the current request. */

@@ -25,6 +25,14 @@ const UNANSWERED_GRACE_MS = 300;
 export type SessionTenant = string | typeof NO_TENANT;
 export const NO_TENANT = '';
 
+/** A transaction whose request was answered with an error before it could commit: rolled back. */
+export class TransactionGivenUp extends Error {
+  override name = 'TransactionGivenUp';
+  constructor() {
+    super('the request was answered with an error before this transaction could commit: rolled back');
+  }
+}
+
 /** Runs one statement of a transaction on its connection. */
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
@@ -74,12 +82,23 @@ export class TenantDatabase {
     return this.#withConnection((client) => this.#watched(client, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
   }
 
-  /** Runs `work` in one transaction for `tenant`; it commits when `work` resolves, else rolls back. */
-  transaction<Result>(tenant: string, work: (run: TransactionStatement) => Promise<Result>): Promise<Result> {
+  /**
+   * Runs `work` in one transaction for `tenant`; it commits when `work` resolves, else rolls back.
+   * Once `stillWanted` says no (checked before each statement and before the commit), the next
+   * of them fails with `TransactionGivenUp` instead, and the transaction rolls back.
+   */
+  transaction<Result>(tenant: string, work: (run: TransactionStatement) => Promise<Result>, stillWanted: () => boolean = () => true): Promise<Result> {
+    const wanted = () => {
+      if (!stillWanted()) throw new TransactionGivenUp();
+    };
     return this.#withConnection(async (client) => {
       await this.#watched(client, () => queryInScope(client, this.#scope(tenant), 'begin', []));
       try {
-        const result = await work((statement) => this.#watched(client, () => client.query(statement.sql, [...statement.bindings])));
+        const result = await work((statement) => {
+          wanted();
+          return this.#watched(client, () => client.query(statement.sql, [...statement.bindings]));
+        });
+        wanted();
         await this.#watched(client, () => client.query('commit'));
         return result;
       } catch (error) {

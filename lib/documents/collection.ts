@@ -109,13 +109,18 @@ export class Collection {
   /** Every document or none: one statement per batch, several batches in one transaction. */
   async #insert(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
     const prepared = documents.map(toStoredDocument);
-    const { database, tenant } = this.#resolveScope();
+    const { database, tenant, stillWanted } = this.#resolveScope();
     const statements = insertBatches(prepared).map((batch) => insertStatement(tenant, this.collectionName, batch));
     try {
       if (statements.length === 1) await database.query(tenant, statements[0] as Statement);
-      else await database.transaction(tenant, async (run) => {
-        for (const statement of statements) await run(statement);
-      });
+      else
+        await database.transaction(
+          tenant,
+          async (run) => {
+            for (const statement of statements) await run(statement);
+          },
+          stillWanted,
+        );
     } catch (error) {
       throw translateWriteError(error, this.collectionName);
     }
@@ -125,7 +130,7 @@ export class Collection {
   /** Reads the matching rows under lock, applies the update, and writes back only real changes. */
   async #update(filter: Filter, update: UpdateSpec, limit: number | undefined): Promise<UpdateResult> {
     const compiled = compileUpdate(update);
-    const { database, tenant } = this.#resolveScope();
+    const { database, tenant, stillWanted } = this.#resolveScope();
     const locking = this.#matching(tenant, filter).select('id', 'doc').orderBy('id').forUpdate();
     if (limit !== undefined) locking.limit(limit);
     try {
@@ -140,7 +145,7 @@ export class Collection {
           await run(statementOf(writing));
         }
         return { acknowledged: true, matchedCount: rows.length, modifiedCount: changed.length, upsertedCount: 0, upsertedId: null };
-      });
+      }, stillWanted);
     } catch (error) {
       throw translateWriteError(error, this.collectionName);
     }

@@ -15,7 +15,7 @@ export interface DocumentStore {
 /** The store of an explicitly named tenant: for the CLI, start-up code and tests. */
 export function documentStore(database: TenantDatabase, tenant: string): DocumentStore {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('documentStore needs a tenant');
-  const scope: StoreScope = Object.freeze({ database, tenant });
+  const scope: StoreScope = Object.freeze({ database, tenant, stillWanted: () => true });
   return Object.freeze({ collection: (name: string) => new Collection(name, () => scope) });
 }
 

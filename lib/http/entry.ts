@@ -56,6 +56,7 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
     });
   };
   const fail = (ctx: Context, started: number, error: unknown, body: BodyWatch | undefined) => {
+    requestState(ctx).givenUp = true;
     answerError(ctx, error, logger);
     finish(ctx, started, body);
   };

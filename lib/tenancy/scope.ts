@@ -8,6 +8,8 @@ import type { Runtime } from '../core/runtime.ts';
 export interface TenantScope {
   readonly database: TenantDatabase;
   readonly tenant: string;
+  /** False once the request was answered with an error: its open transactions then roll back (`RequestState.givenUp`). */
+  readonly stillWanted: () => boolean;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface TenantScope {
 export function requestScope(user: string, hint = ''): TenantScope {
   const request = currentRequest();
   if (request?.tenant === undefined || request.runtime === undefined) throw new Error(`${user} is used outside a request: no tenant context${hint}`);
-  return { database: request.runtime.tenantDatabase, tenant: request.tenant };
+  return { database: request.runtime.tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp };
 }
 
 /** Runs `work` as a request of `tenant` would run it: for tools and tests that act for a tenant. */

@@ -17,6 +17,10 @@ export default [
     const documents = Array.from({ length: req.body.count }, (_, index) => ({ n: index }));
     res.json(await db.collection(req.body.collection).insertMany(documents));
   } },
+  { method: 'POST', path: '/insert-large', skipAuth: true, function: async (req, res) => {
+    const documents = Array.from({ length: req.body.count }, (_, index) => ({ n: index, pad: 'p'.repeat(1000) }));
+    res.json(await db.collection(req.body.collection).insertMany(documents));
+  } },
   { method: 'POST', path: '/count', skipAuth: true, function: async (req, res) => {
     res.json({ count: await db.collection(req.body.collection).countDocuments({}) });
   } },
@@ -37,8 +41,8 @@ test.after.always(async () => {
   await owner?.destroy();
 });
 
-function post(pathname: string, body: unknown): Promise<Response> {
-  return service.fetch(`/api/timed${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+function post(pathname: string, body: unknown, to: TestService = service): Promise<Response> {
+  return to.fetch(`/api/timed${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
 /** Holds an exclusive lock on the documents table (every statement on it waits) until released. */
@@ -78,6 +82,32 @@ test.serial('a write over the time limit answers 503, is cancelled in PostgreSQL
   await new Promise((resolve) => setTimeout(resolve, 300));
   const [{ count }] = await owner('documents').where({ collection: 'late-writes' }).count({ count: '*' });
   t.is(Number(count), 0, 'the write answered 503 left no row behind');
+});
+
+test.serial('a bulk insert whose request was answered 504 meanwhile is rolled back, never committed behind the 504', async (t) => {
+  // A handler limit shorter than the statement limit, and about 3 MB of documents (several
+  // batches in one transaction), the first batch waiting on the lock past the 504.
+  const hurried = await startWithProjects(t, writeTree({ 'timed/api/routes.js': ROUTES }), { expert: { limits: { handlerMs: 1000 } } });
+  const release = await lockDocuments();
+  let released = false;
+  t.teardown(async () => {
+    if (!released) await release();
+  });
+  const answered = post('/insert-large', { collection: 'after-504', count: 3000 }, hurried);
+  setTimeout(() => {
+    released = true;
+    void release();
+  }, 1300);
+  const response = await answered;
+  t.is(response.status, 504);
+  await waitUntil(async () => (await statementsStillRunning('insert into')).length === 0, 5000);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const [{ count }] = await owner('documents').where({ collection: 'after-504' }).count({ count: '*' });
+  t.is(Number(count), 0, 'the documents of a request answered 504 were not written');
+  t.truthy(
+    hurried.logEntries().find((line) => line.msg === 'request' && line.status === 504 && line.route === 'POST /insert-large'),
+    'the 504 is the request’s answer',
+  );
 });
 
 test.serial('a read over the time limit answers 503 and no longer occupies a PostgreSQL backend', async (t) => {
