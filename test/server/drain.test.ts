@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import test, { type ExecutionContext } from 'ava';
+import { releaseHeld, requestHeld } from '../fixtures/projects/slow/slowpoke/held.ts';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { fixtureProjects } from '../helpers/projects.ts';
 import { dropTestDatabase, startTestService, type TestService } from '../helpers/service.ts';
@@ -98,12 +99,14 @@ test('a connection the kernel completed just before close begins is served, not 
   await closed;
 });
 
-test('the answer to a request in flight when close begins carries Connection: close', async (t) => {
+test('the answer to a request in flight when close begins, given once the listener is closed, carries Connection: close', async (t) => {
   const service = await startSlowService(t);
   const client = await idleClient(t, service);
-  const inFlight = client.get('/api/slowpoke/slow?ms=300');
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  const inFlight = client.get('/api/slowpoke/held');
+  await requestHeld();
   const closed = service.close();
+  await listenerClosed(service.url);
+  releaseHeld();
   const answer = await inFlight;
   t.is(answer.status, 200);
   t.is(answer.body, 'finished');
