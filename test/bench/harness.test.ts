@@ -26,7 +26,7 @@ function row(server: string, requestsPerSecond: number, p99 = 1, failures = 0, c
 }
 
 test('every token of a supply is a valid system JWT of its own; reuse is counted once they run out', (t) => {
-  const supply = new TokenSupply(SETUP, 50);
+  const supply = new TokenSupply(SETUP, 50, 'reuse');
   const tokens = Array.from({ length: 50 }, () => supply.next());
   t.is(new Set(tokens).size, 50);
   for (const token of tokens) {
@@ -39,6 +39,16 @@ test('every token of a supply is a valid system JWT of its own; reuse is counted
   t.is(supply.reused, 1);
 });
 
+test('a supply that signs when it runs out never hands a token out twice, and counts those it signed late', (t) => {
+  const supply = new TokenSupply(SETUP, 50, 'sign');
+  const tokens = Array.from({ length: 80 }, () => supply.next());
+  t.is(new Set(tokens).size, 80);
+  for (const token of tokens.slice(50)) t.like(jwt.verify(token, SETUP.jwtSecret, { algorithms: ['HS256'] }), { uid: 'bench-account', tenant: 'default' });
+  t.is(supply.signedBeforehand, 50);
+  t.is(supply.signedLate, 30);
+  t.is(supply.reused, 0);
+});
+
 test('the cold-token load sends a token never sent before on every request', async (t) => {
   const seen: string[] = [];
   const server = await listenOnLoopback(
@@ -48,7 +58,7 @@ test('the cold-token load sends a token never sent before on every request', asy
     }),
   );
   t.teardown(() => server.close());
-  const supply = new TokenSupply(SETUP, 5000);
+  const supply = new TokenSupply(SETUP, 5000, 'sign');
   const settings = { ...benchSettings({}), connections: 2 };
   const measured = await send(fixtureRouteWithFreshTokens(server.url, supply), 200, 30, settings);
   t.is(measured.completed, 200);
