@@ -41,11 +41,17 @@ export class StatementLimit {
 
   #cutOverdue(): void {
     const now = performance.now();
-    for (const [client, started] of this.#started) {
-      if (now - started <= this.#limitMs) continue;
-      this.#started.delete(client);
-      // pg's own way to give up on a statement it cannot cancel (its query_timeout in pipeline mode).
-      (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
-    }
+    const overdue = [...this.#started].filter(([, started]) => now - started > this.#limitMs);
+    if (overdue.length === 0) return;
+    // After the process itself was busy, due timers run before input is read: an answer may be
+    // waiting on the socket already. setImmediate runs once the event loop has read it.
+    setImmediate(() => {
+      for (const [client, started] of overdue) {
+        if (this.#started.get(client) !== started) continue;
+        this.#started.delete(client);
+        // pg's own way to give up on a statement it cannot cancel (its query_timeout in pipeline mode).
+        (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
+      }
+    });
   }
 }

@@ -42,3 +42,30 @@ test('the messages pg gives for a server that went away or stopped answering cou
   }
   for (const message of ['relation "x" does not exist', 'invalid input syntax for type json']) t.false(isDatabaseUnreachable(new Error(message)), message);
 });
+
+test('an answer that arrived while the service itself was stalled past the limit is taken, not cut', async (t) => {
+  const database = await createFreshDatabase();
+  const limited = new TenantDatabase(database.url, { queryTimeoutMs: 300 });
+  t.teardown(async () => {
+    await limited.close();
+    await database.drop();
+  });
+  await limited.query('', { sql: 'select 1', bindings: [] });
+  const answering = limited.query<{ answer: number }>('', { sql: 'select 42 as answer from pg_sleep(0.05)', bindings: [] });
+  // PostgreSQL answers within milliseconds, but this process reads nothing while it is busy (here
+  // in a setImmediate callback): when it is free again, the event loop runs due timers, the
+  // limit's check among them, before it reads the answer waiting on the socket.
+  await new Promise<void>((resolve) =>
+    setTimeout(
+      () =>
+        setImmediate(() => {
+          const busyUntil = performance.now() + 900;
+          while (performance.now() < busyUntil);
+          resolve();
+        }),
+      10,
+    ),
+  );
+  const { rows } = await answering;
+  t.deepEqual(rows, [{ answer: 42 }]);
+});
