@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import createError from 'http-errors';
 
 /**
@@ -25,16 +25,17 @@ export function bodyTimedOut(): Error {
   return createError(408, 'request body timed out', { headers: { Connection: 'close' } });
 }
 
-/** The request of each connection that was answered before its body was all in (the body Node now discards). */
-const answeredEarly = new WeakMap<object, IncomingMessage>();
+/** Each connection's request that was answered before its body was all in (the body Node now discards), with its answer. */
+const answeredEarly = new WeakMap<object, { request: IncomingMessage; response: ServerResponse }>();
 
 /**
- * Whether what `socket` is receiving is still the body of a request already answered: a parser
- * error in it belongs to that request, which must get no second answer.
+ * The answer of the request whose body `socket` is still receiving, when it was answered before
+ * the body was all in: a parser error in that body belongs to that request, which must get no
+ * second answer (and may still be writing its first).
  */
-export function answeredBeforeItsBody(socket: object): boolean {
-  const request = answeredEarly.get(socket);
-  return request !== undefined && !request.complete;
+export function answerBeforeItsBody(socket: object): ServerResponse | undefined {
+  const early = answeredEarly.get(socket);
+  return early !== undefined && !early.request.complete ? early.response : undefined;
 }
 
 /** One request whose body is still on its way. */
@@ -64,9 +65,9 @@ export class BodyWatcher {
   }
 
   /** A watch for `request`'s body; undefined when it has none, so that most requests cost nothing here. */
-  watch(request: IncomingMessage, responseStarted: () => boolean): BodyWatch | undefined {
+  watch(request: IncomingMessage, response: ServerResponse): BodyWatch | undefined {
     if (!hasBody(request)) return undefined;
-    const watched = new Watched(request, responseStarted, this.#pace, () => this.#forget(watched));
+    const watched = new Watched(request, response, this.#pace, () => this.#forget(watched));
     this.#watched.add(watched);
     this.#timer ??= setInterval(() => this.#check(), this.#pace.checkMs).unref();
     return watched;
@@ -95,7 +96,7 @@ function hasBody(request: IncomingMessage): boolean {
 
 class Watched implements BodyWatch {
   readonly #request: IncomingMessage;
-  readonly #responseStarted: () => boolean;
+  readonly #response: ServerResponse;
   readonly #pace: BodyPace;
   readonly #forget: () => void;
   /** Since when, and from how many bytes received, the allowance counts. */
@@ -104,9 +105,9 @@ class Watched implements BodyWatch {
   #answeredAt: number | undefined;
   #stall: ((error: Error) => void) | undefined;
 
-  constructor(request: IncomingMessage, responseStarted: () => boolean, pace: BodyPace, forget: () => void) {
+  constructor(request: IncomingMessage, response: ServerResponse, pace: BodyPace, forget: () => void) {
     this.#request = request;
-    this.#responseStarted = responseStarted;
+    this.#response = response;
     this.#pace = pace;
     this.#forget = forget;
     this.#bytesThen = request.socket.bytesRead;
@@ -126,7 +127,7 @@ class Watched implements BodyWatch {
     this.#answeredAt ??= performance.now();
     this.#stall = undefined;
     if (this.#request.complete) this.#forget();
-    else answeredEarly.set(this.#request.socket, this.#request);
+    else answeredEarly.set(this.#request.socket, { request: this.#request, response: this.#response });
   }
 
   check(now: number): void {
@@ -139,7 +140,7 @@ class Watched implements BodyWatch {
       this.#bytesThen = socket.bytesRead;
     } else if (now > this.#deadline(socket.bytesRead)) {
       this.#forget();
-      if (this.#stall !== undefined && !this.#responseStarted()) this.#stall(bodyTimedOut());
+      if (this.#stall !== undefined && !this.#response.headersSent) this.#stall(bodyTimedOut());
       else socket.destroy();
     }
   }

@@ -65,7 +65,7 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
     const offered = ctx.get('X-Request-Id');
     const requestId = REQUEST_ID.test(offered) ? offered : randomUUID();
     ctx.set('X-Request-Id', requestId);
-    const body = bodies.watch(ctx.req, () => ctx.res.headersSent);
+    const body = bodies.watch(ctx.req, ctx.res);
     return serveWithState(ctx, newRequestState(requestId, runtime), () => {
       let answering: Promise<void> | void;
       try {

@@ -1,4 +1,6 @@
 import test from 'ava';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import path from 'node:path';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
@@ -12,6 +14,8 @@ const HOLD_MS = 2500;
 /** Generous on a loaded machine, yet far below Node's own 300 s. */
 const ANSWER_WITHIN_MS = 8000;
 
+const BIG_ANSWER = 8_000_000;
+
 let service: TestService;
 let port: number;
 let projectsDir: string;
@@ -22,6 +26,7 @@ test.before(async () => {
   { method: 'POST', path: '/protected', function: (req, res) => res.json({ ok: true }) },
   { method: 'POST', path: '/holds', skipAuth: true, function: async (req, res) => { await new Promise((resolve) => setTimeout(resolve, ${HOLD_MS})); res.json({ held: true }); } },
   { method: 'GET', path: '/ping', skipAuth: true, function: (req, res) => res.json({ pong: true }) },
+  { method: 'POST', path: '/big', skipAuth: true, function: (req, res) => res.type('text').send('x'.repeat(${BIG_ANSWER})) },
   { method: 'POST', path: '/late/:how', skipAuth: true, function: async (req, res) => {
     await new Promise((resolve) => setTimeout(resolve, ${HOLD_MS}));
     if (req.params.how === 'file') res.sendFile(import.meta.filename);
@@ -156,4 +161,25 @@ test('after a 401, a rest of the body Node cannot parse closes the connection wi
     [401],
   );
   t.is(outcome.leftover.length, 0);
+});
+
+test('a rest of the body Node cannot parse, after an answer still being written, lets that answer finish before the connection closes', async (t) => {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  // The body is not one the service parses: the route answers without reading it.
+  socket.write('POST /api/pace/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
+  // Not reading: the answer fills the buffers and waits. Then the rest of the body is broken.
+  socket.pause();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  socket.write('zz\r\n');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.resume();
+  await once(socket, 'close');
+  const received = Buffer.concat(chunks).toString('latin1');
+  t.regex(received, /^HTTP\/1\.1 200 /);
+  const body = received.slice(received.indexOf('\r\n\r\n') + 4);
+  t.is(body.length, BIG_ANSWER, 'the whole answer arrived before the connection closed');
 });
