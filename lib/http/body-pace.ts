@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 
 /**
@@ -23,6 +24,11 @@ export const BODY_PACE: BodyPace = Object.freeze({ graceMs: 10_000, minBytesPerS
 /** The answer to a body that stalled; it closes the connection, whose remaining bytes will never come. */
 export function bodyTimedOut(): Error {
   return createError(408, 'request body timed out', { headers: { Connection: 'close' } });
+}
+
+/** The answer to a body whose client stopped sending (half-closed) before all of it came. */
+export function bodyIncomplete(): Error {
+  return createError(400, 'request body incomplete: the client stopped sending', { headers: { Connection: 'close' } });
 }
 
 /** Each connection's request that was answered before its body was all in (the body Node now discards), with its answer. */
@@ -86,6 +92,32 @@ export class BodyWatcher {
   }
 }
 
+/**
+ * How long a connection whose answer is complete stays open for the client to read it: closing at
+ * once, with the client's bytes still coming in, would reset it and could cost the client the
+ * end of the answer.
+ */
+const LINGER_MS = 10_000;
+
+/**
+ * Closes `socket`, whose request will send no more, once `response` is written: a complete answer
+ * is flushed first (for at most `LINGER_MS`); one still being made can never be whole, and the
+ * connection closes at once. Decided a turn of the event loop later: an answer decided in this
+ * one (Node's parser reports the rest of a packet in the same turn as its request) is written by
+ * Koa in between.
+ */
+export function closeOnceWritten(response: ServerResponse, socket: Duplex): void {
+  setImmediate(() => {
+    if (!response.writableEnded) {
+      socket.destroy();
+      return;
+    }
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    if (response.writableFinished) socket.end();
+    else response.once('finish', () => socket.end());
+  });
+}
+
 /** A body is announced by its length or its transfer coding (RFC 9112 §6.3); a length of 0 is none. */
 function hasBody(request: IncomingMessage): boolean {
   if (request.complete) return false;
@@ -138,10 +170,11 @@ class Watched implements BodyWatch {
       // The service has bytes it has not read yet: the wait is its own, the allowance starts over.
       this.#since = now;
       this.#bytesThen = socket.bytesRead;
-    } else if (now > this.#deadline(socket.bytesRead)) {
+    } else if (socket.readableEnded || now > this.#deadline(socket.bytesRead)) {
+      // A client that ended its side (half-closed) will send no more: no reason to wait the grace.
       this.#forget();
-      if (this.#stall !== undefined && !this.#response.headersSent) this.#stall(bodyTimedOut());
-      else socket.destroy();
+      if (this.#stall !== undefined && !this.#response.headersSent) this.#stall(socket.readableEnded ? bodyIncomplete() : bodyTimedOut());
+      else closeOnceWritten(this.#response, socket);
     }
   }
 

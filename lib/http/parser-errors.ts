@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 import { errorAnswer } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { answerBeforeItsBody } from './body-pace.ts';
+import { answerBeforeItsBody, closeOnceWritten } from './body-pace.ts';
 
 /** Node's own statuses for what its parser refuses; anything else is a plain 400. */
 const STATUS_BY_CODE: Readonly<Record<string, number>> = {
@@ -52,29 +52,6 @@ export function answerHttp2Preface(handler: RequestListener, logger: Logger): Re
     request.socket.destroy();
     logger.info({ ...fields, status: 499, unanswered: 'earlier pipelined requests were still unanswered' }, 'request');
   };
-}
-
-/**
- * How long a connection whose answer is written stays open for the client to read it: closing at
- * once, with the client's bytes still coming in, would reset it and could cost the client the
- * end of the answer.
- */
-const LINGER_MS = 2000;
-
-/** Ends `socket` once `response` is handed to it in full (or the response closed), then destroys it after `LINGER_MS`. */
-function closeOnceWritten(response: ServerResponse, socket: Duplex): void {
-  const end = () => {
-    socket.end();
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
-  };
-  if (response.writableFinished || response.destroyed) end();
-  else {
-    const once = () => {
-      response.off('finish', once).off('close', once);
-      end();
-    };
-    response.on('finish', once).on('close', once);
-  }
 }
 
 /** Writes a complete error answer straight to the socket and closes it; logs one line. */

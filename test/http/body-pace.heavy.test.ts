@@ -2,6 +2,8 @@ import test from 'ava';
 import path from 'node:path';
 import { BODY_PACE } from '../../lib/http/body-pace.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { trickledExchange } from '../helpers/raw-http.ts';
 import { dropTestDatabase, type TestService } from '../helpers/service.ts';
 
@@ -18,6 +20,7 @@ test.before(async () => {
     'projects/pace/api/routes.js': `export default [
   { method: 'POST', path: '/echo', skipAuth: true, function: (req, res) => res.json({ received: true }) },
   { method: 'POST', path: '/protected', function: (req, res) => res.json({ ok: true }) },
+  { method: 'POST', path: '/pipe', skipAuth: true, function: (req, res) => { res.type('application/octet-stream'); req.pipe(res); } },
 ];
 `,
   });
@@ -61,4 +64,21 @@ test('with the real pace, a protected route answers 401 at once, and then nothin
   t.is(outcome.leftover.length, 0);
   t.true((outcome.firstReplyMs ?? Infinity) < 5000, `401 after ${outcome.firstReplyMs} ms`);
   t.true(outcome.milliseconds < BOUND_MS, `closed after ${outcome.milliseconds} ms`);
+});
+
+test('a client that stops sending (half-closes) before its body is all in has its request over within the check, not after the grace', async (t) => {
+  for (const [pathname, contentType] of [['/pipe', 'application/octet-stream'], ['/echo', 'application/json']]) {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const started = performance.now();
+    socket.write(`POST /api/pace${pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: 1000\r\n\r\n{"a"`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.end();
+    await once(socket, 'close');
+    const took = performance.now() - started;
+    t.true(took < BODY_PACE.checkMs * 3, `${pathname}: over after ${Math.round(took)} ms: ${Buffer.concat(chunks).toString('latin1').slice(0, 40)}`);
+  }
 });

@@ -183,3 +183,11 @@ test('a rest of the body Node cannot parse, after an answer still being written,
   const body = received.slice(received.indexOf('\r\n\r\n') + 4);
   t.is(body.length, BIG_ANSWER, 'the whole answer arrived before the connection closed');
 });
+
+test('a request answered in the same turn as Node reports the rest of its packet broken still gets that answer', async (t) => {
+  // The tenant is known (cached), so the answer is decided at once, before Node parses on.
+  t.is((await service.fetch('/api/pace/ping')).status, 200);
+  const outcome = await rawExchange(port, Buffer.from('DELETE * HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\nConnection: close\r\n\r\n'), { timeoutMs: ANSWER_WITHIN_MS, firstIsHead: false });
+  t.false(outcome.timedOut);
+  t.is(outcome.answers.length, 1, outcome.received.toString('latin1'));
+});
