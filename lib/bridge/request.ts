@@ -12,7 +12,7 @@ import type { NextFunction } from './types.ts';
 import type { UploadedFiles } from './uploads.ts';
 
 /**
- * Express 5's `req` over Koa's `ctx`, for project handlers (SPEC §10, seed §2.5). Paths are
+ * Express 5's `req` over Koa's `ctx`, for project handlers and custom auth (SPEC §10). Paths are
  * those of an Express router mounted at the project prefix: `baseUrl` is the prefix as it
  * appeared in the URL, `url` and `path` are relative to it, `originalUrl` is the whole URL.
  * Members a handler may assign in Express (`body`, `params`, `url`, `method`, `uid`) can be

@@ -29,7 +29,7 @@ export interface RouteSchema {
   responses?: Readonly<Record<number, JsonSchema | ValidatorSchema>>;
 }
 
-/** One entry of a project's `api/routes.js` default export (seed §2.4, SPEC §8.1). */
+/** One entry of a project's `api/routes.js` default export, an array of routes (SPEC §8.1). */
 export interface Route {
   /** GET, POST, PUT or DELETE, in any case. A GET route also answers HEAD. */
   method: Method | Lowercase<Method>;

@@ -30,7 +30,7 @@ export interface ProjectDefinition {
   readonly routes: readonly RouteDefinition[];
 }
 
-/** Custom `auth` wins over `skipAuth` (seed §5.1): system authentication is then skipped. */
+/** Custom `auth` wins over `skipAuth`, even `skipAuth: true`: the route runs its `auth`, and system authentication is skipped. */
 export function authModeOf(route: Pick<RouteDefinition, 'skipAuth' | 'auth'>): AuthMode {
   if (route.auth !== undefined) return 'custom';
   return route.skipAuth ? 'public' : 'system';

@@ -12,7 +12,7 @@ export interface ValidatedRoutes {
   readonly problems: readonly RouteProblem[];
 }
 
-/** Checks a route file's default export (seed §2.4, SPEC §8.1), collecting every problem. */
+/** Checks a route file's default export, an array of route objects (SPEC §8.1), collecting every problem. */
 export function validateRoutes(project: string, file: string, exported: unknown): ValidatedRoutes {
   if (!Array.isArray(exported)) {
     const reason = exported === undefined ? 'has no default export (an array of routes)' : `the default export must be an array of routes (got ${kindOf(exported)})`;
