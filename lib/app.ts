@@ -3,9 +3,8 @@ import { nothingAnswers } from './core/errors.ts';
 import type { Runtime } from './core/runtime.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { requestEntry, type Area } from './http/entry.ts';
-import { SERVICE_AREAS, serviceRouteTable } from './http/system-routes.ts';
+import { SERVICE_AREAS, serviceArea, serviceRouteTable } from './http/service-areas.ts';
 import type { LoadedProjects } from './projects/index.ts';
-import { serviceArea } from './routes/service-area.ts';
 import { withTenant } from './tenancy/index.ts';
 
 /**

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { loadConfig } from '../config/index.ts';
 import { adoptConfig } from '../facilities/current.ts';
 import { createLogger } from '../core/logger.ts';
-import { serviceRouteTable } from '../http/system-routes.ts';
+import { serviceRouteTable } from '../http/service-areas.ts';
 import { readCatalog } from '../projects/catalog.ts';
 import { projectRouteTable } from '../projects/mount.ts';
 import { displayPath, formatProblem, ProjectLoadError } from '../projects/report.ts';

@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { loginArea } from '../auth/routes.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { NO_TENANT } from '../db/tenant-database.ts';
 import { buildOpenApiDocument, docsAsset, docsPage } from '../openapi/index.ts';
-import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
 import { serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler } from '../routes/service-area.ts';
-import { spacesArea } from '../spaces/routes.ts';
 
 const HEALTH_TIMEOUT_MS = 1500;
 const tags = ['system'];
@@ -75,14 +72,6 @@ export const systemArea: ServiceAreaDeclaration = {
     },
   ],
 };
-
-/** The service's own areas, by the first path segments they answer. */
-export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea];
-
-/** The service's own routes, as `make routes` and `/openapi.json` list them: no database, no configuration needed. */
-export function serviceRouteTable(): readonly ListedRoute[] {
-  return SERVICE_AREAS.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
-}
 
 async function databaseAnswers(runtime: Runtime): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

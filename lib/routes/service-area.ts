@@ -1,16 +1,10 @@
-import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
-import { systemAuthentication } from '../auth/system-auth.ts';
 import type { Config } from '../config/index.ts';
-import { jsonBody } from '../core/json-body.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { withTenant } from '../tenancy/index.ts';
 import type { AreaTraits } from './area-traits.ts';
-import { namedRateLimits, routeChain, type ChainSettings } from './chain.ts';
 import type { RouteDeclaration } from './declaration.ts';
-import type { ListedRoute } from './route-table.ts';
-import { paramsOf, Router } from './router.ts';
 import { JsonSchemaCompiler } from './json-schema.ts';
+import type { ListedRoute } from './route-table.ts';
 import { readRouteSchema, type CompiledRouteSchema } from './schemas.ts';
 
 /** What the handlers of the service's own routes are built from, once, at start-up. */
@@ -38,40 +32,6 @@ export interface ServiceAreaDeclaration {
 /** The traits of an area of the service's own routes: JSON bodies, read only by routes declaring one. */
 export function serviceTraits(options: { readonly tenant: boolean; readonly switchable?: boolean }): AreaTraits {
   return { kind: 'system', tenant: options.tenant, referer: false, everyRouteReadsBody: false, handlerErrors: [], switchable: options.switchable ?? false };
-}
-
-/** The area as the entry runs it: the tenant step if it takes one, then its router. */
-export function serviceArea(declared: ServiceAreaDeclaration, parts: ServiceParts): (ctx: Context) => Promise<void> | void {
-  const offText = declared.switchedOff?.(parts.runtime.config);
-  const answer = offText === undefined ? serviceRouter(declared, parts).area() : switchedOff(offText);
-  return declared.traits.tenant ? withTenant(parts.runtime, answer) : answer;
-}
-
-function serviceRouter(declared: ServiceAreaDeclaration, parts: ServiceParts): Router {
-  const settings = serviceChainSettings(declared.traits, parts);
-  const router = new Router();
-  for (const route of declared.routes) router.add(route.method, route.path, routeChain(route, settings));
-  return router;
-}
-
-function serviceChainSettings(traits: AreaTraits, parts: ServiceParts): ChainSettings<ServiceHandler> {
-  const { runtime } = parts;
-  return {
-    traits,
-    referer: undefined,
-    rateLimit: namedRateLimits(runtime),
-    systemAuthentication: systemAuthentication(runtime),
-    readFields: jsonBody(runtime.config.limits.jsonBytes),
-    readFiles: undefined,
-    readPart: (ctx, part) => (part === 'params' ? paramsOf(ctx) : part === 'query' ? ctx.query : ctx.request.body),
-    invoke: (handler) => handler(parts),
-  };
-}
-
-function switchedOff(text: string): (ctx: Context) => void {
-  return () => {
-    throw createError(404, text);
-  };
 }
 
 /** A schema the service declares for one of its own routes, compiled once; a mistake in it stops start-up. */
