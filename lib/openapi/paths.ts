@@ -35,7 +35,7 @@ export function routePaths(routes: readonly ListedRoute[]): RoutePaths {
       const shape = template.replace(TEMPLATE_PARAMETER, '{}');
       const key = templateByShape.get(shape) ?? template;
       templateByShape.set(shape, key);
-      paths[key] ??= { parameters: pathParameters(key, route.tenant) };
+      paths[key] ??= pathItem(key, route.tenant);
       paths[key][route.method.toLowerCase()] = operation(route, declared, parameterRenaming(template, key));
     }
   }
@@ -47,10 +47,11 @@ export function openApiTemplate(url: string): string {
   return url.replace(/[{}]/g, '').replace(ROUTE_PARAMETER, '{$1}');
 }
 
-function pathParameters(template: string, tenant: boolean): Json[] {
+/** A path item with the parameters all its operations share: the tenant header, if taken, and the path's own. */
+function pathItem(template: string, tenant: boolean): Record<string, Json> {
   const parameters: Json[] = tenant ? [ref('parameters', 'Tenant')] : [];
   for (const name of parameterNames(template)) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
-  return parameters;
+  return parameters.length === 0 ? {} : { parameters };
 }
 
 function parameterNames(template: string): string[] {

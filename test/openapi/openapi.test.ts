@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../lib/openapi/index.ts';
 import { projectTraits } from '../../lib/projects/mount.ts';
 import { listRoutes, type ListedRoute } from '../../lib/routes/route-table.ts';
-import { serviceRouteTable } from '../../lib/http/system-routes.ts';
+import { serviceRouteTable } from '../../lib/http/service-areas.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 import { serviceForFile, type TestService } from '../helpers/service.ts';
 
@@ -129,6 +129,7 @@ test('the document describes the spaces bodies, answers, errors and the bearer s
   const item = document.paths['/spaces/{name}'];
   t.deepEqual(Object.keys(item).sort(), ['delete', 'get', 'parameters', 'put']);
   t.deepEqual(item.put.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/SpaceReplace' });
+  t.deepEqual((document.components.schemas.SpaceAnswer.properties as { data: { required: unknown } }).data.required, ['name', 'schemas', 'createdAt', 'updatedAt']);
   const space = (document.components.schemas.SpaceCreate as unknown as { properties: Record<string, unknown> }).properties;
   t.like(space, { name: { minLength: 1, maxLength: 64 }, schemas: { maxItems: 1000, items: { minLength: 1, maxLength: 128 } } }, 'the limits the body schema checks');
   t.like(document.components.schemas.SpaceCreate, { additionalProperties: false, required: ['name'] });
