@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
-import { JsonSchemaCompiler } from './json-schema.ts';
-import { looseRoutePath } from './dispatch.ts';
+import { JsonSchemaCompiler } from '../routes/json-schema.ts';
+import { looseRoutePath } from '../routes/router.ts';
 import { kindOf, type RouteProblem } from './report.ts';
-import { readRouteSchema, type CompiledRouteSchema } from './schemas.ts';
+import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
 const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'summary', 'description', 'tags', 'schema']);
 
