@@ -4,7 +4,7 @@ import { adoptConfig } from '../facilities/current.ts';
 import { createLogger } from '../core/logger.ts';
 import { readCatalog } from '../projects/catalog.ts';
 import { routeTable } from '../projects/route-table.ts';
-import { displayPath, formatProblem, ProjectLoadError } from '../projects/report.ts';
+import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';
 import type { MountedRoute } from '../projects/types.ts';
 import type { CommandTable } from './command.ts';
 

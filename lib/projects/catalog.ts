@@ -2,7 +2,7 @@ import type { Config, ProjectSettingSources } from '../config/index.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { scanProjects } from './load.ts';
-import { formatProblem, ProjectLoadError, type RouteProblem } from './report.ts';
+import { formatProblem, ProjectLoadError, type RouteProblem } from './problems.ts';
 
 /** The projects to mount and which one answers under `/api/project`. */
 export interface ProjectCatalog {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BUILT_IN_SECTIONS } from '../config/schema.ts';
-import type { RouteProblem } from './report.ts';
+import type { RouteProblem } from './problems.ts';
 
 const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** `/api/project` is the default project's mount, so no project may take that name. */

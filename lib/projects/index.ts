@@ -7,7 +7,7 @@ import type { LoadedProjects } from './types.ts';
 export type { AuthMode, LoadedProjects, MountedRoute } from './types.ts';
 export { readCatalog, type ProjectCatalog } from './catalog.ts';
 export { routeTable } from './route-table.ts';
-export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './report.ts';
+export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './problems.ts';
 
 /**
  * Discovers, validates and mounts every project under `PROJECTS_DIR` (SPEC §8). Rejects with

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { displayPath } from './report.ts';
+import { displayPath } from './problems.ts';
 
 const RESOLVE_FACILITIES = new URL('../facilities/register.ts', import.meta.url).href;
 /** A stack frame's file and line: `file:///x/api/handlers/a.js:12:7`. */

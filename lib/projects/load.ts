@@ -3,10 +3,10 @@ import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { discoverProjects, type ProjectFolder } from './discovery.ts';
 import { importDefault } from './import-default.ts';
-import type { RouteProblem } from './report.ts';
+import type { RouteProblem } from './problems.ts';
 import { loadSettings, type SettingsContext } from './settings/load.ts';
 import { unknownSections } from './settings/sections.ts';
-import { validateRoutes } from './validation.ts';
+import { validateRoutes } from './route-file.ts';
 
 export interface ProjectScan {
   /** Projects without problems, sorted by name. */

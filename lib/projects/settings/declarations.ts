@@ -1,5 +1,5 @@
 import { isDefinedSettings, type ProjectSettings, type SettingType } from '../../facilities/settings.ts';
-import { kindOf, type RouteProblem } from '../report.ts';
+import { kindOf, type RouteProblem } from '../problems.ts';
 
 const SETTING_TYPES: readonly SettingType[] = ['string', 'number', 'integer', 'boolean'];
 const IS_OF_TYPE: Readonly<Record<SettingType, (value: unknown) => boolean>> = {

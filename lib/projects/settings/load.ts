@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Config, ProjectSettingSources } from '../../config/index.ts';
 import { bindSettings, isDefinedSettings, type ProjectSettings } from '../../facilities/settings.ts';
 import { importDefault } from '../import-default.ts';
-import type { RouteProblem } from '../report.ts';
+import type { RouteProblem } from '../problems.ts';
 import { checkDeclarations } from './declarations.ts';
 import { resolveValues } from './values.ts';
 import { type DeclaredSecret, secretsOf, sharedVariableProblems } from './variables.ts';

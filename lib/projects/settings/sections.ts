@@ -1,5 +1,5 @@
 import type { ProjectSettingSources } from '../../config/index.ts';
-import type { RouteProblem } from '../report.ts';
+import type { RouteProblem } from '../problems.ts';
 
 /**
  * A section of the expert configuration that is neither built in (those are checked with the

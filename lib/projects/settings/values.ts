@@ -1,6 +1,6 @@
 import type { ProjectSettingSources } from '../../config/index.ts';
 import type { ProjectSettings, SettingDeclaration, SettingValue } from '../../facilities/settings.ts';
-import { displayPath, kindOf, type RouteProblem } from '../report.ts';
+import { displayPath, kindOf, type RouteProblem } from '../problems.ts';
 import { describeType, typeProblem } from './declarations.ts';
 import { environmentName, parseEnvironmentValue } from './environment.ts';
 

@@ -1,6 +1,6 @@
 import { environmentSchema } from '../../config/schema.ts';
 import type { ProjectSettings } from '../../facilities/settings.ts';
-import type { RouteProblem } from '../report.ts';
+import type { RouteProblem } from '../problems.ts';
 import { environmentName } from './environment.ts';
 
 /** A secret setting a project declares: what the environment may set. */

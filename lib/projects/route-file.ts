@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
 import { JsonSchemaCompiler } from './json-schema.ts';
 import { looseRoutePath } from './dispatch.ts';
-import { kindOf, type RouteProblem } from './report.ts';
+import { kindOf, type RouteProblem } from './problems.ts';
 import { readRouteSchema, type CompiledRouteSchema } from './schemas.ts';
 
 const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'summary', 'description', 'tags', 'schema']);
