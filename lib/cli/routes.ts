@@ -2,7 +2,7 @@ import pino from 'pino';
 import { loadConfig } from '../config/index.ts';
 import { adoptConfig } from '../facilities/current.ts';
 import { createLogger } from '../core/logger.ts';
-import { readCatalog } from '../projects/catalog.ts';
+import { readCatalog } from '../projects/load.ts';
 import { routeTable } from '../projects/route-table.ts';
 import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';
 import type { MountedRoute } from '../projects/types.ts';

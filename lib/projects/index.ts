@@ -1,11 +1,11 @@
 import { adoptRuntime } from '../facilities/current.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { readCatalog } from './catalog.ts';
+import { readCatalog } from './load.ts';
 import { mountProjects } from './mount.ts';
 import type { LoadedProjects } from './types.ts';
 
 export type { AuthMode, LoadedProjects, MountedRoute } from './types.ts';
-export { readCatalog, type ProjectCatalog } from './catalog.ts';
+export { readCatalog, type ProjectCatalog } from './load.ts';
 export { routeTable } from './route-table.ts';
 export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './problems.ts';
 
