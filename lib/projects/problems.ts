@@ -4,8 +4,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * What a problem is about: a file or folder of a project, a key of the expert configuration
- * (`projects.default`, `shop.pageSize`, a section `colour`), or an environment variable.
+ * Where a problem lies: a route or settings file (a project's folder when the problem is not
+ * inside one file), a key of the expert configuration (`projects.default`, `shop.pageSize`, a
+ * section `colour`), or the environment variable of a project's secret (`SHOP_API_KEY`).
  */
 export type ProblemSource = { readonly file: string } | { readonly configKey: string } | { readonly environmentVariable: string };
 
@@ -13,7 +14,6 @@ export type ProblemSource = { readonly file: string } | { readonly configKey: st
 export interface RouteProblem {
   /** The project folder's name, so `projects.onError: "skip"` knows what to leave out. */
   readonly project: string;
-  /** A route file, the folder when the problem is not inside one file, a settings file... */
   readonly source: ProblemSource;
   /** Present when the problem belongs to one route of the file. */
   readonly route?: { readonly index: number; readonly method: unknown; readonly path: unknown };
