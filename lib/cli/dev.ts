@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/index.ts';
 import { openEmbeddedDatabase } from '../db/embedded/index.ts';
-import { displayPath } from '../projects/report.ts';
+import { displayPath } from '../projects/problems.ts';
 import { DevFront } from './dev/front.ts';
 import { createDevLog } from './dev/log-lines.ts';
 import { START_LIMIT_MS, Supervisor } from './dev/supervisor.ts';

@@ -3,9 +3,9 @@ import { loadConfig } from '../config/index.ts';
 import { adoptConfig } from '../facilities/current.ts';
 import { createLogger } from '../core/logger.ts';
 import { serviceRouteTable } from '../http/service-areas.ts';
-import { readCatalog } from '../projects/catalog.ts';
+import { readCatalog } from '../projects/load.ts';
 import { projectRouteTable } from '../projects/mount.ts';
-import { displayPath, formatProblem, ProjectLoadError } from '../projects/report.ts';
+import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';
 import type { ListedRoute } from '../routes/route-table.ts';
 import type { CommandTable } from './command.ts';
 

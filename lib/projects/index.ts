@@ -1,12 +1,12 @@
 import { adoptRuntime } from '../facilities/current.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { readCatalog } from './catalog.ts';
+import { readCatalog } from './load.ts';
 import { mountProjects, type LoadedProjects } from './mount.ts';
 
 export type { LoadedProjects } from './mount.ts';
-export { readCatalog, type ProjectCatalog } from './catalog.ts';
+export { readCatalog, type ProjectCatalog } from './load.ts';
 export { projectRouteTable } from './mount.ts';
-export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './report.ts';
+export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './problems.ts';
 
 /**
  * Discovers, validates and mounts every project under `PROJECTS_DIR` (SPEC §8). Rejects with
