@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { loadConfig } from '../config/index.ts';
-import { adoptConfig } from '../facilities/current.ts';
+import { serveFacilitiesOutsideRequests } from '../facilities/current.ts';
+import { BoundProjectSettings } from '../facilities/settings.ts';
 import { createLogger } from '../core/logger.ts';
 import { readCatalog } from '../projects/catalog.ts';
 import { routeTable } from '../projects/route-table.ts';
@@ -14,10 +15,11 @@ const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE'];
 export const routeCommands: CommandTable = {
   routes: async () => {
     const { config, secrets } = loadConfig();
-    adoptConfig(config);
+    const bound = new BoundProjectSettings();
+    serveFacilitiesOutsideRequests({ config, projectSettings: bound });
     const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
     try {
-      const catalog = await readCatalog(config, secrets.projectSettings, logger);
+      const catalog = await readCatalog(config, { sources: secrets.projectSettings, bound }, logger);
       const routes = routeTable(catalog.projects, catalog.defaultProject);
       return routes.length === 0 ? `no project routes in ${config.projectsDir}` : formatTable(routes);
     } catch (error) {

@@ -1,8 +1,9 @@
-import type { Config, ProjectSettingSources } from '../config/index.ts';
+import type { Config } from '../config/index.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { scanProjects } from './load.ts';
 import { formatProblem, ProjectLoadError, type RouteProblem } from './report.ts';
+import type { SettingsContext } from './settings/load.ts';
 
 /** The projects to mount and which one answers under `/api/project`. */
 export interface ProjectCatalog {
@@ -16,8 +17,8 @@ export interface ProjectCatalog {
  * logs why. A problem of the configuration itself (a `projects.default` naming no loaded
  * project, a section naming no project) is a start-up error either way.
  */
-export async function readCatalog(config: Config, settingSources: ProjectSettingSources, logger: Logger): Promise<ProjectCatalog> {
-  const scan = await scanProjects(config.projectsDir, { config, sources: settingSources });
+export async function readCatalog(config: Config, settings: SettingsContext, logger: Logger): Promise<ProjectCatalog> {
+  const scan = await scanProjects(config.projectsDir, settings);
   const problems = [...scan.problems];
   const defaultProject = chooseDefault(config, scan.projects, problems);
   if (problems.length > 0 && (config.projects.onError === 'fail' || problems.some(isConfigProblem))) {

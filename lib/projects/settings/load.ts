@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Config, ProjectSettingSources } from '../../config/index.ts';
-import { bindSettings, isDefinedSettings, type ProjectSettings } from '../../facilities/settings.ts';
+import type { ProjectSettingSources } from '../../config/index.ts';
+import type { ProjectSettingValues } from '../../core/runtime.ts';
+import { isDefinedSettings, type ProjectSettings } from '../../facilities/settings.ts';
 import { importDefault } from '../import-default.ts';
 import type { RouteProblem } from '../report.ts';
 import { checkDeclarations } from './declarations.ts';
@@ -10,10 +11,10 @@ import { type DeclaredSecret, secretsOf, sharedVariableProblems } from './variab
 
 const SETTINGS_FILES = ['settings.js', 'settings.mjs', 'settings.ts'];
 
-/** What resolving settings needs: the service's configuration, to bind the values to. */
+/** What resolving settings needs: where values are read from, and the service's values to bind them to. */
 export interface SettingsContext {
-  readonly config: Config;
   readonly sources: ProjectSettingSources;
+  readonly bound: ProjectSettingValues;
 }
 
 /** A project whose settings are loaded: its name and its `api` folder. */
@@ -53,7 +54,7 @@ function resolveProject(declared: DeclaredSettings, shared: readonly RouteProble
   const { values, problems } = resolveValues({ project, file, settings }, context.sources);
   // Bound even when some are wrong: the route file may read the others as it loads, and its
   // own problems belong in the same report.
-  if (settings !== undefined) bindSettings(context.config, project, settings, values);
+  if (settings !== undefined) context.bound.bind(project, settings, values);
   return problems;
 }
 
