@@ -1,4 +1,4 @@
-import { runMain } from './cli/run-main.ts';
+import { runMain } from './core/run-main.ts';
 import { logEscaped, uncaughtExceptionLog } from './core/escaped-errors.ts';
 import { outsideRequests } from './core/request-state.ts';
 import { startService, type Service } from './server.ts';

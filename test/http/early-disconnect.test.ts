@@ -4,9 +4,9 @@ import test from 'ava';
 import createError from 'http-errors';
 import { routerArea } from '../../lib/core/routing.ts';
 import { collectingLogger, entryApp, listenApp } from '../helpers/koa-app.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
   service = started;
 });

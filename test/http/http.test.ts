@@ -8,9 +8,9 @@ import { jsonBody } from '../../lib/core/json-body.ts';
 import { routerArea } from '../../lib/core/routing.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { collectingLogger, entryApp } from '../helpers/koa-app.ts';
-import { serviceForFile, startTestService, testDatabaseUrl, type TestService } from '../helpers/service.ts';
+import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
   service = started;
 });

@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../lib/openapi/index.ts';
 import type { MountedRoute } from '../../lib/projects/types.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
 /** The parts of an OpenAPI document these tests read (the validator checks the whole). */
 type Parameter = {
@@ -45,7 +45,7 @@ type Document = {
   };
 };
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
   service = started;
 });

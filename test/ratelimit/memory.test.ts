@@ -8,10 +8,10 @@ import { createTenant } from '../../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from '../helpers/http.ts';
 import { collectingLogger, entryApp, listenApp, type ListeningApp } from '../helpers/koa-app.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
-import { serviceForFile, startTestService, type TestService } from '../helpers/service.ts';
+import { serviceForFile, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
 
 const withRedis = await testWithRedis();
-let service: TestService;
+let service: ServiceUnderTest;
 
 serviceForFile({ tenants: ['acme', 'globex'] }, (started) => {
   service = started;
