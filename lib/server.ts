@@ -118,7 +118,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     rateCounters,
     projectSettings: new BoundProjectSettings(),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
-    shutdownTasks,
+    shutdownTasks: Object.freeze(shutdownTasks),
   };
   serveFacilitiesOutsideRequests(runtime, runtime);
   return runtime;
