@@ -73,3 +73,22 @@ export class Completion {
     this.#reportIgnored(attempt, this.#settled, error);
   }
 }
+
+/**
+ * The completions of one request's bridged functions (a custom auth, then the handler), which
+ * run in turn over one `req`/`res`: an answer settles the function running when it is given.
+ */
+export class Completions {
+  #running: Completion | undefined;
+
+  /** The completion of the function now running; none before the first starts. */
+  get running(): Completion | undefined {
+    return this.#running;
+  }
+
+  /** A bridged function starts: answers given from now on end it. */
+  begin(reportIgnored: IgnoredAttempt): Completion {
+    this.#running = new Completion(reportIgnored);
+    return this.#running;
+  }
+}

@@ -2,7 +2,6 @@ import createError from 'http-errors';
 import statuses from 'statuses';
 import { isErrorStatus, statusOf } from '../core/errors.ts';
 import { isDatabaseUnreachable } from '../db/connect.ts';
-import type { HeaderChange } from './response-headers.ts';
 
 interface ErrorFields {
   status?: unknown;
@@ -37,6 +36,9 @@ function withStatus(error: Error, status: number): Error {
   const field = (value: unknown) => ({ value, enumerable: true });
   return Object.create(error, { status: field(status), statusCode: field(status), expose: field(false) }) as Error;
 }
+
+/** How a header changes: Node names it in the error it throws once the headers are out. */
+export type HeaderChange = 'set' | 'remove';
 
 /** What Node throws for a header change once the headers are out; Express lets it through. */
 export function headersSentError(verb: HeaderChange): Error {

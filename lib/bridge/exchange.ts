@@ -1,13 +1,16 @@
 import type { Context } from 'koa';
 import { requestState } from '../core/request-state.ts';
-import { BridgeRequest } from './request.ts';
+import { Completions } from './completion.ts';
+import type { BridgeRequest } from './request.ts';
 import { BridgeResponse } from './response.ts';
 import type { UploadedFiles } from './uploads.ts';
 
 /** The bridged pair of one request: custom auth and handler share them, as Express's chain does. */
 export interface Exchange {
-  readonly req: BridgeRequest;
+  readonly req: BridgeRequest<BridgeResponse>;
   readonly res: BridgeResponse;
+  /** Which bridged function an answer ends: the one running when it is given. */
+  readonly completions: Completions;
 }
 
 declare module '../core/request-state.ts' {
@@ -23,9 +26,8 @@ declare module '../core/request-state.ts' {
 export function exchangeFor(context: Context): Exchange {
   const state = requestState(context);
   if (state.exchange !== undefined) return state.exchange;
-  const res = new BridgeResponse(context);
-  const req = new BridgeRequest(context, res);
-  res.req = req;
-  state.exchange = { req, res };
+  const completions = new Completions();
+  const res = new BridgeResponse(context, completions);
+  state.exchange = { req: res.req, res, completions };
   return state.exchange;
 }

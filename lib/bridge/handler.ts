@@ -4,11 +4,15 @@ import type { Context, Middleware } from 'koa';
 import onFinished from 'on-finished';
 import type { Logger } from '../core/logger.ts';
 import { requestState, runInRequest, type RequestState } from '../core/request-state.ts';
-import { Completion, type Outcome, type PassedTo } from './completion.ts';
+import type { Completion, Outcome, PassedTo } from './completion.ts';
 import { handlerFailure } from './errors.ts';
 import { exchangeFor, type Exchange } from './exchange.ts';
-import { BridgeResponse } from './response.ts';
-import type { NextFunction, RouteHandler } from './types.ts';
+import type { BridgeRequest } from './request.ts';
+import type { BridgeResponse } from './response.ts';
+import type { NextFunction } from './types.ts';
+
+/** A project route's function or custom auth: Express-style, synchronous or async. */
+export type RouteHandler = (req: BridgeRequest<BridgeResponse>, res: BridgeResponse, next: NextFunction) => unknown;
 
 export interface BridgeOptions {
   /** A function that has neither answered nor called `next` by then gets 504. */
@@ -26,8 +30,7 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
   return (ctx, next) => {
     const state = requestState(ctx);
     const exchange = exchangeFor(ctx);
-    const completion = new Completion((attempt, first, error) => reportLate(ctx, options.logger, attempt, first, error));
-    BridgeResponse.attach(exchange.res, completion);
+    const completion = exchange.completions.begin((attempt, first, error) => reportLate(ctx, options.logger, attempt, first, error));
     exchange.req.next = expressNext(completion, exchange);
     invoke(handler, exchange, completion);
     // Most handlers answer before their function returns: no timer, no listener, no promise.

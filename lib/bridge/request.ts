@@ -7,9 +7,14 @@ import type { Context } from 'koa';
 import rangeParser from 'range-parser';
 import { requestState, type ExpressRoute } from '../core/request-state.ts';
 import { RequestStream } from './request-stream.ts';
-import type { BridgeResponse } from './response.ts';
 import type { NextFunction } from './types.ts';
 import type { UploadedFiles } from './uploads.ts';
+
+/** What `req.fresh` reads of the response: its status and the validators it will be sent with. */
+export interface ResponseValidators {
+  readonly statusCode: number;
+  get(field: string): string | string[] | number | undefined;
+}
 
 /**
  * Express 5's `req` over Koa's `ctx`, for project handlers and custom auth (SPEC §10). Paths are
@@ -20,15 +25,15 @@ import type { UploadedFiles } from './uploads.ts';
  * (`req.user`) is seen by the handler: one `req` serves the whole request. As a stream it is
  * Node's own request (`RequestStream`): a body the service parsed reads as consumed.
  */
-export class BridgeRequest extends RequestStream {
+export class BridgeRequest<Response extends ResponseValidators = ResponseValidators> extends RequestStream {
   [member: string]: unknown;
-  readonly res: BridgeResponse;
+  readonly res: Response;
   /** The running function's `next`, as Express keeps it on `req`. */
   next: NextFunction = () => {};
   readonly #context: Context;
   readonly #assigned = new Map<string, unknown>();
 
-  constructor(context: Context, response: BridgeResponse) {
+  constructor(context: Context, response: Response) {
     super(context.req);
     this.#context = context;
     this.res = response;

@@ -1,18 +1,26 @@
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
 import type { PassThrough } from 'node:stream';
+import { create as contentDisposition } from 'content-disposition';
+import encodeUrl from 'encodeurl';
 import type { Context } from 'koa';
 import statuses from 'statuses';
 import { followSocketEvents, openBodyStream } from './body-stream.ts';
-import { Completion } from './completion.ts';
+import type { Completions } from './completion.ts';
+import { setCookieValue, type CookieOptions } from './cookies.ts';
 import { downloadCall } from './download.ts';
-import { handlerFailure, headersSentError } from './errors.ts';
-import type { BridgeRequest } from './request.ts';
+import { handlerFailure, headersSentError, type HeaderChange } from './errors.ts';
+import { BridgeRequest } from './request.ts';
 import { redirectBody, toBuffer, weakEtag, withCharset } from './response-bodies.ts';
-import { answerByFormat, jsonpCallback, jsonpScript, noViewEngine, type Formats } from './response-formats.ts';
-import { ResponseHeaders, type HeaderChange } from './response-headers.ts';
+import { answerByFormat, jsonpCallback, jsonpScript, linkHeader, noViewEngine, type Formats } from './response-formats.ts';
+import { appendedValue, checkedStatus, headerText, typeNamed, type HeaderValue } from './response-headers.ts';
 import { transferFile, type SendFileCallback, type SendFileOptions } from './send-file.ts';
 
-/** What the response has committed to: nothing yet, a whole body, a stream, or a file. */
-type Mode = 'open' | 'body' | 'stream' | 'file';
+/**
+ * The handler's answer: none yet, a body handed to Koa (whole, or a stream written in pieces),
+ * or a file `send` writes to the socket itself.
+ */
+type Answer = 'none' | 'body' | 'file';
 
 type WriteCallback = (error?: Error | null) => void;
 
@@ -22,31 +30,130 @@ const JSON_UTF8 = 'application/json; charset=utf-8';
 const OCTET_STREAM = 'application/octet-stream';
 
 /**
- * Express 5's `res` over Koa's `ctx`. A whole body is handed to Koa as a Buffer with the
- * headers Express would have set (so Koa's own defaults never apply); a body written in pieces
- * becomes a stream body; `sendFile` is the one answer written to the socket directly.
- * Every answer settles the running handler's completion; a second one is ignored and reported.
+ * Express 5's `res` over Koa's `ctx`. Status and headers are written straight through to Koa's
+ * response, except the status, kept here until the answer is given: Koa starts every response
+ * at 404, Express at 200, and a handler that sets a status and then calls `next()` must not
+ * leak it. A whole body is handed to Koa as a Buffer with the headers Express would have set
+ * (so Koa's own defaults never apply); a body written in pieces becomes a stream body;
+ * `sendFile` is the one answer written to the socket directly. Every answer ends the bridged
+ * function running (`completions`); a second one is ignored and reported.
  */
-export class BridgeResponse extends ResponseHeaders {
+export class BridgeResponse extends EventEmitter {
   /** Per request, shared by every bridged function of the request (custom auth, handler); no prototype, as in Express 5. */
   readonly locals: Record<string, unknown> = Object.create(null);
-  req!: BridgeRequest;
-  #completion = new Completion(() => {});
-  #mode: Mode = 'open';
-  #body: PassThrough | undefined;
+  readonly req: BridgeRequest<this>;
+  readonly #context: Context;
+  readonly #completions: Completions;
+  #statusCode = 200;
+  #answer: Answer = 'none';
+  #stream: PassThrough | undefined;
 
-  constructor(context: Context) {
-    super(context);
+  constructor(context: Context, completions: Completions) {
+    super();
+    this.#context = context;
+    this.#completions = completions;
+    this.req = new BridgeRequest(context, this);
     followSocketEvents(context.res, this, (error) => this.#abort(error));
   }
 
-  /** Makes `completion` the one this response settles: each bridged function has its own. */
-  static attach(response: BridgeResponse, completion: Completion): void {
-    response.#completion = completion;
+  get statusCode(): number {
+    return this.#statusCode;
   }
 
-  override get headersSent(): boolean {
-    return (this.#mode !== 'open' && this.#mode !== 'file') || this.context.res.headersSent;
+  set statusCode(code: number) {
+    this.#statusCode = code;
+  }
+
+  /** True once the answer is given: headers can no longer change. */
+  get headersSent(): boolean {
+    return this.#answer === 'body' || this.#context.res.headersSent;
+  }
+
+  status(code: number): this {
+    this.#statusCode = checkedStatus(code);
+    return this;
+  }
+
+  set(field: string | Record<string, HeaderValue>, value?: HeaderValue): this {
+    if (typeof field === 'string') return this.setHeader(field, headerText(field, value));
+    for (const [name, each] of Object.entries(field)) this.set(name, each);
+    return this;
+  }
+
+  header(field: string | Record<string, HeaderValue>, value?: HeaderValue): this {
+    return this.set(field, value);
+  }
+
+  get(field: string): string | string[] | number | undefined {
+    return this.getHeader(field);
+  }
+
+  append(field: string, value: string | string[]): this {
+    return this.set(field, appendedValue(this.get(field), value));
+  }
+
+  type(type: string): this {
+    return this.set('Content-Type', typeNamed(type));
+  }
+
+  contentType(type: string): this {
+    return this.type(type);
+  }
+
+  location(url: string): this {
+    return this.set('Location', encodeUrl(url));
+  }
+
+  vary(field: string | string[]): this {
+    if (this.#headersOpen('vary', 'set')) this.#context.vary(field);
+    return this;
+  }
+
+  attachment(filename?: string): this {
+    const name = filename === undefined ? undefined : path.basename(filename);
+    if (name) this.type(path.extname(name));
+    return this.set('Content-Disposition', contentDisposition(name));
+  }
+
+  /** Adds a `Set-Cookie`; `signed: true` signs with the secret cookie-parser put on `req.secret`. */
+  cookie(name: string, value: unknown, options: CookieOptions = {}): this {
+    const secret = this.req.secret;
+    return this.append('Set-Cookie', setCookieValue(name, value, options, typeof secret === 'string' || Buffer.isBuffer(secret) ? secret : undefined));
+  }
+
+  clearCookie(name: string, options: CookieOptions = {}): this {
+    const { maxAge: _ignored, ...rest } = options;
+    return this.cookie(name, '', { path: '/', ...rest, expires: new Date(1) });
+  }
+
+  /** Adds to the `Link` header: `res.links({ next: url, last: [url, url] })`. */
+  links(links: Record<string, string | readonly string[]>): this {
+    return this.set('Link', linkHeader(this.get('Link'), links));
+  }
+
+  setHeader(name: string, value: string | number | readonly string[]): this {
+    if (this.#headersOpen(`set ${name}`, 'set')) this.#context.res.setHeader(name, value);
+    return this;
+  }
+
+  getHeader(name: string): string | string[] | number | undefined {
+    return this.#context.res.getHeader(name);
+  }
+
+  getHeaders(): Record<string, string | string[] | number | undefined> {
+    return this.#context.res.getHeaders();
+  }
+
+  getHeaderNames(): string[] {
+    return this.#context.res.getHeaderNames();
+  }
+
+  hasHeader(name: string): boolean {
+    return this.#context.res.hasHeader(name);
+  }
+
+  removeHeader(name: string): void {
+    if (this.#headersOpen(`remove ${name}`, 'remove')) this.#context.res.removeHeader(name);
   }
 
   send(body?: unknown): this {
@@ -93,7 +200,7 @@ export class BridgeResponse extends ResponseHeaders {
    * Express 5's `res.format`: the answer for the type the client accepts best, `default` when
    * it accepts none of them, else 406 through `next` (with the types offered, as `error.types`).
    */
-  format(formats: Formats<BridgeRequest, this>): this {
+  format(formats: Formats<BridgeRequest<this>, this>): this {
     answerByFormat(this.req, this, formats);
     return this;
   }
@@ -129,19 +236,19 @@ export class BridgeResponse extends ResponseHeaders {
   }
 
   write(chunk: string | Uint8Array, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean {
-    if (this.#mode === 'open' && !this.#openStream('write')) return false;
-    if (this.#mode !== 'stream' || !this.#body || this.#body.writableEnded) {
-      this.#completion.reportLate('write');
+    if (this.#answer === 'none' && !this.#openStream('write')) return false;
+    if (!this.#stream || this.#stream.writableEnded) {
+      this.#completions.running?.reportLate('write');
       return false;
     }
     const done = typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
     // Koa ends a HEAD response at once; Node accepts and drops such a body, so no producer may stall on 'drain'.
-    if (this.context.method === 'HEAD') {
+    if (this.#context.method === 'HEAD') {
       if (done) process.nextTick(done);
       return true;
     }
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : 'utf8';
-    return done ? this.#body.write(chunk, encoding, done) : this.#body.write(chunk, encoding);
+    return done ? this.#stream.write(chunk, encoding, done) : this.#stream.write(chunk, encoding);
   }
 
   end(chunk?: string | Uint8Array | (() => void), encodingOrCallback?: BufferEncoding | (() => void), callback?: () => void): this {
@@ -149,8 +256,8 @@ export class BridgeResponse extends ResponseHeaders {
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;
     const done = [chunk, encodingOrCallback, callback].find((each) => typeof each === 'function') as (() => void) | undefined;
     if (done) this.once('finish', done);
-    if (this.#mode === 'stream' && this.#body && !this.#body.writableEnded) {
-      this.#body.end(data === undefined ? undefined : toBuffer(data, encoding));
+    if (this.#stream && !this.#stream.writableEnded) {
+      this.#stream.end(data === undefined ? undefined : toBuffer(data, encoding));
     } else {
       this.#commitBody(data === undefined ? EMPTY : toBuffer(data, encoding), 'end');
     }
@@ -169,7 +276,7 @@ export class BridgeResponse extends ResponseHeaders {
     const options = typeof optionsOrCallback === 'object' && optionsOrCallback !== null ? optionsOrCallback : {};
     const done = typeof optionsOrCallback === 'function' ? optionsOrCallback : callback;
     const target = {
-      context: this.context,
+      context: this.#context,
       next: (error?: unknown) => this.req.next(error),
       claim: () => this.#claimFileTransfer(),
       release: () => this.#releaseFileTransfer(),
@@ -191,19 +298,19 @@ export class BridgeResponse extends ResponseHeaders {
   /** The answer is a file, which `send` writes to the socket itself: Koa stands aside. */
   #claimFileTransfer(): boolean {
     if (!this.#claim('sendFile')) return false;
-    this.#mode = 'file';
-    this.context.respond = false;
+    this.#answer = 'file';
+    this.#context.respond = false;
     // Raw, not ctx.status: should the file fail, Koa's untouched 404 must still be there.
-    this.context.res.statusCode = this.statusCode;
+    this.#context.res.statusCode = this.statusCode;
     return true;
   }
 
   /** The file could not be sent and nothing was written: the handler may still answer. */
   #releaseFileTransfer(): void {
-    if (this.#mode !== 'file' || this.context.res.headersSent) return;
-    this.#mode = 'open';
-    this.context.respond = true;
-    this.context.res.statusCode = 404;
+    if (this.#answer !== 'file' || this.#context.res.headersSent) return;
+    this.#answer = 'none';
+    this.#context.respond = true;
+    this.#context.res.statusCode = 404;
   }
 
   /**
@@ -225,79 +332,74 @@ export class BridgeResponse extends ResponseHeaders {
     return this.#commitBody(chunk ?? EMPTY, 'send');
   }
 
-  /** Hands a whole body to Koa, keeping the headers as Express would have sent them. */
   #commitBody(body: string | Buffer, attempt: string): this {
-    if (!this.#claim(attempt)) return this;
-    this.#mode = 'body';
+    if (this.#claim(attempt)) this.#handToKoa(body);
+    return this;
+  }
+
+  /** A body written in pieces: a stream Koa pipes to the socket (see `openBodyStream`). */
+  #openStream(attempt: string): boolean {
+    if (!this.#claim(attempt)) return false;
+    this.#stream = openBodyStream(this);
+    this.#handToKoa(this.#stream);
+    return true;
+  }
+
+  /** Koa writes the answer, with the headers as Express would have sent them. */
+  #handToKoa(body: string | Buffer | PassThrough): void {
+    this.#answer = 'body';
     const typed = this.hasHeader('Content-Type');
     // Koa's response itself rather than ctx's delegates: one delegate function serves every
     // property, and was a sixth of the bridge's cost on the heartbeat.
-    const { response } = this.context;
+    const { response } = this.#context;
     response.status = this.statusCode;
     response.body = body;
     if (!typed) response.remove('Content-Type');
-    this.#completion.settle({ kind: 'answered' });
-    return this;
+    this.#completions.running?.settle({ kind: 'answered' });
   }
 
   /** Koa strips every header of a 205; Express keeps the type with a zero length, so write it here. */
   #commitResetContent(): this {
     if (!this.#claim('send')) return this;
-    this.#mode = 'body';
-    this.context.respond = false;
-    this.context.res.statusCode = 205;
-    this.context.res.end();
-    this.#completion.settle({ kind: 'answered' });
+    this.#answer = 'body';
+    this.#context.respond = false;
+    this.#context.res.statusCode = 205;
+    this.#context.res.end();
+    this.#completions.running?.settle({ kind: 'answered' });
     return this;
   }
 
   /**
-   * Once this response's own body has started, a header change throws ERR_HTTP_HEADERS_SENT, as
-   * in Express. After an answer the service gave in the handler's place (its 504, an error), the
-   * change is a late answer: ignored and reported.
+   * Whether a header may still change. Once this response's own answer has started, a change
+   * throws ERR_HTTP_HEADERS_SENT, as in Express. After an answer the service gave in the
+   * handler's place (its 504, an error), the change is a late answer: ignored and reported.
    */
-  protected override headersOpen(change: string, verb: HeaderChange): boolean {
-    if (this.#bodyStarted()) throw headersSentError(verb);
-    if (!this.context.res.headersSent) return true;
-    this.#completion.reportLate(change);
+  #headersOpen(change: string, verb: HeaderChange): boolean {
+    if (this.#answerStarted()) throw headersSentError(verb);
+    if (!this.#context.res.headersSent) return true;
+    this.#completions.running?.reportLate(change);
     return false;
   }
 
-  protected override cookieSecret(): string | Buffer | undefined {
-    const secret = this.req.secret;
-    return typeof secret === 'string' || Buffer.isBuffer(secret) ? secret : undefined;
-  }
-
-  #bodyStarted(): boolean {
-    return this.#mode === 'body' || this.#mode === 'stream' || (this.#mode === 'file' && this.context.res.headersSent);
-  }
-
-  #openStream(attempt: string): boolean {
-    if (!this.#claim(attempt)) return false;
-    this.#mode = 'stream';
-    const typed = this.hasHeader('Content-Type');
-    this.#body = openBodyStream(this);
-    const { response } = this.context;
-    response.status = this.statusCode;
-    response.body = this.#body;
-    if (!typed) response.remove('Content-Type');
-    this.#completion.settle({ kind: 'answered' });
-    return true;
+  #answerStarted(): boolean {
+    return this.#answer === 'body' || (this.#answer === 'file' && this.#context.res.headersSent);
   }
 
   #claim(attempt: string): boolean {
-    if (this.#mode === 'open' && !this.#completion.settled) return true;
-    this.#completion.reportLate(attempt);
+    const running = this.#completions.running;
+    if (this.#answer === 'none' && !running?.settled) return true;
+    running?.reportLate(attempt);
     return false;
   }
 
   /** A source piped into the response failed: cut the response, or fail the handler if unanswered. */
   #abort(error: Error): void {
-    if (!this.#body) {
-      this.#completion.settleOrReport({ kind: 'failed', error: handlerFailure(error, this.statusCode) }, 'pipe');
+    const running = this.#completions.running;
+    if (!this.#stream) {
+      running?.settleOrReport({ kind: 'failed', error: handlerFailure(error, this.statusCode) }, 'pipe');
       return;
     }
-    this.#body.destroy(error);
-    this.#completion.reportLate('pipe', error);
+    this.#stream.destroy(error);
+    running?.reportLate('pipe', error);
   }
 }

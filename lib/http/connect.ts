@@ -9,9 +9,11 @@ import type { Duplex } from 'node:stream';
  * log line), then the connection closes, since after CONNECT it no longer carries HTTP.
  */
 export function answerConnect(server: Server, handler: RequestListener): void {
+  const answering = answersInProgress(server);
   server.on('connect', (request: IncomingMessage, tunnel: Duplex) => {
-    const socket = tunnel as SocketAnswering;
+    const socket = tunnel as Socket;
     const answer = () => {
+      if (socket.destroyed) return;
       const response = new ServerResponse(request);
       response.shouldKeepAlive = false;
       response.assignSocket(socket);
@@ -20,15 +22,24 @@ export function answerConnect(server: Server, handler: RequestListener): void {
     };
     // Pipelined behind requests still being answered, the CONNECT waits its turn: the socket
     // belongs to each of their answers until it is written (assigning it twice throws, out of
-    // any request), and Node hands it to the next one as the last finishes.
-    const answerWhenFree = () => {
-      const current = socket._httpMessage;
-      if (current) current.once('finish', answerWhenFree);
-      else answer();
-    };
-    answerWhenFree();
+    // any request). Node writes them in order and lets the socket go before an answer's 'close',
+    // so once the last of them has closed, the socket is free.
+    const last = answering.get(socket);
+    if (last === undefined || last.closed) answer();
+    else last.once('close', answer);
   });
 }
 
-/** Node's own record of the answer a connection is writing (no public API tells). */
-type SocketAnswering = Socket & { _httpMessage?: ServerResponse | null };
+/**
+ * The last answer each connection was handed, from the requests Node passes the server's
+ * handlers: Node's own record of the answer a socket is writing is private (`_httpMessage`).
+ * A request with an `Expect` Node does not know reaches 'checkExpectation' instead, when the
+ * server listens for it (else Node answers 417 itself, and a listener here would silence it).
+ */
+function answersInProgress(server: Server): WeakMap<Socket, ServerResponse> {
+  const answering = new WeakMap<Socket, ServerResponse>();
+  const record = (request: IncomingMessage, response: ServerResponse) => void answering.set(request.socket, response);
+  server.on('request', record);
+  if (server.listenerCount('checkExpectation') > 0) server.on('checkExpectation', record);
+  return answering;
+}

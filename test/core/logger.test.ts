@@ -53,3 +53,9 @@ test('no request line is written when the level is above info', (t) => {
   requestLineWriter(logger)({ method: 'GET', url: '/', status: 200, ms: 1, tenant: 'default', requestId: 'r' });
   t.deepEqual(lines, []);
 });
+
+test('a logger createLogger did not make (a child) still writes request lines, through pino', (t) => {
+  const { logger, lines } = collecting();
+  requestLineWriter(logger.child({ area: 'projects' }))({ method: 'GET', url: '/', status: 200, ms: 1, tenant: undefined, requestId: 'r' });
+  t.like(JSON.parse(lines[0] ?? '{}'), { area: 'projects', method: 'GET', status: 200, requestId: 'r', msg: 'request' });
+});

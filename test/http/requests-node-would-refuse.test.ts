@@ -71,6 +71,14 @@ test('a CONNECT pipelined behind requests still being answered waits its turn, a
   t.is((await service.fetch('/healthz')).status, 200);
 });
 
+test('a CONNECT pipelined behind a request with an unknown Expect waits its turn too', async (t) => {
+  const expecting = 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n';
+  const connect = 'CONNECT /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+  const statuses = (raw: string) => [...raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1]);
+  t.deepEqual(statuses(await rawExchange(expecting + connect)), ['200', '405']);
+  t.is((await service.fetch('/healthz')).status, 200);
+});
+
 test('an HTTP/1.1 request without Host is 400 with a JSON error and an X-Request-Id, not a bare status line', async (t) => {
   const answer = parseAnswer(await rawExchange('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'));
   t.is(answer.status, 400);
