@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
 import { createApp } from './app.ts';
-import { loadConfig, type LoadOptions } from './config/index.ts';
+import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
@@ -79,7 +79,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
 
 /**
  * Everything the service shares, without HTTP: also what the CLI commands use. What needs
- * closing registers its closing here, as it is made; the process's facilities read this runtime
+ * closing registers its closing as it is made; the process's facilities read this runtime
  * outside requests from now on (`facilities/current.ts`).
  */
 export async function createRuntime(options: StartOptions = {}, database: DatabaseOptions = {}): Promise<Runtime> {
@@ -87,25 +87,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   const { config, secrets } = loaded;
   const logger = createLogger(config.logLevel, options.logDestination);
   const shutdownTasks: Array<() => Promise<void>> = [];
-  const log = (message: unknown) => logger.debug({ knex: String(message) }, 'knex');
-  const opened = await openDatabase(loaded, (line) => logger.warn(line));
-  shutdownTasks.push(() => opened.stop());
-  // Migrations and tools hold a session (the migration lock): never through a transaction pooler.
-  const sessionUrl = secrets.databaseDirectUrl ?? opened.url;
-  if (database.migrate) {
-    await migrateDatabase(sessionUrl, { log }).catch(async (error: unknown) => {
-      await runShutdownTasks(shutdownTasks, logger);
-      throw error;
-    });
-  }
-  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
-  shutdownTasks.push(() => knex.destroy());
-  const tenantDatabase = new TenantDatabase(opened.url, {
-    queryTimeoutMs: database.queryTimeoutMs,
-    poolMax: config.database.poolMax,
-    onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
-  });
-  shutdownTasks.push(() => tenantDatabase.close());
+  const { knex, tenantDatabase } = await openDatabases(loaded, logger, database, shutdownTasks);
   const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
   shutdownTasks.push(() => rateCounters.close());
   const runtime: Runtime = {
@@ -120,8 +102,37 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     shutdownTasks: Object.freeze(shutdownTasks),
   };
-  serveFacilitiesOutsideRequests(runtime, runtime);
+  serveFacilitiesOutsideRequests(runtime);
   return runtime;
+}
+
+/** The database (`openDatabase`), migrated when asked, with the owner's knex and the tenant pool over it. */
+async function openDatabases(
+  loaded: LoadedConfig,
+  logger: Logger,
+  database: DatabaseOptions,
+  shutdownTasks: Array<() => Promise<void>>,
+): Promise<Pick<Runtime, 'knex' | 'tenantDatabase'>> {
+  const log = (message: unknown) => logger.debug({ knex: String(message) }, 'knex');
+  const opened = await openDatabase(loaded, (line) => logger.warn(line));
+  shutdownTasks.push(() => opened.stop());
+  // Migrations and tools hold a session (the migration lock): never through a transaction pooler.
+  const sessionUrl = loaded.secrets.databaseDirectUrl ?? opened.url;
+  if (database.migrate) {
+    await migrateDatabase(sessionUrl, { log }).catch(async (error: unknown) => {
+      await runShutdownTasks(shutdownTasks, logger);
+      throw error;
+    });
+  }
+  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
+  shutdownTasks.push(() => knex.destroy());
+  const tenantDatabase = new TenantDatabase(opened.url, {
+    queryTimeoutMs: database.queryTimeoutMs,
+    poolMax: loaded.config.database.poolMax,
+    onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
+  });
+  shutdownTasks.push(() => tenantDatabase.close());
+  return { knex, tenantDatabase };
 }
 
 /** The fix is a DBA's to make: the service works without it, with slower field filters. */

@@ -11,22 +11,22 @@ import type { FacilityState, Runtime } from '../core/runtime.ts';
  * Set by `createRuntime` (the last runtime made wins: a test process makes several) and by
  * `make routes`, which imports route files without a runtime. Nothing else writes it.
  */
-let outsideRequests: { readonly state: FacilityState; readonly runtime: Runtime | undefined } | undefined;
+let outsideRequests: Runtime | FacilityState | undefined;
 
-/** What facility calls outside a request read from now on: `runtime`, or `state` alone without one. */
-export function serveFacilitiesOutsideRequests(state: FacilityState, runtime?: Runtime): void {
-  outsideRequests = { state, runtime };
+/** What facility calls outside a request read from now on: a runtime, or (`make routes`) its facility state alone. */
+export function serveFacilitiesOutsideRequests(service: Runtime | FacilityState): void {
+  outsideRequests = service;
 }
 
 export function currentRuntime(): Runtime {
-  const runtime = currentRequest()?.runtime ?? outsideRequests?.runtime;
+  const runtime = currentRequest()?.runtime ?? (outsideRequests !== undefined && 'tenantDatabase' in outsideRequests ? outsideRequests : undefined);
   if (runtime === undefined) throw new Error('spaceport: this facility needs the running service');
   return runtime;
 }
 
 /** The configuration and project settings of the request's service, else of the process's. */
 export function currentFacilityState(): FacilityState {
-  const state = currentRequest()?.runtime ?? outsideRequests?.state;
+  const state = currentRequest()?.runtime ?? outsideRequests;
   if (state === undefined) throw new Error('spaceport: the configuration is read once the service has loaded it');
   return state;
 }
