@@ -1,29 +1,27 @@
 import Koa from 'koa';
-import { loginArea } from './auth/index.ts';
 import { nothingAnswers } from './core/errors.ts';
 import type { Runtime } from './core/runtime.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { requestEntry, type Area } from './http/entry.ts';
-import { systemArea } from './http/system-routes.ts';
+import { SERVICE_AREAS, serviceArea, serviceRouteTable } from './http/service-areas.ts';
 import type { LoadedProjects } from './projects/index.ts';
-import { spacesArea } from './spaces/index.ts';
 import { withTenant } from './tenancy/index.ts';
 
 /**
  * Composes the service: one entry that routes each request, by the first segment of its path,
- * to what answers that area. The system endpoints take no tenant; everything else runs behind
- * the tenant step, unknown paths included (an invalid tenant is a 400 before a 404).
+ * to what answers that area, each area a router of declared routes. The system endpoints take
+ * no tenant; everything else runs behind the tenant step, unknown paths included (an invalid
+ * tenant is a 400 before a 404).
  */
 export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: BodyPace): Koa {
-  const system = systemArea(runtime, projects.routes);
-  const areas = new Map<string, Area>([
-    ['healthz', system],
-    ['openapi.json', system],
-    ['docs', system],
-    ['auth', withTenant(runtime, loginArea(runtime))],
-    ['spaces', withTenant(runtime, spacesArea(runtime))],
-    ['api', withTenant(runtime, projects.area)],
-  ]);
+  const routes = Object.freeze([...serviceRouteTable(), ...projects.routes]);
+  const parts = { runtime, routes: () => routes };
+  const areas = new Map<string, Area>();
+  for (const declared of SERVICE_AREAS) {
+    const area = serviceArea(declared, parts);
+    for (const segment of declared.segments) areas.set(segment, area);
+  }
+  areas.set('api', withTenant(runtime, projects.area));
   const otherwise = withTenant(runtime, (ctx) => {
     throw nothingAnswers(ctx.method);
   });

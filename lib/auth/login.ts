@@ -1,6 +1,7 @@
 import createError from 'http-errors';
 import type { Middleware } from 'koa';
 import { requestState } from '../core/request-state.ts';
+import { checkedBody } from '../routes/service-area.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { accountFromDocument, findAccountDocument } from './accounts.ts';
 import { assertHashingCapacity, prepareDecoyHash, verifyPassword } from './passwords.ts';
@@ -16,12 +17,12 @@ const REJECTED = 'invalid username or password';
 
 /**
  * `POST /auth/login` (SPEC §5.2): checks the credentials of the request's tenant and answers a
- * system JWT. The body is parsed and rate-limited before this runs.
+ * system JWT. The body is rate-limited, read and checked (`Credentials`) before this runs.
  */
 export function loginHandler(runtime: Runtime): Middleware {
   void prepareDecoyHash();
   return async (ctx) => {
-    const { username, password } = credentialsOf(ctx.request.body);
+    const { username, password } = checkedBody<Credentials>(ctx);
     assertHashingCapacity();
     const tenant = requestState(ctx).tenant as string;
     const document = await findAccountDocument(runtime.tenantDatabase, tenant, username);
@@ -32,20 +33,4 @@ export function loginHandler(runtime: Runtime): Middleware {
     const token = await signSystemToken(runtime, { uid: account.uid, username: account.username, role: account.role }, tenant);
     ctx.body = { success: true, token, expiresIn: tokenLifetimeSeconds(token) };
   };
-}
-
-function credentialsOf(body: unknown): Credentials {
-  const fields = bodyFields(body);
-  for (const name of ['username', 'password'] as const) {
-    if (fields[name] === undefined) throw createError(400, `${name} is required`);
-    if (typeof fields[name] !== 'string') throw createError(400, `${name} must be a string`);
-  }
-  return { username: fields.username as string, password: fields.password as string };
-}
-
-/** No body at all has no fields; a body that is there must be a JSON object. */
-function bodyFields(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === '') return {};
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw createError(400, 'request body must be a JSON object');
-  return body as Record<string, unknown>;
 }

@@ -1,22 +1,38 @@
-import Router from '@koa/router';
-import type { Context } from 'koa';
-import { jsonBody } from '../core/json-body.ts';
-import { routerArea } from '../core/routing.ts';
-import type { Runtime } from '../core/runtime.ts';
-import { rateLimit } from '../ratelimit/index.ts';
+import { z } from 'zod';
+import { serviceSchema, serviceTraits, type ServiceAreaDeclaration } from '../routes/service-area.ts';
 import { loginHandler } from './login.ts';
+
+const requiredString = z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') });
+
+const credentials = z.object({ username: requiredString, password: requiredString.meta({ format: 'password' }) }, { error: 'must be a JSON object' }).meta({ title: 'LoginRequest' });
+
+const loggedIn = z
+  .object({
+    success: z.literal(true),
+    token: z.string().meta({ description: 'A system JWT (HS256).' }),
+    expiresIn: z.int().meta({ description: 'Lifetime of the token in seconds.' }),
+  })
+  .meta({ description: 'Logged in.' });
 
 /**
  * `POST /auth/login` (SPEC §5.2). The rate limit comes before the body is read, so every
  * attempt counts, malformed ones included.
  */
-export function loginArea(runtime: Runtime): (ctx: Context) => Promise<void> {
-  const router = new Router();
-  router.post(
-    '/auth/login',
-    rateLimit(runtime, { name: 'login', ...runtime.config.rateLimit.login }),
-    jsonBody(runtime.config.limits.jsonBytes),
-    loginHandler(runtime),
-  );
-  return routerArea(router);
-}
+export const loginArea: ServiceAreaDeclaration = {
+  segments: ['auth'],
+  traits: serviceTraits({ tenant: true }),
+  routes: [
+    {
+      method: 'POST',
+      path: '/auth/login',
+      auth: 'public',
+      rateLimit: 'login',
+      handler: ({ runtime }) => loginHandler(runtime),
+      schema: serviceSchema({ body: credentials, responses: { 200: loggedIn } }),
+      operationId: 'login',
+      summary: 'Exchange a username and password for a system JWT',
+      tags: ['auth'],
+      errors: [401],
+    },
+  ],
+};

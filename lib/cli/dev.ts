@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { loadConfig } from '../config/index.ts';
-import { openDatabase } from '../db/open.ts';
-import { displayPath } from '../projects/report.ts';
 import { runMain } from '../core/run-main.ts';
+import { openDatabase } from '../db/open.ts';
+import { displayPath } from '../projects/problems.ts';
 import { DevFront } from './dev/front.ts';
 import { createDevLog } from './dev/log-lines.ts';
 import { START_LIMIT_MS, Supervisor } from './dev/supervisor.ts';

@@ -3,15 +3,19 @@ import { loadConfig } from '../config/index.ts';
 import { serveFacilitiesOutsideRequests } from '../facilities/current.ts';
 import { BoundProjectSettings } from '../facilities/settings.ts';
 import { createLogger } from '../core/logger.ts';
-import { readCatalog } from '../projects/catalog.ts';
-import { routeTable } from '../projects/route-table.ts';
-import { displayPath, formatProblem, ProjectLoadError } from '../projects/report.ts';
-import type { MountedRoute } from '../projects/types.ts';
+import { serviceRouteTable } from '../http/service-areas.ts';
+import { readCatalog } from '../projects/load.ts';
+import { projectRouteTable } from '../projects/mount.ts';
+import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';
+import type { ListedRoute } from '../routes/route-table.ts';
 import type { CommandTable } from './command.ts';
 
 const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE'];
 
-/** `make routes`: the route table of PROJECTS_DIR, as the service would mount it (SPEC §8.2). */
+/**
+ * `make routes`: every route the service would answer, its own first (PROJECT and FILE "-"),
+ * then those of PROJECTS_DIR as it would mount them (SPEC §8.2).
+ */
 export const routeCommands: CommandTable = {
   routes: async () => {
     const { config, secrets } = loadConfig();
@@ -20,8 +24,9 @@ export const routeCommands: CommandTable = {
     const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
     try {
       const catalog = await readCatalog(config, { sources: secrets.projectSettings, bound }, logger);
-      const routes = routeTable(catalog.projects, catalog.defaultProject);
-      return routes.length === 0 ? `no project routes in ${config.projectsDir}` : formatTable(routes);
+      const projectRoutes = projectRouteTable(catalog.projects, catalog.defaultProject, config.referer.enabled);
+      const table = formatTable([...serviceRouteTable(), ...projectRoutes]);
+      return projectRoutes.length === 0 ? `${table}\nno project routes in ${config.projectsDir}` : table;
     } catch (error) {
       if (!(error instanceof ProjectLoadError)) throw error;
       process.stderr.write(`${error.problems.map(formatProblem).join('\n')}\n`);
@@ -30,8 +35,15 @@ export const routeCommands: CommandTable = {
   },
 };
 
-function formatTable(routes: readonly MountedRoute[]): string {
-  const rows = routes.map((route) => [route.method, route.urls[0] ?? '', route.urls[1] ?? '-', route.auth, route.project, displayPath(route.file)]);
+function formatTable(routes: readonly ListedRoute[]): string {
+  const rows = routes.map((route) => [
+    route.method,
+    route.urls[0] ?? '',
+    route.urls[1] ?? '-',
+    route.auth,
+    route.project ?? '-',
+    route.file === undefined ? '-' : displayPath(route.file),
+  ]);
   const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...rows.map((row) => row[column].length)));
   const render = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
   return [HEADINGS, ...rows].map(render).join('\n');

@@ -1,8 +1,8 @@
 import { cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { problemWithName } from '../projects/discovery.ts';
-import { displayPath } from '../projects/report.ts';
-import { environmentPrefix } from '../projects/settings/environment.ts';
+import { problemWithName } from '../projects/load.ts';
+import { displayPath } from '../projects/problems.ts';
+import { environmentPrefix } from '../projects/settings/values.ts';
 import type { CommandTable } from './command.ts';
 import { UsageError } from './migrate.ts';
 

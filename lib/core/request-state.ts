@@ -15,9 +15,10 @@ export interface ExpressRoute {
   readonly methods: Readonly<Record<string, true>>;
 }
 
-/** The project route answering the request, as its router found it. */
+/** The route answering the request, as its router found it. */
 export interface RouteMatch {
-  readonly project: string;
+  /** The project whose route it is; none for the service's own routes. */
+  readonly project: string | undefined;
   /** `GET /orders/:id`: how log lines name the route. */
   readonly name: string;
   readonly route: ExpressRoute;

@@ -1,6 +1,6 @@
-import type { JsonObject } from '../projects/json.ts';
+import type { JsonObject } from '../routes/json.ts';
 
-export type { Json, JsonObject } from '../projects/json.ts';
+export type { Json, JsonObject } from '../routes/json.ts';
 
 export const BEARER_SCHEME = 'bearerAuth';
 
@@ -42,77 +42,12 @@ const errorBody: JsonObject = {
   properties: { error: { type: 'string', description: 'What went wrong; names the field at fault for a 400.' } },
 };
 
-const spaceName: JsonObject = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 64,
-  description: 'Letters (any script), digits, space, "_", "." and "-", starting with a letter or digit; lengths count code points; compared exactly, without normalisation.',
-};
-
-const schemaList: JsonObject = {
-  type: 'array',
-  maxItems: 1000,
-  uniqueItems: true,
-  items: { type: 'string', minLength: 1, maxLength: 128 },
-};
-
 const schemas: JsonObject = {
   Error: errorBody,
   HandlerFailure: {
     type: 'object',
     required: ['success', 'message'],
     properties: { success: { const: false }, message: { type: 'string' } },
-  },
-  Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
-  LoginRequest: {
-    type: 'object',
-    required: ['username', 'password'],
-    properties: { username: { type: 'string' }, password: { type: 'string', format: 'password' } },
-  },
-  LoginResponse: {
-    type: 'object',
-    required: ['success', 'token', 'expiresIn'],
-    properties: {
-      success: { const: true },
-      token: { type: 'string', description: 'A system JWT (HS256).' },
-      expiresIn: { type: 'integer', description: 'Lifetime of the token in seconds.' },
-    },
-  },
-  SpaceName: spaceName,
-  Space: {
-    type: 'object',
-    required: ['name', 'schemas', 'createdAt', 'updatedAt'],
-    properties: {
-      name: ref('schemas', 'SpaceName'),
-      schemas: { ...schemaList, description: 'For a non-admin caller, only the schemas it may read.' },
-      createdAt: { type: 'string', format: 'date-time' },
-      updatedAt: { type: 'string', format: 'date-time' },
-    },
-  },
-  SpaceCreate: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['name'],
-    properties: { name: ref('schemas', 'SpaceName'), schemas: { ...schemaList, default: [] } },
-  },
-  SpaceReplace: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['schemas'],
-    properties: {
-      name: { type: 'string', description: 'May repeat the name in the URL; any other value is a 400 (no renames).' },
-      schemas: schemaList,
-    },
-  },
-  SpaceAnswer: {
-    type: 'object',
-    required: ['success', 'data'],
-    properties: { success: { const: true }, data: ref('schemas', 'Space') },
-  },
-  SpaceList: {
-    type: 'object',
-    required: ['success', 'data', 'total'],
-    properties: { success: { const: true }, data: { type: 'array', items: ref('schemas', 'Space') }, total: { type: 'integer', minimum: 0 } },
   },
 };
 
@@ -152,7 +87,6 @@ const parameters: JsonObject = {
     description: 'The tenant; when absent, the configured default tenant.',
     schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$' },
   },
-  SpaceName: { name: 'name', in: 'path', required: true, schema: ref('schemas', 'SpaceName') },
 };
 
 export { rateLimitHeaders };

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
+import { paramsOf } from '../routes/router.ts';
 
 /** Swagger UI's files, from the npm package: the page loads nothing from elsewhere (SPEC §12). */
 const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -45,23 +45,23 @@ const CONTENT_SECURITY_POLICY = [
   "object-src 'none'",
 ].join('; ');
 
+/** `GET /docs`: an API reference page (Swagger UI) for `/openapi.json`. */
+export const docsPage: Middleware = (ctx) => {
+  ctx.set('Cache-Control', 'no-cache');
+  sendAsset(ctx, PAGE);
+};
+
 /**
- * `GET /docs`: an API reference page (Swagger UI) for `/openapi.json`, and the files it loads,
- * under `/docs/`. The files change only with the package, so they are cached and revalidated
- * by an ETag of its version; no other file of the package is reachable.
+ * `GET /docs/:asset`: the files the page loads. They change only with the package, so they are
+ * cached and revalidated by an ETag of its version; no other file of the package is reachable.
  */
-export function addDocsPage(router: Router): void {
-  router.get('/docs', (ctx) => {
-    ctx.set('Cache-Control', 'no-cache');
-    sendAsset(ctx, PAGE);
-  });
-  router.get('/docs/:asset', (ctx, next) => {
-    const asset = Object.hasOwn(ASSETS, ctx.params.asset) ? ASSETS[ctx.params.asset] : undefined;
-    if (asset === undefined) return next();
-    ctx.set('Cache-Control', 'public, max-age=86400');
-    sendAsset(ctx, asset);
-  });
-}
+export const docsAsset: Middleware = (ctx, next) => {
+  const name = paramsOf(ctx).asset;
+  const asset = typeof name === 'string' && Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+  if (asset === undefined) return next();
+  ctx.set('Cache-Control', 'public, max-age=86400');
+  sendAsset(ctx, asset);
+};
 
 function sendAsset(ctx: Context, asset: Asset): void {
   ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);

@@ -1,11 +1,16 @@
-import type { MountedRoute } from '../projects/types.ts';
+import type { ListedRoute } from '../routes/route-table.ts';
 import { components, type JsonObject } from './components.ts';
-import { projectPaths, type ProjectPathOptions } from './project-paths.ts';
-import { systemPaths } from './system-paths.ts';
+import { routePaths } from './paths.ts';
 
-/** The OpenAPI 3.1 document of the system endpoints and the mounted project routes (SPEC §12). */
-export function buildOpenApiDocument(projectRoutes: readonly MountedRoute[], options: ProjectPathOptions = { refererValidation: false }): JsonObject {
-  const project = projectPaths(projectRoutes, options);
+const SERVICE_TAGS: readonly JsonObject[] = [
+  { name: 'system', description: 'Health and this document; no tenant.' },
+  { name: 'auth', description: 'System authentication.' },
+  { name: 'spaces', description: 'Named groups of schemas (internal beta, behind `spaces.enabled`).' },
+];
+
+/** The OpenAPI 3.1 document of every route the service answers, its own and the projects' (SPEC §12), from their declarations. */
+export function buildOpenApiDocument(routes: readonly ListedRoute[]): JsonObject {
+  const { paths, schemas } = routePaths(routes);
   return {
     openapi: '3.1.0',
     info: {
@@ -13,19 +18,14 @@ export function buildOpenApiDocument(projectRoutes: readonly MountedRoute[], opt
       version: '0.1.0',
       description: 'Multi-tenant spaces and project routes. Tenant-scoped calls take the tenant from the `tenant` header.',
     },
-    tags: [
-      { name: 'system', description: 'Health and this document; no tenant.' },
-      { name: 'auth', description: 'System authentication.' },
-      { name: 'spaces', description: 'Named groups of schemas (internal beta, behind `spaces.enabled`).' },
-      ...projectTags(projectRoutes),
-    ],
-    paths: { ...systemPaths, ...project.paths },
-    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...project.schemas } },
+    tags: [...SERVICE_TAGS, ...projectTags(routes)],
+    paths,
+    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...schemas } },
   };
 }
 
 /** One tag per project, so the docs page groups its routes (a route's own `tags` replace it). */
-function projectTags(routes: readonly MountedRoute[]): JsonObject[] {
-  const projects = new Set(routes.map((route) => route.project));
+function projectTags(routes: readonly ListedRoute[]): JsonObject[] {
+  const projects = new Set(routes.flatMap((route) => (route.project === undefined ? [] : [route.project])));
   return [...projects].map((project) => ({ name: project, description: `Routes of project ${project}, under /api/${project}.` }));
 }

@@ -1,3 +1,3 @@
 export { buildOpenApiDocument } from './document.ts';
-export { openApiTemplate } from './project-paths.ts';
-export { addDocsPage } from './docs-page.ts';
+export { openApiTemplate } from './paths.ts';
+export { docsAsset, docsPage } from './docs-page.ts';

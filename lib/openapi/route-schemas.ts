@@ -43,12 +43,17 @@ export function declaredRequestBody(body: PlacedSchema): JsonObject {
  * The declared answers, each with its schema; a route that declares no success answer keeps
  * the generic 200. Declared answers win over the chain's own for the same status.
  */
-export function declaredResponses(declared: DeclaredSchemas, successHeaders: JsonObject | undefined): JsonObject {
+export function declaredResponses(
+  declared: DeclaredSchemas,
+  successHeaders: JsonObject | undefined,
+  answerHeaders: Readonly<Record<string, JsonObject>> = {},
+): JsonObject {
   const responses: Record<string, Json> = {};
   for (const [status, placed] of Object.entries(declared.responses)) {
     if (placed === undefined) continue;
     const description = typeof placed.schema.description === 'string' ? placed.schema.description : (statuses.message[Number(status)] ?? `Status ${status}`);
-    responses[status] = jsonResponse(description, ref('schemas', placed.name), isSuccess(status) ? successHeaders : undefined);
+    const headers = { ...(isSuccess(status) ? successHeaders : undefined), ...answerHeaders[status] };
+    responses[status] = jsonResponse(description, ref('schemas', placed.name), Object.keys(headers).length > 0 ? headers : undefined);
   }
   if (!Object.keys(responses).some(isSuccess)) {
     responses['200'] = { description: 'Answered by the handler.', ...(successHeaders === undefined ? {} : { headers: successHeaders }) };

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Json, JsonObject } from './components.ts';
 
 /** Component names OpenAPI allows. */
@@ -13,9 +14,15 @@ const UNSAFE_NAME_CHARACTERS = /[^A-Za-z0-9._-]+/g;
 export class SchemaComponents {
   readonly #schemas: Record<string, JsonObject> = {};
 
-  /** Adds `schema` under a name made from `parts` and returns it with its references rebased. */
+  /**
+   * Adds `schema` under a name made from `parts` and returns it with its references rebased. A
+   * schema already added under that very name (one answer of several routes) is shared.
+   */
   add(parts: readonly string[], schema: JsonObject): { readonly name: string; readonly schema: JsonObject } {
-    const name = this.#uniqueName(parts.map((part) => part.replace(UNSAFE_NAME_CHARACTERS, '_')).filter(Boolean).join('.'));
+    const wanted = parts.map((part) => part.replace(UNSAFE_NAME_CHARACTERS, '_')).filter(Boolean).join('.');
+    const known = this.#schemas[wanted];
+    if (known !== undefined && isDeepStrictEqual(known, rebaseReferences(schema, `#/components/schemas/${wanted}`))) return { name: wanted, schema: known };
+    const name = this.#uniqueName(wanted);
     const rebased = rebaseReferences(schema, `#/components/schemas/${name}`) as JsonObject;
     this.#schemas[name] = rebased;
     return { name, schema: rebased };

@@ -1,14 +1,14 @@
 import type { RouteHandler } from '../bridge/index.ts';
-import type { CompiledRouteSchema } from './schemas.ts';
-import type { AuthMode } from './types.ts';
+import type { AuthMode, RouteDeclaration } from '../routes/declaration.ts';
+import type { HttpMethod } from '../routes/methods.ts';
+import type { CompiledRouteSchema } from '../routes/schemas.ts';
 
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
-export type HttpMethod = (typeof HTTP_METHODS)[number];
+export { HTTP_METHODS, type HttpMethod } from '../routes/methods.ts';
 
 /** What a route file declares for `function` and `auth`: an Express-style `(req, res, next)`. */
 export type RouteFunction = RouteHandler;
 
-/** One route of a route file, after validation. */
+/** One route of a route file, after validation, in the words of the file. */
 export interface RouteDefinition {
   readonly method: HttpMethod;
   readonly path: string;
@@ -30,8 +30,30 @@ export interface ProjectDefinition {
   readonly routes: readonly RouteDefinition[];
 }
 
-/** Custom `auth` wins over `skipAuth`, even `skipAuth: true`: the route runs its `auth`, and system authentication is skipped. */
-export function authModeOf(route: Pick<RouteDefinition, 'skipAuth' | 'auth'>): AuthMode {
+/** A project route in the shape every route of the service shares. */
+export type ProjectRoute = RouteDeclaration<RouteFunction>;
+
+/**
+ * The route file's words in the shared shape: `skipAuth` is a public route with the public rate
+ * limit; a custom `auth` wins over `skipAuth`, even `skipAuth: true` (it runs, rate-limited, and
+ * system authentication is skipped).
+ */
+export function projectRoute(route: RouteDefinition): ProjectRoute {
+  return Object.freeze({
+    method: route.method,
+    path: route.path,
+    auth: authModeOf(route),
+    authenticate: route.auth,
+    rateLimit: route.skipAuth ? 'public' : undefined,
+    handler: route.handler,
+    schema: route.schema,
+    summary: route.summary,
+    description: route.description,
+    tags: route.tags,
+  });
+}
+
+function authModeOf(route: Pick<RouteDefinition, 'skipAuth' | 'auth'>): AuthMode {
   if (route.auth !== undefined) return 'custom';
   return route.skipAuth ? 'public' : 'system';
 }

@@ -1,12 +1,11 @@
 import type { Runtime } from '../core/runtime.ts';
-import { readCatalog } from './catalog.ts';
-import { mountProjects } from './mount.ts';
-import type { LoadedProjects } from './types.ts';
+import { readCatalog } from './load.ts';
+import { mountProjects, type LoadedProjects } from './mount.ts';
 
-export type { AuthMode, LoadedProjects, MountedRoute } from './types.ts';
-export { readCatalog, type ProjectCatalog } from './catalog.ts';
-export { routeTable } from './route-table.ts';
-export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './report.ts';
+export type { LoadedProjects } from './mount.ts';
+export { readCatalog, type ProjectCatalog } from './load.ts';
+export { projectRouteTable } from './mount.ts';
+export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './problems.ts';
 
 /**
  * Discovers, validates and mounts every project under `PROJECTS_DIR` (SPEC §8). Rejects with

@@ -1,14 +1,74 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Config, ProjectSettingSources } from '../config/index.ts';
+import { BUILT_IN_SECTIONS } from '../config/schema.ts';
+import type { Logger } from '../core/logger.ts';
+import type { ProjectSettingValues } from '../core/runtime.ts';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
+import { isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';
 import type { ProjectDefinition } from './definition.ts';
-import { discoverProjects, type ProjectFolder } from './discovery.ts';
-import { importDefault } from './import-default.ts';
-import type { RouteProblem } from './report.ts';
-import { loadSettings, type SettingsContext } from './settings/load.ts';
-import { unknownSections } from './settings/sections.ts';
-import { validateRoutes } from './validation.ts';
+import { describeLoadError, formatProblem, ProjectLoadError, type RouteProblem } from './problems.ts';
+import { validateRoutes } from './route-file.ts';
+import { checkDeclarations } from './settings/declarations.ts';
+import { type DeclaredSecret, resolveValues, secretsOf, sharedVariableProblems, unknownSections } from './settings/values.ts';
 
-export interface ProjectScan {
+const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** `/api/project` is the default project's mount, so no project may take that name. */
+const RESERVED_NAME = 'project';
+const ROUTE_FILES = ['routes.js', 'routes.mjs', 'routes.ts'];
+const SETTINGS_FILES = ['settings.js', 'settings.mjs', 'settings.ts'];
+const DEFAULT_PROJECT_KEY = 'projects.default';
+
+/** The projects to mount and which one answers under `/api/project`. */
+export interface ProjectCatalog {
+  readonly projects: readonly ProjectDefinition[];
+  readonly defaultProject: string | undefined;
+}
+
+/**
+ * Scans `config.projectsDir` and applies `projects.onError` and `projects.default` (SPEC §3,
+ * §8.1): "fail" throws one report of every problem; "skip" leaves the faulty projects out and
+ * logs why. A problem of the configuration itself (a `projects.default` naming no loaded
+ * project, a section naming no project) is a start-up error either way.
+ */
+export async function readCatalog(config: Config, settings: SettingsContext, logger: Logger): Promise<ProjectCatalog> {
+  const scan = await scanProjects(config.projectsDir, settings);
+  const problems = [...scan.problems];
+  const defaultProject = chooseDefault(config, scan.projects, problems);
+  if (problems.length > 0 && (config.projects.onError === 'fail' || problems.some(isConfigProblem))) {
+    throw new ProjectLoadError(problems);
+  }
+  logSkipped(problems, logger);
+  if (defaultProject === undefined && scan.projects.length > 1) {
+    logger.warn({ projects: scan.projects.map(({ name }) => name) }, 'several projects and no projects.default: /api/project is not mounted');
+  }
+  const routes = scan.projects.reduce((sum, project) => sum + project.routes.length, 0);
+  logger.info({ projectsDir: config.projectsDir, projects: scan.projects.length, routes }, 'project routes loaded');
+  return { projects: scan.projects, defaultProject };
+}
+
+function chooseDefault(config: Config, projects: readonly ProjectDefinition[], problems: RouteProblem[]): string | undefined {
+  const named = config.projects.default;
+  if (named === undefined) return projects.length === 1 ? projects[0].name : undefined;
+  if (projects.some(({ name }) => name === named)) return named;
+  problems.push({ project: '', source: { configKey: DEFAULT_PROJECT_KEY }, reason: `names "${named}", which is not a loaded project` });
+  return undefined;
+}
+
+/** One that belongs to no project, so leaving projects out cannot fix it. */
+function isConfigProblem(problem: RouteProblem): boolean {
+  return problem.project === '';
+}
+
+function logSkipped(problems: readonly RouteProblem[], logger: Logger): void {
+  for (const project of new Set(problems.map((problem) => problem.project))) {
+    const reasons = problems.filter((problem) => problem.project === project).map(formatProblem);
+    logger.warn({ project, problems: reasons }, `project "${project}" skipped: its routes are invalid`);
+  }
+}
+
+interface ProjectScan {
   /** Projects without problems, sorted by name. */
   readonly projects: readonly ProjectDefinition[];
   /** Every problem of every project, in the order the report prints them. */
@@ -19,7 +79,7 @@ export interface ProjectScan {
  * Discovers every project under `projectsDir`, loads its settings (SPEC §8.7), then imports and
  * validates its routes, reporting all problems.
  */
-export async function scanProjects(projectsDir: string, settings: SettingsContext): Promise<ProjectScan> {
+async function scanProjects(projectsDir: string, settings: SettingsContext): Promise<ProjectScan> {
   resolveFacilitiesFromAnywhere();
   const discovery = discoverProjects(projectsDir);
   const names = new Set([...discovery.folders.map(({ name }) => name), ...discovery.problems.map(({ project }) => project)]);
@@ -33,8 +93,142 @@ export async function scanProjects(projectsDir: string, settings: SettingsContex
 
 async function loadProject({ name, file }: ProjectFolder, settingsProblems: readonly RouteProblem[]): Promise<{ project?: ProjectDefinition; problems: readonly RouteProblem[] }> {
   const imported = await importDefault(file);
-  if (!imported.ok) return { problems: [...settingsProblems, { project: name, file, reason: imported.reason }] };
+  if (!imported.ok) return { problems: [...settingsProblems, { project: name, source: { file }, reason: imported.reason }] };
   const { routes, problems } = validateRoutes(name, file, imported.exported);
   const all = [...settingsProblems, ...problems];
   return { project: all.length === 0 ? Object.freeze({ name, file, routes }) : undefined, problems: all };
+}
+
+/** A folder of PROJECTS_DIR with exactly one route file and an acceptable name. */
+interface ProjectFolder {
+  readonly name: string;
+  readonly file: string;
+}
+
+interface Discovery {
+  readonly folders: readonly ProjectFolder[];
+  readonly problems: readonly RouteProblem[];
+}
+
+/**
+ * Every folder `<projectsDir>/<name>/` holding `api/routes.{js,mjs,ts}` (SPEC §8.1), sorted by
+ * name. A missing projects folder means no projects.
+ */
+function discoverProjects(projectsDir: string): Discovery {
+  const folders: ProjectFolder[] = [];
+  const problems: RouteProblem[] = [];
+  for (const name of folderNames(projectsDir)) {
+    const apiDir = path.join(projectsDir, name, 'api');
+    const files = ROUTE_FILES.map((file) => path.join(apiDir, file)).filter((file) => existsSync(file));
+    if (files.length === 0) continue;
+    const nameProblem = problemWithName(name);
+    if (nameProblem !== undefined) {
+      problems.push({ project: name, source: { file: path.join(projectsDir, name) }, reason: nameProblem });
+    } else if (files.length > 1) {
+      const found = files.map((file) => path.basename(file)).join(', ');
+      problems.push({ project: name, source: { file: apiDir }, reason: `more than one route file (${found}); keep one` });
+    } else {
+      folders.push({ name, file: files[0] });
+    }
+  }
+  return { folders, problems };
+}
+
+function folderNames(projectsDir: string): string[] {
+  if (!existsSync(projectsDir)) return [];
+  return readdirSync(projectsDir)
+    .filter((name) => isDirectory(path.join(projectsDir, name)))
+    .sort();
+}
+
+/** Follows symbolic links, so a project linked into PROJECTS_DIR counts. */
+function isDirectory(candidate: string): boolean {
+  try {
+    return statSync(candidate).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Why `name` cannot name a project folder, or undefined when it can. */
+export function problemWithName(name: string): string | undefined {
+  if (name === RESERVED_NAME) return `project folder name "${name}" is reserved for the default project's mount`;
+  if (!PROJECT_NAME.test(name)) return `project folder name "${name}" must match ${PROJECT_NAME.source}`;
+  // The expert configuration keeps a project's settings under its name (SPEC §8.7).
+  if (BUILT_IN_SECTIONS.has(name)) return `project folder name "${name}" is a section of the expert configuration; choose another`;
+  return undefined;
+}
+
+/** What resolving settings needs: where values are read from, and the service's values to bind them to. */
+export interface SettingsContext {
+  readonly sources: ProjectSettingSources;
+  readonly bound: ProjectSettingValues;
+}
+
+/** A project whose settings are loaded: its name and its `api` folder. */
+interface SettingsFolder {
+  readonly project: string;
+  readonly apiDir: string;
+}
+
+/** A project's settings file as read and checked, before any value is resolved. */
+interface DeclaredSettings {
+  readonly project: string;
+  /** The settings file, or the `api` folder that has none. */
+  readonly file: string;
+  /** Undefined when the project declares none, or its declarations are wrong. */
+  readonly settings: ProjectSettings | undefined;
+  /** Every secret declared, the file's other problems notwithstanding. */
+  readonly secrets: readonly DeclaredSecret[];
+  readonly problems: readonly RouteProblem[];
+}
+
+/**
+ * Reads every project's `api/settings.{js,mjs,ts}` (optional), checks them, each alone and
+ * together (no two secrets, of one project or two, read from one variable), resolves the values
+ * of every project whose declarations are right and binds them to the service's values,
+ * so that its route file, imported next, can read them even at import time. Returns every
+ * problem, by project.
+ */
+async function loadSettings(folders: readonly SettingsFolder[], context: SettingsContext): Promise<ReadonlyMap<string, readonly RouteProblem[]>> {
+  const declared = await Promise.all(folders.map(({ project, apiDir }) => readSettings(project, apiDir)));
+  const shared = sharedVariableProblems(declared.flatMap(({ secrets }) => secrets));
+  return new Map(declared.map((each) => [each.project, resolveProject(each, shared.filter(({ project }) => project === each.project), context)]));
+}
+
+function resolveProject(declared: DeclaredSettings, shared: readonly RouteProblem[], context: SettingsContext): readonly RouteProblem[] {
+  if (declared.problems.length > 0 || shared.length > 0) return [...declared.problems, ...shared];
+  const { project, file, settings } = declared;
+  const { values, problems } = resolveValues({ project, file, settings }, context.sources);
+  // Bound even when some are wrong: the route file may read the others as it loads, and its
+  // own problems belong in the same report.
+  if (settings !== undefined) context.bound.bind(project, settings, values);
+  return problems;
+}
+
+async function readSettings(project: string, apiDir: string): Promise<DeclaredSettings> {
+  const files = SETTINGS_FILES.map((file) => path.join(apiDir, file)).filter((file) => existsSync(file));
+  if (files.length > 1) {
+    const reason = `more than one settings file (${files.map((file) => path.basename(file)).join(', ')}); keep one`;
+    return { project, file: apiDir, settings: undefined, secrets: [], problems: [{ project, source: { file: apiDir }, reason }] };
+  }
+  const [file] = files;
+  if (file === undefined) return { project, file: apiDir, settings: undefined, secrets: [], problems: [] };
+  const imported = await importDefault(file);
+  if (!imported.ok) return { project, file, settings: undefined, secrets: [], problems: [{ project, source: { file }, reason: imported.reason }] };
+  const { settings, problems } = checkDeclarations(project, file, imported.exported);
+  const secrets = isDefinedSettings(imported.exported) ? secretsOf(project, file, imported.exported) : [];
+  return { project, file, settings, secrets, problems };
+}
+
+type Imported = { ok: true; exported: unknown } | { ok: false; reason: string };
+
+/** The default export of a project's module (its route file, its settings file), or why it does not load. */
+async function importDefault(file: string): Promise<Imported> {
+  try {
+    const namespace = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    return { ok: true, exported: namespace.default };
+  } catch (error) {
+    return { ok: false, reason: `does not load: ${describeLoadError(error, file)}` };
+  }
 }

@@ -1,19 +1,83 @@
+import type { Context } from 'koa';
+import { systemAuthentication } from '../auth/system-auth.ts';
+import { bodyParsers, bridgeHandler } from '../bridge/index.ts';
+import { exchangeFor } from '../bridge/exchange.ts';
+import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { chainSteps, routeChain } from './chain.ts';
-import type { ProjectDefinition } from './definition.ts';
-import { projectsArea, ProjectRouter } from './dispatch.ts';
-import { DEFAULT_MOUNT, routeTable } from './route-table.ts';
-import type { LoadedProjects } from './types.ts';
+import type { AreaTraits } from '../routes/area-traits.ts';
+import { namedRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
+import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
+import { Router } from '../routes/router.ts';
+import { projectRoute, type ProjectDefinition, type RouteFunction } from './definition.ts';
+import { refererValidation } from './referer.ts';
+
+/** The segment of `/api/project`, where the default project answers too. */
+export const DEFAULT_MOUNT = 'project';
+
+/** `/api/<project>` as it appeared in the URL, and the rest of the path. */
+const MOUNT = /^(\/[^/]+\/([^/]+))(\/.*)?$/;
+
+export interface LoadedProjects {
+  /** What `make routes` and `/openapi.json` describe: every route with the URLs it answers at. */
+  readonly routes: readonly ListedRoute[];
+  /** Answers `/api/...` requests: the project's route, or 404/405. */
+  readonly area: (ctx: Context) => Promise<void>;
+}
+
+/** What project routes share: a tenant, every body read by the bridge's parsers, handlers run by the bridge. */
+export function projectTraits(referer: boolean): AreaTraits {
+  return { kind: 'project', tenant: true, referer, everyRouteReadsBody: true, handlerErrors: [500, 503, 504], switchable: false };
+}
 
 /** Composes every route's chain once and builds the per-project routers (SPEC §8.2, §8.3). */
 export function mountProjects(runtime: Runtime, projects: readonly ProjectDefinition[], defaultProject: string | undefined): LoadedProjects {
-  const steps = chainSteps(runtime);
-  const routers = new Map<string, ProjectRouter>();
+  const settings = projectChainSettings(runtime);
+  const routers = new Map<string, Router>();
   for (const project of projects) {
-    const router = new ProjectRouter(project.name);
-    for (const route of project.routes) router.add(route.method, route.path, routeChain(route, steps));
+    const router = new Router(project.name);
+    for (const route of project.routes) router.add(route.method, route.path, routeChain(projectRoute(route), settings));
     routers.set(project.name, router);
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);
   }
-  return Object.freeze({ routes: routeTable(projects, defaultProject), area: projectsArea(routers) });
+  const routes = projectRouteTable(projects, defaultProject, runtime.config.referer.enabled);
+  return Object.freeze({ routes, area: projectsArea(routers) });
+}
+
+function projectChainSettings(runtime: Runtime): ChainSettings<RouteFunction> {
+  const { config, logger } = runtime;
+  const bodies = bodyParsers(config.limits);
+  return {
+    traits: projectTraits(config.referer.enabled),
+    referer: config.referer.enabled ? refererValidation(config.referer) : undefined,
+    rateLimit: namedRateLimits(runtime),
+    systemAuthentication: systemAuthentication(runtime),
+    readFields: bodies.fields,
+    readFiles: bodies.multipart,
+    readPart: (ctx, part) => exchangeFor(ctx).req[part],
+    invoke: (handler) => bridgeHandler(handler, { handlerMs: config.limits.handlerMs, logger }),
+  };
+}
+
+/** Every project route with the URLs it answers at, as `make routes` and `/openapi.json` list them. */
+export function projectRouteTable(projects: readonly ProjectDefinition[], defaultProject: string | undefined, referer: boolean): readonly ListedRoute[] {
+  const traits = projectTraits(referer);
+  return Object.freeze(
+    projects.flatMap((project) => {
+      const mounts = (project.name === defaultProject ? [project.name, DEFAULT_MOUNT] : [project.name]).map((mount) => `/api/${mount}`);
+      return listRoutes(project.routes.map(projectRoute), traits, { mounts, project: project.name, file: project.file });
+    }),
+  );
+}
+
+/**
+ * The `/api` area: picks the project by the URL's second segment with one map lookup (SPEC
+ * §8.2), so routing costs the same with 500 projects as with one.
+ */
+export function projectsArea(routers: ReadonlyMap<string, Router>): (ctx: Context) => Promise<void> {
+  return (ctx) => {
+    const mount = MOUNT.exec(ctx.path);
+    const router = mount === null ? undefined : routers.get((mount[2] as string).toLowerCase());
+    if (mount === null || router === undefined) throw nothingAnswers(ctx.method);
+    return router.dispatch(ctx, mount[1] as string, mount[3] ?? '/');
+  };
 }

@@ -1,4 +1,3 @@
-import createError from 'http-errors';
 import { z } from 'zod';
 
 const NAME_MAX_CODE_POINTS = 64;
@@ -24,15 +23,24 @@ export function isSpaceName(value: string): boolean {
 
 const requiredString = z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') });
 
+// Lengths count code points, which JSON Schema's minLength/maxLength count too: `.meta` shows
+// in `/openapi.json` the limits the refinements (invisible there) check.
 const spaceName = requiredString
   .refine((value) => codePoints(value) >= 1 && codePoints(value) <= NAME_MAX_CODE_POINTS, `must be 1 to ${NAME_MAX_CODE_POINTS} characters`)
-  .refine((value) => NAME_PATTERN.test(value), 'may hold only letters, digits, space, "_", "." and "-", and must start with a letter or digit');
+  .refine((value) => NAME_PATTERN.test(value), 'may hold only letters, digits, space, "_", "." and "-", and must start with a letter or digit')
+  .meta({
+    minLength: 1,
+    maxLength: NAME_MAX_CODE_POINTS,
+    pattern: NAME_PATTERN.source,
+    description: 'Letters (any script), digits, space, "_", "." and "-", starting with a letter or digit; compared exactly, without normalisation.',
+  });
 
 const schemaName = z
   .string({ error: 'must be a string' })
   .refine((value) => value.length > 0, 'must not be empty')
   .refine((value) => codePoints(value) <= SCHEMA_MAX_CODE_POINTS, `must be at most ${SCHEMA_MAX_CODE_POINTS} characters`)
-  .refine(isStorable, 'must not contain NUL or unpaired surrogates');
+  .refine(isStorable, 'must not contain NUL or unpaired surrogates')
+  .meta({ minLength: 1, maxLength: SCHEMA_MAX_CODE_POINTS });
 
 const schemaList = z
   .array(schemaName, { error: (issue) => (issue.input === undefined ? 'is required' : 'must be an array of strings') })
@@ -43,51 +51,45 @@ const schemaList = z
       if (seen.has(schema)) context.addIssue({ code: 'custom', path: [index], message: `repeats "${schema}"` });
       seen.add(schema);
     });
-  });
+  })
+  .meta({ uniqueItems: true });
 
 const bodyObject = <Shape extends z.ZodRawShape>(shape: Shape) =>
   z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys' ? unknownFieldsMessage(issue.keys) : 'request body must be a JSON object',
+    error: (issue) => (issue.code === 'unrecognized_keys' ? unknownFieldsMessage(issue.keys) : 'must be a JSON object'),
   });
 
 function unknownFieldsMessage(keys: readonly string[]): string {
   return `unknown field${keys.length === 1 ? '' : 's'}: ${keys.join(', ')}`;
 }
 
-const createBody = bodyObject({ name: spaceName, schemas: schemaList.optional() });
-const replaceBody = bodyObject({ name: requiredString.optional(), schemas: schemaList });
+/** The body of `POST /spaces`. */
+export const createSpaceBody = bodyObject({ name: spaceName, schemas: schemaList.optional() }).meta({ title: 'SpaceCreate' });
 
+/** The body of `PUT /spaces/:name`: the new schema list; the body may repeat the name (the handler checks it is the same). */
+export const replaceSpaceBody = bodyObject({
+  name: requiredString.optional().meta({ description: 'May repeat the name in the URL; any other value is a 400 (no renames).' }),
+  schemas: schemaList,
+}).meta({ title: 'SpaceReplace' });
+
+export type SpaceCreateBody = z.output<typeof createSpaceBody>;
+export type SpaceReplaceBody = z.output<typeof replaceSpaceBody>;
+
+const space = z.object({
+  name: spaceName,
+  schemas: schemaList.meta({ description: 'For a non-admin caller, only the schemas it may read.' }),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+
+/** The answer naming one space. */
+export const spaceAnswer = z.object({ success: z.literal(true), data: space }).meta({ title: 'SpaceAnswer' });
+
+/** The answer listing the spaces the caller sees. */
+export const spaceList = z.object({ success: z.literal(true), data: z.array(space), total: z.int().min(0) }).meta({ title: 'SpaceList' });
+
+/** A space to create, as its body gave it. */
 export interface SpaceDraft {
   readonly name: string;
   readonly schemas: readonly string[];
-}
-
-/** The body of `POST /spaces`; throws 400 naming the field at fault. */
-export function parseCreateBody(body: unknown): SpaceDraft {
-  const { name, schemas = [] } = parseOrThrow(createBody, body);
-  return { name, schemas };
-}
-
-/** The body of `PUT /spaces/:name`: the new schema list; the body may repeat the name, not change it. */
-export function parseReplaceBody(body: unknown, pathName: string): readonly string[] {
-  const { name, schemas } = parseOrThrow(replaceBody, body);
-  if (name !== undefined && name !== pathName) throw createError(400, 'name cannot be changed (spaces are not renamed)');
-  return schemas;
-}
-
-function parseOrThrow<Output>(schema: z.ZodType<Output>, body: unknown): Output {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  throw createError(400, describeIssue(result.error.issues[0]));
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = fieldName(issue.path);
-  return field === '' ? issue.message : `${field} ${issue.message}`;
-}
-
-/** `["schemas", 3]` → `schemas[3]`. */
-function fieldName(path: readonly PropertyKey[]): string {
-  return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`)).join('');
 }

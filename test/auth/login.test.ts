@@ -57,14 +57,14 @@ test.serial('credentials count only in their own tenant', async (t) => {
 });
 
 const BAD_BODIES: Array<[string, unknown, string]> = [
-  ['no username', { password: PASSWORD }, 'username is required'],
-  ['no password', { username: 'alice' }, 'password is required'],
-  ['an operator object as username', { username: { $ne: '' }, password: PASSWORD }, 'username must be a string'],
-  ['an operator object as password', { username: 'alice', password: { $gt: '' } }, 'password must be a string'],
-  ['a number as username', { username: 5, password: PASSWORD }, 'username must be a string'],
-  ['an array body', [{ username: 'alice', password: PASSWORD }], 'request body must be a JSON object'],
-  ['a string body', '"alice"', 'request body must be a JSON object'],
-  ['a null body', 'null', 'request body must be a JSON object'],
+  ['no username', { password: PASSWORD }, 'body.username: is required'],
+  ['no password', { username: 'alice' }, 'body.password: is required'],
+  ['an operator object as username', { username: { $ne: '' }, password: PASSWORD }, 'body.username: must be a string'],
+  ['an operator object as password', { username: 'alice', password: { $gt: '' } }, 'body.password: must be a string'],
+  ['a number as username', { username: 5, password: PASSWORD }, 'body.username: must be a string'],
+  ['an array body', [{ username: 'alice', password: PASSWORD }], 'body: must be a JSON object'],
+  ['a string body', '"alice"', 'body: must be a JSON object'],
+  ['a null body', 'null', 'body: must be a JSON object'],
   ['malformed JSON', '{"username": ', 'malformed JSON body'],
 ];
 
@@ -87,7 +87,7 @@ test.serial('a username with NUL or a lone surrogate is the usual 401, not a 500
 test.serial('an empty body is 400', async (t) => {
   const response = await service.fetch('/auth/login', { method: 'POST', headers: { tenant: 'acme' } });
   t.is(response.status, 400);
-  t.deepEqual(await response.json(), { error: 'username is required' });
+  t.deepEqual(await response.json(), { error: 'body: must be a JSON object' });
 });
 
 test.serial('a login form or JSON sent as text/plain is 400 saying the body must be JSON, not "username is required"', async (t) => {

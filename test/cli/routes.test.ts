@@ -47,13 +47,33 @@ test('make routes prints method, both URLs, auth mode, project and file of every
     ['GET', '/api/beta/hello', '-', 'public', 'beta', mountingFile('beta', 'routes.mjs')],
     ['GET', '/api/gamma/typed', '-', 'public', 'gamma', mountingFile('gamma', 'routes.ts')],
   ];
-  t.deepEqual(stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/)), rows);
+  const table = stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/));
+  t.deepEqual([table[0], ...table.filter((row) => row[4] !== '-').slice(1)], rows);
+});
+
+test('make routes lists the service\'s own routes first, PROJECT and FILE "-"', async (t) => {
+  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('mounting'));
+  t.is(code, 0, stderr);
+  const system = stdout.trimEnd().split('\n').slice(1, 12).map((line) => line.split(/\s{2,}/));
+  t.deepEqual(system, [
+    ['GET', '/healthz', '-', 'public', '-', '-'],
+    ['GET', '/openapi.json', '-', 'public', '-', '-'],
+    ['GET', '/docs', '-', 'public', '-', '-'],
+    ['GET', '/docs/:asset', '-', 'public', '-', '-'],
+    ['POST', '/auth/login', '-', 'public', '-', '-'],
+    ['GET', '/spaces', '-', 'system', '-', '-'],
+    ['GET', '/spaces/:name', '-', 'system', '-', '-'],
+    ['POST', '/spaces', '-', 'system', '-', '-'],
+    ['PUT', '/spaces/:name', '-', 'system', '-', '-'],
+    ['DELETE', '/spaces/:name', '-', 'system', '-', '-'],
+    ['GET', '/api/alpha/echo', '-', 'public', 'alpha', mountingFile('alpha')],
+  ]);
 });
 
 test('make routes names the custom auth mode', async (t) => {
   const { stdout } = await makeRoutes(fixtureProjects('chain'));
   const modes = stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/\s{2,}/).slice(1, 4));
-  t.deepEqual(modes, [
+  t.deepEqual(modes.filter(([url]) => url.startsWith('/api/')), [
     ['/api/guarded/system', '/api/project/system', 'system'],
     ['/api/guarded/public', '/api/project/public', 'public'],
     ['/api/guarded/custom', '/api/project/custom', 'custom'],
@@ -79,5 +99,7 @@ test('make routes with invalid routes lists every problem and fails with one lin
 test('make routes over an empty projects folder says so', async (t) => {
   const { code, stdout } = await makeRoutes(fixtureProjects('does-not-exist'));
   t.is(code, 0);
-  t.is(stdout.trim(), `no project routes in ${fixtureProjects('does-not-exist')}`);
+  const lines = stdout.trim().split('\n');
+  t.is(lines.at(-1), `no project routes in ${fixtureProjects('does-not-exist')}`);
+  t.true(lines.some((line) => line.startsWith('GET     /healthz')), 'the service\'s own routes are listed still');
 });

@@ -5,7 +5,8 @@ import compose from 'koa-compose';
 import { bodyParsers, bridgeHandler, type RouteHandler } from '../../lib/bridge/index.ts';
 import type { BodyParserOptions } from '../../lib/bridge/index.ts';
 import type Koa from 'koa';
-import { projectsArea, ProjectRouter } from '../../lib/projects/dispatch.ts';
+import { projectsArea } from '../../lib/projects/mount.ts';
+import { Router } from '../../lib/routes/router.ts';
 import { collectingLogger, entryApp, listenOnLoopback } from './koa-app.ts';
 
 /** The project both apps serve, mounted where the service mounts it: it becomes `req.baseUrl`. */
@@ -50,7 +51,7 @@ export async function startBridgeApp(routes: readonly RouteCase[], options: Brid
   const { logger, lines: logs } = collectingLogger();
   const limits = { ...LIMITS, ...options.limits, handlerMs: options.handlerMs ?? LIMITS.handlerMs };
   const parsers = bodyParsers(limits, options);
-  const router = new ProjectRouter(PROJECT);
+  const router = new Router(PROJECT);
   for (const route of routes) {
     const steps = route.handlers.map((handler) => bridgeHandler(handler, { handlerMs: limits.handlerMs, logger }));
     if (route.koaTail) steps.push(route.koaTail);

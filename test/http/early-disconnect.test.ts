@@ -1,8 +1,7 @@
 import { connect } from 'node:net';
-import Router from '@koa/router';
 import test from 'ava';
 import createError from 'http-errors';
-import { routerArea } from '../../lib/core/routing.ts';
+import { Router } from '../../lib/routes/router.ts';
 import { collectingLogger, entryApp, listenApp } from '../helpers/koa-app.ts';
 import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
@@ -45,24 +44,24 @@ test('a client that hangs up mid-body is its request line alone: 499, no stack, 
 async function halfAnsweringApp(t: { teardown: (fn: () => Promise<void>) => void }) {
   const { logger, lines } = collectingLogger();
   const router = new Router();
-  router.get('/broken', (ctx) => {
+  router.add('GET', '/broken', (ctx) => {
     ctx.res.write('partial');
     throw new Error('broke mid-answer');
   });
-  router.get('/cut-by-server', (ctx) => {
+  router.add('GET', '/cut-by-server', (ctx) => {
     ctx.res.write('partial');
     ctx.res.destroy();
     throw new Error('the file being sent could not be read');
   });
-  router.get('/reset-while-waiting', async (ctx) => {
+  router.add('GET', '/reset-while-waiting', async (ctx) => {
     await new Promise((resolve) => ctx.req.socket.once('close', resolve));
     throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
   });
-  router.get('/refused-late', (ctx) => {
+  router.add('GET', '/refused-late', (ctx) => {
     ctx.res.write('partial');
     throw createError(400, 'refused after the answer began');
   });
-  const app = entryApp({ logger, area: routerArea(router) });
+  const app = entryApp({ logger, area: router.area() });
   const listening = await listenApp(app);
   t.teardown(listening.close);
   const entries = () => lines.map((line) => JSON.parse(line) as LogEntry);

@@ -2,10 +2,11 @@ import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import Router from '@koa/router';
 import createError from 'http-errors';
+import type { Middleware } from 'koa';
+import compose from 'koa-compose';
 import { jsonBody } from '../../lib/core/json-body.ts';
-import { routerArea } from '../../lib/core/routing.ts';
+import { Router } from '../../lib/routes/router.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { collectingLogger, entryApp } from '../helpers/koa-app.ts';
 import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
@@ -19,20 +20,21 @@ serviceForFile({}, (started) => {
 async function errorApp(): Promise<{ url: string; logs: string[]; server: Server }> {
   const { logger, lines: logs } = collectingLogger();
   const router = new Router();
-  router.post('/echo', jsonBody(64), (ctx) => {
+  const echo: Middleware = (ctx) => {
     ctx.body = ctx.request.body;
-  });
-  router.get('/crash', () => {
+  };
+  router.add('POST', '/echo', compose([jsonBody(64), echo]));
+  router.add('GET', '/crash', () => {
     throw new Error('secret internals: password=hunter2');
   });
-  router.get('/teapot', () => {
+  router.add('GET', '/teapot', () => {
     throw createError(418, 'short and stout', { headers: { 'X-Brew': 'green' } });
   });
-  router.get('/typed-then-crash', (ctx) => {
+  router.add('GET', '/typed-then-crash', (ctx) => {
     ctx.type = 'text/html';
     throw new Error('boom');
   });
-  const app = entryApp({ logger, area: routerArea(router) });
+  const app = entryApp({ logger, area: router.area() });
   const server = createServer(app.callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, server };

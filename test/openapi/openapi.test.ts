@@ -1,7 +1,9 @@
 import test from 'ava';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../lib/openapi/index.ts';
-import type { MountedRoute } from '../../lib/projects/types.ts';
+import { projectTraits } from '../../lib/projects/mount.ts';
+import { listRoutes, type ListedRoute } from '../../lib/routes/route-table.ts';
+import { serviceRouteTable } from '../../lib/http/service-areas.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
@@ -81,19 +83,28 @@ function resolved(document: Document, parameter: Parameter): Parameter {
   return target as Parameter;
 }
 
-const route = (overrides: Partial<MountedRoute> & Pick<MountedRoute, 'method' | 'path' | 'auth'>): MountedRoute => ({
-  project: 'shop',
-  urls: [`/api/shop${overrides.path}`],
-  file: '/projects/shop/api/routes.js',
-  ...overrides,
-});
+type Synthetic = Pick<ListedRoute, 'method' | 'path' | 'auth'> & { urls?: readonly string[]; schemas?: NonNullable<ListedRoute['schemas']> };
 
-const syntheticRoutes: MountedRoute[] = [
+/** A route of project "shop" as the project route table lists it (no referer validation). */
+const route = ({ method, path, auth, urls, schemas }: Synthetic): ListedRoute => {
+  const declaration = {
+    method,
+    path,
+    auth,
+    rateLimit: auth === 'public' ? ('public' as const) : undefined,
+    handler: () => {},
+    schema: schemas === undefined ? undefined : { checks: {}, documents: schemas },
+  };
+  const [listed] = listRoutes([declaration], projectTraits(false), { mounts: ['/api/shop'], project: 'shop', file: '/projects/shop/api/routes.js' });
+  return { ...listed, urls: urls ?? listed.urls };
+};
+
+const syntheticRoutes: ListedRoute[] = [
   route({ method: 'GET', path: '/heartbeat', auth: 'public', urls: ['/api/shop/heartbeat', '/api/project/heartbeat'] }),
   route({ method: 'GET', path: '/items/:id', auth: 'system', urls: ['/api/shop/items/:id', '/api/project/items/:id'] }),
   route({ method: 'PUT', path: '/items/:id', auth: 'system', urls: ['/api/shop/items/:id', '/api/project/items/:id'] }),
   route({ method: 'POST', path: '/orders/:orderId/lines/:line', auth: 'custom' }),
-  route({ method: 'DELETE', path: '/items/:key', auth: 'system', project: 'shop' }),
+  route({ method: 'DELETE', path: '/items/:key', auth: 'system' }),
 ];
 
 test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoints, /docs included', async (t) => {
@@ -104,7 +115,7 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.is(document.openapi, '3.1.0');
   t.is(await validationErrors(document), undefined);
   t.deepEqual(undeclaredPathParameters(document), []);
-  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/healthz', '/openapi.json', '/spaces', '/spaces/{name}']);
+  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/openapi.json', '/spaces', '/spaces/{name}']);
 });
 
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {
@@ -118,7 +129,9 @@ test('the document describes the spaces bodies, answers, errors and the bearer s
   const item = document.paths['/spaces/{name}'];
   t.deepEqual(Object.keys(item).sort(), ['delete', 'get', 'parameters', 'put']);
   t.deepEqual(item.put.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/SpaceReplace' });
-  t.deepEqual(document.components.schemas.Space.required, ['name', 'schemas', 'createdAt', 'updatedAt']);
+  t.deepEqual((document.components.schemas.SpaceAnswer.properties as { data: { required: unknown } }).data.required, ['name', 'schemas', 'createdAt', 'updatedAt']);
+  const space = (document.components.schemas.SpaceCreate as unknown as { properties: Record<string, unknown> }).properties;
+  t.like(space, { name: { minLength: 1, maxLength: 64 }, schemas: { maxItems: 1000, items: { minLength: 1, maxLength: 128 } } }, 'the limits the body schema checks');
   t.like(document.components.schemas.SpaceCreate, { additionalProperties: false, required: ['name'] });
   t.deepEqual(document.components.schemas.Error.required, ['error']);
   t.deepEqual(document.paths['/auth/login'].post.security, []);
@@ -153,7 +166,7 @@ test('two spellings of one templated path share one path item', async (t) => {
 });
 
 test('without project routes the document holds only the system endpoints', async (t) => {
-  const document = buildOpenApiDocument([]) as Document;
+  const document = buildOpenApiDocument(serviceRouteTable()) as Document;
   t.is(await validationErrors(document), undefined);
   t.false(Object.keys(document.paths).some((path) => path.startsWith('/api/')));
 });
@@ -215,7 +228,7 @@ test('a schema with internal references (zod recursion) is rebased into componen
     $defs: { Node: { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
   };
   const query = { type: 'object', properties: { node: { $ref: '#/$defs/Node' } }, $defs: tree.$defs };
-  const routes: MountedRoute[] = [
+  const routes: ListedRoute[] = [
     route({ method: 'POST', path: '/trees/:id', auth: 'system', schemas: { body: tree, query, responses: { 200: tree } } }),
     route({ method: 'GET', path: '/trees/:key', auth: 'system', schemas: { params: { type: 'object', properties: { key: { type: 'string' } } }, responses: {} } }),
   ];
@@ -228,4 +241,12 @@ test('a schema with internal references (zod recursion) is rebased into componen
     ['id'],
     'a route spelling the parameter :key is listed under the shared {id}',
   );
+});
+
+test('the service\'s own routes are named in their request log lines, as project routes are', async (t) => {
+  const requestId = 'named-system-route';
+  t.is((await service.fetch('/openapi.json', { headers: { 'X-Request-Id': requestId } })).status, 200);
+  const line = service.logEntries().find((entry) => entry.msg === 'request' && entry.requestId === requestId);
+  t.like(line, { route: 'GET /openapi.json', status: 200 });
+  t.is(line?.project, undefined);
 });

@@ -4,9 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defineSettings, type SettingType } from '../../lib/facilities/index.ts';
 import { typeProblem } from '../../lib/projects/settings/declarations.ts';
-import { environmentName, parseEnvironmentValue } from '../../lib/projects/settings/environment.ts';
-import { resolveValues } from '../../lib/projects/settings/values.ts';
-import { sharedVariableProblems } from '../../lib/projects/settings/variables.ts';
+import { environmentName, parseEnvironmentValue, resolveValues, sharedVariableProblems } from '../../lib/projects/settings/values.ts';
 
 const TYPES: readonly SettingType[] = ['string', 'number', 'integer', 'boolean'];
 /** camelCase names from few letters, so that names differing only in case come up often. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { displayPath } from '../../projects/report.ts';
+import { displayPath } from '../../projects/problems.ts';
 import type { DevFront } from './front.ts';
 import { ServiceInstance, type StartOutcome } from './instance.ts';
 import { mountedRoutes } from './mounted-routes.ts';

@@ -1,5 +1,5 @@
 import { isDefinedSettings, type ProjectSettings, type SettingType } from '../../facilities/settings.ts';
-import { kindOf, type RouteProblem } from '../report.ts';
+import { kindOf, type RouteProblem } from '../problems.ts';
 
 const SETTING_TYPES: readonly SettingType[] = ['string', 'number', 'integer', 'boolean'];
 const IS_OF_TYPE: Readonly<Record<SettingType, (value: unknown) => boolean>> = {
@@ -25,10 +25,10 @@ export interface CheckedDeclarations {
 export function checkDeclarations(project: string, file: string, exported: unknown): CheckedDeclarations {
   if (!isDefinedSettings(exported)) {
     const reason = "the default export must be defineSettings({...}) from 'spaceport'";
-    return { settings: undefined, problems: [{ project, file, reason }] };
+    return { settings: undefined, problems: [{ project, source: { file }, reason }] };
   }
   const problems = Object.entries(exported.declarations).flatMap(([name, declaration]) =>
-    problemsOfDeclaration(name, declaration).map((reason) => ({ project, file, reason: `setting "${name}": ${reason}` })),
+    problemsOfDeclaration(name, declaration).map((reason) => ({ project, source: { file }, reason: `setting "${name}": ${reason}` })),
   );
   return { settings: problems.length === 0 ? exported : undefined, problems };
 }

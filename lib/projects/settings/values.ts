@@ -1,8 +1,8 @@
 import type { ProjectSettingSources } from '../../config/index.ts';
-import type { ProjectSettings, SettingDeclaration, SettingValue } from '../../facilities/settings.ts';
-import { displayPath, kindOf, type RouteProblem } from '../report.ts';
+import { environmentSchema } from '../../config/schema.ts';
+import type { ProjectSettings, SettingDeclaration, SettingType, SettingValue } from '../../facilities/settings.ts';
+import { displayPath, kindOf, type RouteProblem } from '../problems.ts';
 import { describeType, typeProblem } from './declarations.ts';
-import { environmentName, parseEnvironmentValue } from './environment.ts';
 
 export interface ResolvedValues {
   readonly values: Readonly<Record<string, SettingValue>>;
@@ -27,12 +27,12 @@ export function resolveValues(source: ProjectSettingsSource, sources: ProjectSet
   const { project } = source;
   const section = Object.hasOwn(sources.sections, project) ? sources.sections[project] : {};
   if (section === null || typeof section !== 'object' || Array.isArray(section)) {
-    return { values: {}, problems: [{ project, file: project, reason: `expert configuration: must be an object of ${project}'s settings (got ${kindOf(section)})` }] };
+    return { values: {}, problems: [{ project, source: { configKey: project }, reason: `expert configuration: must be an object of ${project}'s settings (got ${kindOf(section)})` }] };
   }
   const declarations = source.settings?.declarations ?? {};
   const problems: RouteProblem[] = Object.keys(section)
     .filter((name) => !Object.hasOwn(declarations, name))
-    .map((name) => ({ project, file: `${project}.${name}`, reason: `expert configuration: unknown setting (${declaredNames(source)})` }));
+    .map((name) => ({ project, source: { configKey: `${project}.${name}` }, reason: `expert configuration: unknown setting (${declaredNames(source)})` }));
   const values: Record<string, SettingValue> = {};
   for (const [name, declaration] of Object.entries(declarations)) {
     const fromFile = Object.hasOwn(section, name) ? (section as Record<string, unknown>)[name] : undefined;
@@ -53,16 +53,16 @@ function resolveOne(project: string, name: string, declaration: SettingDeclarati
   const variable = environmentName(project, name);
   const problems: RouteProblem[] = [];
   const fileProblem = fromFile === undefined ? undefined : typeProblem(declaration.type, fromFile);
-  if (fileProblem !== undefined) problems.push({ project, file: key, reason: `expert configuration: ${fileProblem}` });
+  if (fileProblem !== undefined) problems.push({ project, source: { configKey: key }, reason: `expert configuration: ${fileProblem}` });
   const text = declaration.secret && Object.hasOwn(environment, variable) ? environment[variable] : undefined;
   const fromEnvironment = text === undefined ? undefined : parseEnvironmentValue(declaration.type, text);
   if (text !== undefined && fromEnvironment === undefined) {
-    problems.push({ project, file: variable, reason: `environment variable: must be ${describeType(declaration.type)}` });
+    problems.push({ project, source: { environmentVariable: variable }, reason: `environment variable: must be ${describeType(declaration.type)}` });
   }
   const value = fromEnvironment ?? (fileProblem === undefined ? (fromFile as SettingValue | undefined) : undefined) ?? declaration.default;
   if (value === undefined && declaration.required && problems.length === 0) {
     const where = declaration.secret ? `the expert configuration (${key}) or the environment (${variable})` : `the expert configuration (${key})`;
-    problems.push({ project, file: key, reason: `required and not set: set it in ${where}` });
+    problems.push({ project, source: { configKey: key }, reason: `required and not set: set it in ${where}` });
   }
   return { value, problems };
 }
@@ -71,4 +71,112 @@ function declaredNames(source: ProjectSettingsSource): string {
   const names = Object.keys(source.settings?.declarations ?? {});
   if (source.settings === undefined) return `${displayPath(source.file)} has no settings.js`;
   return `${displayPath(source.file)} declares ${names.length === 0 ? 'none' : names.join(', ')}`;
+}
+
+/**
+ * A section of the expert configuration that is neither built in (those are checked with the
+ * configuration) nor named after a project is a mistake: start-up stops, whatever
+ * `projects.onError` says, since no project can be left out to fix it.
+ */
+export function unknownSections(sources: ProjectSettingSources, projects: ReadonlySet<string>, projectsDir: string): RouteProblem[] {
+  return Object.keys(sources.sections)
+    .filter((name) => !projects.has(name))
+    .map((name) => ({ project: '', source: { configKey: name }, reason: `expert configuration: unknown key (neither a built-in section nor a project in ${projectsDir})` }));
+}
+
+/** A secret setting a project declares: what the environment may set. */
+export interface DeclaredSecret {
+  readonly project: string;
+  /** The project's settings file. */
+  readonly file: string;
+  readonly setting: string;
+}
+
+/**
+ * Variables the service reads itself: its configuration (`DATABASE_URL`, `JWT_SECRET`,
+ * `REDIS_URL`...), where the embedded database's keeper puts its socket, and `make dev`'s start
+ * limit (a test's setting). A project secret
+ * read from one would be the service's secret handed to a route file, or the service's setting
+ * chosen by whoever sets a project's secret. (A test checks that `lib/` reads no other.)
+ */
+const SERVICE_VARIABLES: ReadonlySet<string> = new Set([...Object.keys(environmentSchema.shape), 'XDG_RUNTIME_DIR', 'DEV_START_LIMIT_MS']);
+/** Families of variables the runtime reads: Node.js (`NODE_OPTIONS`, `NODE_EXTRA_CA_CERTS`...) and libuv (`UV_THREADPOOL_SIZE`). */
+const RUNTIME_PREFIXES = ['NODE_', 'UV_'];
+
+export function secretsOf(project: string, file: string, settings: ProjectSettings | undefined): DeclaredSecret[] {
+  return Object.entries(settings?.declarations ?? {})
+    .filter(([, declaration]) => declaration.secret === true)
+    .map(([setting]) => ({ project, file, setting }));
+}
+
+/**
+ * Every environment variable a secret is read from belongs to that one secret (SPEC §8.7).
+ * Upper snake case loses case and hyphens: `adv`'s `apiKey` and `adv-api`'s `key` would both be
+ * read from `ADV_API_KEY`, `aBC` and `aBc` of one project from `<PROJECT>_A_BC`; and a variable
+ * the service or Node.js reads is never a project's. One problem for each project involved, in
+ * its settings file, naming every secret involved; no value is ever shown.
+ */
+export function sharedVariableProblems(secrets: readonly DeclaredSecret[]): RouteProblem[] {
+  const byVariable = grouped(secrets, ({ project, setting }) => environmentName(project, setting));
+  const problems: RouteProblem[] = [];
+  for (const [variable, sharing] of byVariable) {
+    const reader = otherReader(variable);
+    if (reader === undefined && sharing.length < 2) continue;
+    for (const [project, own] of grouped(sharing, (secret) => secret.project)) {
+      const others = sharing.filter((secret) => secret !== own[0]).map((secret) => describe(secret, project));
+      const why = reader === undefined ? `as would ${others.join(' and ')}; rename one` : `which ${reader}; rename it`;
+      problems.push({ project, source: { file: own[0].file }, reason: `${describe(own[0], project)} would be read from ${variable}, ${why}` });
+    }
+  }
+  return problems;
+}
+
+/** Who else reads `variable`, as the message says it; undefined when only the secret does. */
+function otherReader(variable: string): string | undefined {
+  if (SERVICE_VARIABLES.has(variable)) return 'the service itself reads';
+  const prefix = RUNTIME_PREFIXES.find((each) => variable.startsWith(each));
+  return prefix === undefined ? undefined : `Node.js itself reads (${prefix}*)`;
+}
+
+function describe(secret: DeclaredSecret, project: string): string {
+  return secret.project === project ? `secret "${secret.setting}"` : `secret "${secret.setting}" of project "${secret.project}"`;
+}
+
+/** `Map.groupBy` (ES2024, beyond the compiler's library here). */
+function grouped<Item>(items: readonly Item[], keyOf: (item: Item) => string): Map<string, Item[]> {
+  const groups = new Map<string, Item[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
+/**
+ * `<PROJECT>_<SETTING>` in upper snake case: `sample` and `apiKey` give `SAMPLE_API_KEY`,
+ * `my-shop` and `pageSize` give `MY_SHOP_PAGE_SIZE`.
+ */
+export function environmentName(project: string, setting: string): string {
+  return `${environmentPrefix(project)}_${setting.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
+}
+
+/** What every environment variable of a project's settings starts with: `MY_SHOP` for `my-shop`. */
+export function environmentPrefix(project: string): string {
+  return project.replaceAll('-', '_').toUpperCase();
+}
+
+/** An environment value is text: numbers and booleans are read from it, or undefined. */
+export function parseEnvironmentValue(type: SettingType, text: string): SettingValue | undefined {
+  switch (type) {
+    case 'string':
+      return text;
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : undefined;
+    case 'integer':
+      return /^-?\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
+    case 'number':
+      return text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : undefined;
+  }
 }

@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
-import { JsonSchemaCompiler } from './json-schema.ts';
-import { looseRoutePath } from './dispatch.ts';
-import { kindOf, type RouteProblem } from './report.ts';
-import { readRouteSchema, type CompiledRouteSchema } from './schemas.ts';
+import { JsonSchemaCompiler } from '../routes/json-schema.ts';
+import { looseRoutePath } from '../routes/router.ts';
+import { kindOf, type RouteProblem } from './problems.ts';
+import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
 const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'summary', 'description', 'tags', 'schema']);
 
@@ -16,7 +16,7 @@ export interface ValidatedRoutes {
 export function validateRoutes(project: string, file: string, exported: unknown): ValidatedRoutes {
   if (!Array.isArray(exported)) {
     const reason = exported === undefined ? 'has no default export (an array of routes)' : `the default export must be an array of routes (got ${kindOf(exported)})`;
-    return { routes: [], problems: [{ project, file, reason }] };
+    return { routes: [], problems: [{ project, source: { file }, reason }] };
   }
   const routes: RouteDefinition[] = [];
   const problems: RouteProblem[] = [];
@@ -32,7 +32,7 @@ export function validateRoutes(project: string, file: string, exported: unknown)
       routes.push(route);
     }
     const { method, path } = isRecord(candidate) ? candidate : { method: undefined, path: undefined };
-    for (const reason of reasons) problems.push({ project, file, route: { index, method, path }, reason });
+    for (const reason of reasons) problems.push({ project, source: { file }, route: { index, method, path }, reason });
   });
   return { routes, problems };
 }
@@ -109,7 +109,7 @@ function pathSyntaxProblem(path: string): string | undefined {
  * Two paths get one key when the router matches them alike: the key is the pattern the router
  * compiles (case-insensitive, so lower-cased), in which parameter names no longer appear.
  */
-export function matchingKey(path: string): string {
+function matchingKey(path: string): string {
   return compiledPattern(path).source.toLowerCase();
 }
 

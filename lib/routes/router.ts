@@ -1,28 +1,30 @@
-import Router, { type Layer } from '@koa/router';
+import KoaRouter, { type Layer } from '@koa/router';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import { methodNotAllowed, nothingAnswers } from '../core/errors.ts';
 import { requestState, type ExpressRoute } from '../core/request-state.ts';
 
-/** `/api/<project>` as it appeared in the URL, and the rest of the path. */
-const MOUNT = /^(\/[^/]+\/([^/]+))(\/.*)?$/;
-
 interface RegisteredRoute {
   readonly chain: Middleware;
-  readonly project: string;
+  readonly project: string | undefined;
   /** `GET /orders/:id`: how log lines name the route. */
   readonly name: string;
   /** Express's `req.route`. */
   readonly route: ExpressRoute;
 }
 
-/** One project's routes: its own router, consulted only for URLs under its mount. */
-export class ProjectRouter {
-  readonly #project: string;
-  readonly #router = new Router();
+/**
+ * The one router of the service: the routes of one area (the service's own, or one
+ * project's), matched the way Express matches them. An unknown path is 404, a known path with
+ * another method 405 with `Allow`. @koa/router only matches: its own dispatch is not used.
+ */
+export class Router {
+  readonly #project: string | undefined;
+  readonly #router = new KoaRouter();
   readonly #routes = new Map<object, RegisteredRoute>();
 
-  constructor(project: string) {
+  /** `project`: the project whose routes these are, named in log lines; none for the service's own. */
+  constructor(project?: string) {
     this.#project = project;
   }
 
@@ -33,9 +35,9 @@ export class ProjectRouter {
   }
 
   /**
-   * Runs the matching routes in declaration order: a handler's `next()`, or `next('route')` from
-   * anywhere in a route, reaches the next one; `next('router')` leaves them all (unanswered,
-   * which the entry answers 404).
+   * Runs the routes matching `rest` in declaration order: a handler's `next()`, or
+   * `next('route')` from anywhere in a route, reaches the next one; `next('router')` leaves them
+   * all (unanswered, which the entry answers 404). `baseUrl` is the mount (`/api/sample`).
    */
   dispatch(ctx: Context, baseUrl: string, rest: string): Promise<void> {
     const match = this.#router.match(rest, ctx.method);
@@ -47,7 +49,7 @@ export class ProjectRouter {
       const layer = layers[position];
       if (layer === undefined) return leaveRouter();
       const registered = this.#routes.get(layer);
-      if (registered === undefined) throw new Error(`project route ${layer.path} has no registered chain`);
+      if (registered === undefined) throw new Error(`route ${layer.path} has no registered chain`);
       const nextRoute = () => runLayer(position + 1);
       const { project, name, route, chain } = registered;
       state.route = { project, name, route, baseUrl, params: routeParams(layer, rest), nextRoute, leaveRouter };
@@ -55,24 +57,16 @@ export class ProjectRouter {
     };
     return runLayer(0);
   }
+
+  /** The router as an area of the entry: it answers the whole path. */
+  area(): (ctx: Context) => Promise<void> {
+    return (ctx) => this.dispatch(ctx, '', ctx.path);
+  }
 }
 
 /** The `req.route` of a route declared with `method` and `path`. */
 function expressRoute(method: string, path: string): ExpressRoute {
   return Object.freeze({ path, methods: Object.freeze({ [method.toLowerCase()]: true as const }) });
-}
-
-/**
- * The `/api` area: picks the project by the URL's second segment with one map lookup (SPEC
- * §8.2), so routing costs the same with 500 projects as with one.
- */
-export function projectsArea(routers: ReadonlyMap<string, ProjectRouter>): (ctx: Context) => Promise<void> {
-  return (ctx) => {
-    const mount = MOUNT.exec(ctx.path);
-    const router = mount === null ? undefined : routers.get((mount[2] as string).toLowerCase());
-    if (mount === null || router === undefined) throw nothingAnswers(ctx.method);
-    return router.dispatch(ctx, mount[1] as string, mount[3] ?? '/');
-  };
 }
 
 /**
@@ -97,6 +91,11 @@ export function routeParams(layer: Layer, path: string): Record<string, string |
     params[key.name] = key.type === 'wildcard' ? value.split('/').map(decodeParam) : decodeParam(value);
   });
   return params;
+}
+
+/** The params of the route answering the request, as the router decoded them. */
+export function paramsOf(ctx: Context): Readonly<Record<string, string | string[]>> {
+  return requestState(ctx).route?.params ?? {};
 }
 
 function decodeParam(value: string): string {

@@ -1,6 +1,6 @@
 import { frozenJson, type JsonObject } from './json.ts';
 import type { JsonSchemaCompiler } from './json-schema.ts';
-import { kindOf } from './report.ts';
+import { kindOf } from '../projects/problems.ts';
 import type { SchemaCheck } from './schema-check.ts';
 import { isValidatorSchema, isValidatorWithoutJsonSchema, validatorCheck, validatorJsonSchema } from './standard-schema.ts';
 

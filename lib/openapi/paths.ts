@@ -1,4 +1,6 @@
-import type { AuthMode, MountedRoute } from '../projects/types.ts';
+import type { AuthMode } from '../routes/declaration.ts';
+import { takesBody } from '../routes/methods.ts';
+import type { ListedRoute } from '../routes/route-table.ts';
 import { BEARER_SCHEME, errorResponses, rateLimitHeaders, ref, type Json, type JsonObject } from './components.ts';
 import { declaredParameters, declaredRequestBody, declaredResponses, type DeclaredSchemas } from './route-schemas.ts';
 import { SchemaComponents } from './schema-components.ts';
@@ -14,19 +16,14 @@ const ANY_BODY: JsonObject = {
   'text/plain': {},
 };
 
-export interface ProjectPathOptions {
-  /** `referer.enabled`: every project route may then answer 403. */
-  readonly refererValidation: boolean;
-}
-
-export interface ProjectPaths {
+export interface RoutePaths {
   readonly paths: Record<string, Record<string, Json>>;
   /** The schemas routes declare, for `components.schemas`. */
   readonly schemas: Readonly<Record<string, JsonObject>>;
 }
 
 /** One path item per URL template; every URL of every route is listed (SPEC §12). */
-export function projectPaths(routes: readonly MountedRoute[], options: ProjectPathOptions): ProjectPaths {
+export function routePaths(routes: readonly ListedRoute[]): RoutePaths {
   const paths: Record<string, Record<string, Json>> = {};
   const templateByShape = new Map<string, string>();
   const components = new SchemaComponents();
@@ -38,8 +35,8 @@ export function projectPaths(routes: readonly MountedRoute[], options: ProjectPa
       const shape = template.replace(TEMPLATE_PARAMETER, '{}');
       const key = templateByShape.get(shape) ?? template;
       templateByShape.set(shape, key);
-      paths[key] ??= { parameters: pathParameters(key) };
-      paths[key][route.method.toLowerCase()] = projectOperation(route, declared, parameterRenaming(template, key), options);
+      paths[key] ??= pathItem(key, route.tenant);
+      paths[key][route.method.toLowerCase()] = operation(route, declared, parameterRenaming(template, key));
     }
   }
   return { paths, schemas: components.schemas };
@@ -50,10 +47,11 @@ export function openApiTemplate(url: string): string {
   return url.replace(/[{}]/g, '').replace(ROUTE_PARAMETER, '{$1}');
 }
 
-function pathParameters(template: string): Json[] {
-  const parameters: Json[] = [ref('parameters', 'Tenant')];
+/** A path item with the parameters all its operations share: the tenant header, if taken, and the path's own. */
+function pathItem(template: string, tenant: boolean): Record<string, Json> {
+  const parameters: Json[] = tenant ? [ref('parameters', 'Tenant')] : [];
   for (const name of parameterNames(template)) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
-  return parameters;
+  return parameters.length === 0 ? {} : { parameters };
 }
 
 function parameterNames(template: string): string[] {
@@ -67,42 +65,38 @@ function parameterRenaming(template: string, key: string): (name: string) => str
   return (name) => shared[own.indexOf(name)] ?? name;
 }
 
-function declareSchemas(route: MountedRoute, components: SchemaComponents): DeclaredSchemas {
+function declareSchemas(route: ListedRoute, components: SchemaComponents): DeclaredSchemas {
   const schemas = route.schemas;
   if (schemas === undefined) return { responses: {} };
-  const place = (part: string, schema: JsonObject | undefined) => (schema === undefined ? undefined : components.add([route.project, route.method, ...route.path.split(/[^A-Za-z0-9]+/), part], schema));
+  const place = (part: string, schema: JsonObject | undefined) => (schema === undefined ? undefined : components.add(componentName(route, part, schema), schema));
   const responses = Object.fromEntries(Object.entries(schemas.responses).map(([status, schema]) => [status, place(`response${status}`, schema)]));
   return { params: place('params', schemas.params), query: place('query', schemas.query), body: place('body', schemas.body), responses };
 }
 
-function projectOperation(route: MountedRoute, declared: DeclaredSchemas, rename: (name: string) => string, options: ProjectPathOptions): JsonObject {
-  const hasBody = route.method === 'POST' || route.method === 'PUT';
+/** A schema's own `title` names its component; otherwise the project, method, path and part do. */
+function componentName(route: ListedRoute, part: string, schema: JsonObject): string[] {
+  if (typeof schema.title === 'string') return [schema.title];
+  return [...(route.project === undefined ? [] : [route.project]), route.method, ...route.path.split(/[^A-Za-z0-9]+/), part];
+}
+
+function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string): JsonObject {
   const parameters = declaredParameters(declared, rename);
-  const requestBody = declared.body === undefined ? (hasBody ? { required: false, content: ANY_BODY } : undefined) : declaredRequestBody(declared.body);
+  const requestBody = declared.body === undefined ? (takesBody(route.method) ? { required: false, content: ANY_BODY } : undefined) : declaredRequestBody(declared.body);
+  const description = [route.description, authenticationNote(route)].filter(Boolean).join('\n\n');
   return {
-    tags: route.tags !== undefined && route.tags.length > 0 ? route.tags : [route.project],
+    ...(route.operationId === undefined ? {} : { operationId: route.operationId }),
+    tags: route.tags !== undefined && route.tags.length > 0 ? route.tags : [route.project ?? 'system'],
     summary: route.summary ?? `${route.method} ${route.path} of project ${route.project}`,
-    description: [route.description, AUTHENTICATION_NOTE[route.auth]].filter(Boolean).join('\n\n'),
+    ...(description === '' ? {} : { description }),
     'x-spaceport-auth': route.auth,
     ...AUTHENTICATION[route.auth],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody === undefined ? {} : { requestBody }),
     responses: {
-      ...errorResponses(...chainStatuses(route.auth, options)),
-      ...declaredResponses(declared, route.auth === 'public' ? rateLimitHeaders : undefined),
+      ...errorResponses(...route.errors),
+      ...declaredResponses(declared, route.rateLimited ? rateLimitHeaders : undefined, route.answerHeaders),
     },
   };
-}
-
-/** The answers the chain itself can give before or around the handler (SPEC §7, §8.3). */
-function chainStatuses(auth: AuthMode, options: ProjectPathOptions): number[] {
-  const statuses = [400];
-  if (auth !== 'public') statuses.push(401);
-  if (options.refererValidation) statuses.push(403);
-  statuses.push(413);
-  if (auth === 'public') statuses.push(429);
-  statuses.push(500, 503, 504);
-  return statuses;
 }
 
 const AUTHENTICATION: Readonly<Record<AuthMode, JsonObject>> = {
@@ -111,8 +105,13 @@ const AUTHENTICATION: Readonly<Record<AuthMode, JsonObject>> = {
   custom: {},
 };
 
-const AUTHENTICATION_NOTE: Readonly<Record<AuthMode, string>> = {
-  system: 'Needs a system JWT.',
-  public: 'Public; rate-limited per client address and tenant.',
-  custom: "Custom authentication: the project's own `auth` function decides (no standard scheme).",
-};
+function authenticationNote(route: ListedRoute): string | undefined {
+  switch (route.auth) {
+    case 'system':
+      return 'Needs a system JWT.';
+    case 'custom':
+      return "Custom authentication: the project's own `auth` function decides (no standard scheme).";
+    default:
+      return route.rateLimited ? 'Public; rate-limited per client address and tenant.' : undefined;
+  }
+}

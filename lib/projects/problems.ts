@@ -2,7 +2,71 @@ import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { displayPath } from './report.ts';
+
+/**
+ * Where a problem lies: a route or settings file (a project's folder when the problem is not
+ * inside one file), a key of the expert configuration (`projects.default`, `shop.pageSize`, a
+ * section `colour`), or the environment variable of a project's secret (`SHOP_API_KEY`).
+ */
+export type ProblemSource = { readonly file: string } | { readonly configKey: string } | { readonly environmentVariable: string };
+
+/** One thing wrong with a project, named the way the start-up report prints it (SPEC §8.1). */
+export interface RouteProblem {
+  /** The project folder's name, so `projects.onError: "skip"` knows what to leave out. */
+  readonly project: string;
+  readonly source: ProblemSource;
+  /** Present when the problem belongs to one route of the file. */
+  readonly route?: { readonly index: number; readonly method: unknown; readonly path: unknown };
+  readonly reason: string;
+}
+
+/** Start-up stops: `message` is the whole report, one problem a line. */
+export class ProjectLoadError extends Error {
+  override name = 'ProjectLoadError';
+  readonly problems: readonly RouteProblem[];
+
+  constructor(problems: readonly RouteProblem[]) {
+    super(formatReport(problems));
+    this.problems = problems;
+  }
+}
+
+export function formatReport(problems: readonly RouteProblem[]): string {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return [`invalid project routes (${count}):`, ...problems.map((problem) => `  ${formatProblem(problem)}`)].join('\n');
+}
+
+/** `projects/shop/api/routes.js #2 PATCH /items: method must be one of GET, POST, PUT, DELETE` */
+export function formatProblem(problem: RouteProblem): string {
+  const where = describeSource(problem.source);
+  if (problem.route === undefined) return `${where}: ${problem.reason}`;
+  const { index, method, path: routePath } = problem.route;
+  return `${where} #${index} ${describe(method, '(no method)')} ${describe(routePath, '(no path)')}: ${problem.reason}`;
+}
+
+/** A file as `displayPath` shows it; a configuration key (`shop.pageSize`) or a variable by its name. */
+function describeSource(source: ProblemSource): string {
+  if ('file' in source) return displayPath(source.file);
+  return 'configKey' in source ? source.configKey : source.environmentVariable;
+}
+
+/** Paths inside the working directory print relative to it; others in full; a relative one as given. */
+export function displayPath(file: string): string {
+  if (!path.isAbsolute(file)) return file;
+  const relative = path.relative(process.cwd(), file);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}
+
+function describe(value: unknown, absent: string): string {
+  if (value === undefined) return absent;
+  return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+}
+
+/** `string`, `array`, `null`, ... for messages such as "must be a boolean (got string)". */
+export function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'array' : typeof value;
+}
 
 const RESOLVE_FACILITIES = new URL('../facilities/register.ts', import.meta.url).href;
 /** A stack frame's file and line: `file:///x/api/handlers/a.js:12:7`. */

@@ -1,0 +1,57 @@
+import createError from 'http-errors';
+import type { Context } from 'koa';
+import { loginArea } from '../auth/routes.ts';
+import { systemAuthentication } from '../auth/system-auth.ts';
+import { jsonBody } from '../core/json-body.ts';
+import type { AreaTraits } from '../routes/area-traits.ts';
+import { namedRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
+import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
+import { paramsOf, Router } from '../routes/router.ts';
+import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from '../routes/service-area.ts';
+import { spacesArea } from '../spaces/routes.ts';
+import { withTenant } from '../tenancy/index.ts';
+import type { Area } from './entry.ts';
+import { systemArea } from './system-routes.ts';
+
+/** The service's own areas, by the first path segments they answer. */
+export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea];
+
+/** The service's own routes, as `make routes` and `/openapi.json` list them: no database, no configuration needed. */
+export function serviceRouteTable(): readonly ListedRoute[] {
+  return SERVICE_AREAS.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
+}
+
+/** The area as the entry runs it: the tenant step if it takes one, then its router (or the switched-off 404). */
+export function serviceArea(declared: ServiceAreaDeclaration, parts: ServiceParts): Area {
+  const offText = declared.switchedOff?.(parts.runtime.config);
+  const answer = offText === undefined ? serviceRouter(declared, parts).area() : switchedOff(offText);
+  return declared.traits.tenant ? withTenant(parts.runtime, answer) : answer;
+}
+
+function serviceRouter(declared: ServiceAreaDeclaration, parts: ServiceParts): Router {
+  const settings = serviceChainSettings(declared.traits, parts);
+  const router = new Router();
+  for (const route of declared.routes) router.add(route.method, route.path, routeChain(route, settings));
+  return router;
+}
+
+/** The service's own routes read JSON bodies (koa-body) and run their handlers as Koa middleware. */
+function serviceChainSettings(traits: AreaTraits, parts: ServiceParts): ChainSettings<ServiceHandler> {
+  const { runtime } = parts;
+  return {
+    traits,
+    referer: undefined,
+    rateLimit: namedRateLimits(runtime),
+    systemAuthentication: systemAuthentication(runtime),
+    readFields: jsonBody(runtime.config.limits.jsonBytes),
+    readFiles: undefined,
+    readPart: (ctx, part) => (part === 'params' ? paramsOf(ctx) : part === 'query' ? ctx.query : ctx.request.body),
+    invoke: (handler) => handler(parts),
+  };
+}
+
+function switchedOff(text: string): (ctx: Context) => void {
+  return () => {
+    throw createError(404, text);
+  };
+}

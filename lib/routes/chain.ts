@@ -1,0 +1,64 @@
+import compose from 'koa-compose';
+import type { Context, Middleware } from 'koa';
+import type { Runtime } from '../core/runtime.ts';
+import { rateLimit } from '../ratelimit/index.ts';
+import type { AreaTraits } from './area-traits.ts';
+import type { RateLimitName, RouteDeclaration } from './declaration.ts';
+import { schemaCheckStep } from './request-validation.ts';
+import type { RequestPart } from './schemas.ts';
+
+/**
+ * What tells one area's chains from another's, built once per area: the steps differ (how a
+ * body is read, how a handler is run), the order never does.
+ */
+export interface ChainSettings<Handler> {
+  readonly traits: AreaTraits;
+  /** Runs first on every route of the area (projects: referer validation, when enabled). */
+  readonly referer: Middleware | undefined;
+  readonly rateLimit: (name: RateLimitName) => Middleware;
+  readonly systemAuthentication: Middleware;
+  /** Reads a body that holds no files: before a custom `authenticate` (which may need it), else after the guards. */
+  readonly readFields: Middleware;
+  /** Reads files (multipart), after authentication only. */
+  readonly readFiles: Middleware | undefined;
+  /** What the schema step checks for each part: what the handler will read. */
+  readonly readPart: (ctx: Context, part: RequestPart) => unknown;
+  /** How the area runs a handler, a guard or a custom `authenticate`. */
+  readonly invoke: (handler: Handler) => Middleware;
+}
+
+/**
+ * One route's chain after the tenant step, composed once at start-up: referer → named rate
+ * limit → authentication (a custom `authenticate`, with the non-file body read just before
+ * it, or system authentication unless public) → guards (a role) → the declared params and
+ * query schemas → body reading → the declared body schema → handler. No body is read before
+ * authentication and the guards, except what a custom `authenticate` needs; files reach the
+ * disk only after them.
+ */
+export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: ChainSettings<Handler>): Middleware {
+  const chain: Middleware[] = [];
+  const readsBody = settings.traits.everyRouteReadsBody || route.schema?.checks.body !== undefined;
+  if (settings.referer !== undefined) chain.push(settings.referer);
+  if (route.rateLimit !== undefined) chain.push(settings.rateLimit(route.rateLimit));
+  if (route.authenticate !== undefined) chain.push(settings.readFields, settings.invoke(route.authenticate));
+  else if (route.auth === 'system') chain.push(settings.systemAuthentication);
+  for (const guard of route.guards ?? []) chain.push(settings.invoke(guard));
+  chain.push(...schemaCheckStep(route.schema, ['params', 'query'], settings.readPart));
+  if (readsBody && route.authenticate === undefined) chain.push(settings.readFields);
+  if (readsBody && settings.readFiles !== undefined) chain.push(settings.readFiles);
+  chain.push(...schemaCheckStep(route.schema, ['body'], settings.readPart), settings.invoke(route.handler));
+  return compose(chain);
+}
+
+/** The configured rate limits by name, each created on first use and shared by the area's routes. */
+export function namedRateLimits(runtime: Runtime): (name: RateLimitName) => Middleware {
+  const limits = new Map<RateLimitName, Middleware>();
+  return (name) => {
+    let limit = limits.get(name);
+    if (limit === undefined) {
+      limit = rateLimit(runtime, { name, ...runtime.config.rateLimit[name] });
+      limits.set(name, limit);
+    }
+    return limit;
+  };
+}

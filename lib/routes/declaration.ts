@@ -1,0 +1,44 @@
+import type { JsonObject } from './json.ts';
+import type { HttpMethod } from './methods.ts';
+import type { CompiledRouteSchema } from './schemas.ts';
+
+/**
+ * How a route authenticates: `system` needs a system JWT of the request's tenant, `public`
+ * nothing (and is rate-limited), `custom` runs the route's own `authenticate` instead.
+ */
+export type AuthMode = 'system' | 'public' | 'custom';
+
+/**
+ * One route, whatever area it belongs to: the system endpoints, login, the spaces and every
+ * project route are declared in this shape, composed by `routeChain`, routed by `Router`,
+ * listed by `make routes` and documented in `/openapi.json` from it. `Handler` is what the
+ * area's chain settings know how to run: a Koa middleware factory for the service's own
+ * routes, an Express-style function for project routes.
+ */
+export interface RouteDeclaration<Handler> {
+  readonly method: HttpMethod;
+  /** Relative to the area's mount (`/items/:id` under `/api/<project>`), or the whole path. */
+  readonly path: string;
+  readonly auth: AuthMode;
+  /** Runs in place of system authentication when `auth` is `custom`. */
+  readonly authenticate?: Handler;
+  /** A named rate limit (`public`, `login`) checked before authentication and before the body is read. */
+  readonly rateLimit?: RateLimitName;
+  /** Steps run after authentication and before the body is read (a role check). */
+  readonly guards?: readonly Handler[];
+  readonly handler: Handler;
+  /** The declared request and answer schemas, compiled; undefined when none is declared. */
+  readonly schema: CompiledRouteSchema | undefined;
+  readonly summary?: string;
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  /** The OpenAPI operation id (the service's own routes name theirs). */
+  readonly operationId?: string;
+  /** Error statuses the guards and handler answer beyond the chain's own (403 for a role, 409). */
+  readonly errors?: readonly number[];
+  /** OpenAPI headers of an answer, by status (`Location` of a 201). */
+  readonly answerHeaders?: Readonly<Record<string, JsonObject>>;
+}
+
+/** The rate limits of `rateLimit` in the configuration. */
+export type RateLimitName = 'public' | 'login';

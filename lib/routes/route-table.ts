@@ -1,0 +1,81 @@
+import type { AreaTraits } from './area-traits.ts';
+import type { AuthMode, RouteDeclaration } from './declaration.ts';
+import type { JsonObject } from './json.ts';
+import type { HttpMethod } from './methods.ts';
+import type { SchemaDocuments } from './schemas.ts';
+
+/** One route as `make routes` lists it and `/openapi.json` documents it. */
+export interface ListedRoute {
+  readonly kind: AreaTraits['kind'];
+  /** The project whose route it is; none for the service's own routes. */
+  readonly project?: string;
+  /** The file declaring it (a project's route file). */
+  readonly file?: string;
+  readonly method: HttpMethod;
+  /** The route's own path, as declared (`/items/:id`). */
+  readonly path: string;
+  /** Every URL it answers at: `/api/<project><path>`, plus `/api/project<path>` for the default project. */
+  readonly urls: readonly string[];
+  readonly auth: AuthMode;
+  /** Rate-limited (its answers carry the `RateLimit-*` headers). */
+  readonly rateLimited: boolean;
+  /** Takes the `tenant` header. */
+  readonly tenant: boolean;
+  readonly summary?: string;
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  readonly operationId?: string;
+  readonly schemas?: SchemaDocuments;
+  /** Every error status its chain and handler may answer, in order. */
+  readonly errors: readonly number[];
+  readonly answerHeaders?: Readonly<Record<string, JsonObject>>;
+}
+
+/** Where an area's routes are mounted: each route answers at every mount followed by its path. */
+export interface AreaPlace {
+  readonly mounts: readonly string[];
+  readonly project?: string;
+  readonly file?: string;
+}
+
+/** The listing of one area's routes, in declaration order. */
+export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[], traits: AreaTraits, place: AreaPlace): readonly ListedRoute[] {
+  return Object.freeze(
+    routes.map((route) =>
+      Object.freeze({
+        kind: traits.kind,
+        project: place.project,
+        file: place.file,
+        method: route.method,
+        path: route.path,
+        urls: Object.freeze(place.mounts.map((mount) => `${mount}${route.path}`)),
+        auth: route.auth,
+        rateLimited: route.rateLimit !== undefined,
+        tenant: traits.tenant,
+        summary: route.summary,
+        description: route.description,
+        tags: route.tags,
+        operationId: route.operationId,
+        schemas: route.schema?.documents,
+        errors: Object.freeze(errorStatuses(route, traits)),
+        answerHeaders: route.answerHeaders,
+      }),
+    ),
+  );
+}
+
+/** The error answers each step of the route's chain can give, and those it declares for itself. */
+function errorStatuses<Handler>(route: RouteDeclaration<Handler>, traits: AreaTraits): number[] {
+  const statuses = new Set<number>(route.errors);
+  const checks = route.schema?.checks ?? {};
+  const readsBody = traits.everyRouteReadsBody || checks.body !== undefined;
+  if (traits.tenant) statuses.add(400).add(503);
+  if (traits.switchable) statuses.add(404);
+  if (traits.referer) statuses.add(403);
+  if (route.rateLimit !== undefined) statuses.add(429);
+  if (route.auth !== 'public') statuses.add(401);
+  if (Object.keys(checks).length > 0) statuses.add(400);
+  if (readsBody) statuses.add(400).add(413);
+  for (const status of traits.handlerErrors) statuses.add(status);
+  return [...statuses].sort((first, second) => first - second);
+}
