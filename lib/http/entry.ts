@@ -8,8 +8,6 @@ import { newRequestState, requestState, serveWithState } from '../core/request-s
 import type { Runtime } from '../core/runtime.ts';
 import { type BodyPace, type BodyWatch, BodyWatcher } from './body-pace.ts';
 
-export type { Area };
-
 export interface EntryOptions {
   logger: Logger;
   runtime?: Runtime;
