@@ -1,4 +1,4 @@
-import { ConfigError } from './config/index.ts';
+import { runMain } from './core/run-main.ts';
 import { logEscaped, uncaughtExceptionLog } from './core/escaped-errors.ts';
 import { outsideRequests } from './core/request-state.ts';
 import { startService, type Service } from './server.ts';
@@ -64,8 +64,4 @@ function stopOnce(service: Service, beforeExit: () => void): (why: Record<string
   };
 }
 
-main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? `configuration error: ${error.message}` : `start-up failed: ${(error as Error).message}`;
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-});
+runMain(main, 'start-up failed');

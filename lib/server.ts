@@ -3,10 +3,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
 import { createApp } from './app.ts';
-import { loadConfig, type LoadOptions } from './config/index.ts';
+import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
-import { openEmbeddedDatabase } from './db/embedded/index.ts';
 import { migrateDatabase } from './db/migrations.ts';
+import { openDatabase } from './db/open.ts';
 import { TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
 import type { BodyPace } from './http/body-pace.ts';
@@ -15,6 +15,9 @@ import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
 import type { Runtime } from './core/runtime.ts';
+import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
+import { BoundProjectSettings } from './facilities/settings.ts';
+import { RateLimitCounters } from './ratelimit/index.ts';
 import { TenantDirectory } from './tenancy/index.ts';
 
 /** A query of the running service that the database leaves unanswered this long is a 503 (SPEC §7). */
@@ -74,20 +77,47 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   }
 }
 
-/** Everything the service shares, without HTTP: also what the CLI commands use. */
+/**
+ * Everything the service shares, without HTTP: also what the CLI commands use. What needs
+ * closing registers its closing as it is made; the process's facilities read this runtime
+ * outside requests from now on (`facilities/current.ts`).
+ */
 export async function createRuntime(options: StartOptions = {}, database: DatabaseOptions = {}): Promise<Runtime> {
-  const { config, secrets } = loadConfig(options);
+  const loaded = loadConfig(options);
+  const { config, secrets } = loaded;
   const logger = createLogger(config.logLevel, options.logDestination);
-  const shutdownTasks: Runtime['shutdownTasks'] = [];
+  const shutdownTasks: Array<() => Promise<void>> = [];
+  const { knex, tenantDatabase } = await openDatabases(loaded, logger, database, shutdownTasks);
+  const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
+  shutdownTasks.push(() => rateCounters.close());
+  const runtime: Runtime = {
+    config,
+    secrets,
+    knex,
+    tenantDatabase,
+    logger,
+    tenants: new TenantDirectory(tenantDatabase),
+    rateCounters,
+    projectSettings: new BoundProjectSettings(),
+    jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
+    shutdownTasks: Object.freeze(shutdownTasks),
+  };
+  serveFacilitiesOutsideRequests(runtime);
+  return runtime;
+}
+
+/** The database (`openDatabase`), migrated when asked, with the owner's knex and the tenant pool over it. */
+async function openDatabases(
+  loaded: LoadedConfig,
+  logger: Logger,
+  database: DatabaseOptions,
+  shutdownTasks: Array<() => Promise<void>>,
+): Promise<Pick<Runtime, 'knex' | 'tenantDatabase'>> {
   const log = (message: unknown) => logger.debug({ knex: String(message) }, 'knex');
-  let databaseUrl = secrets.databaseUrl;
-  if (databaseUrl === undefined) {
-    const embedded = await openEmbeddedDatabase(config.dataDir, (line) => logger.warn(line));
-    shutdownTasks.push(() => embedded.stop());
-    databaseUrl = embedded.url;
-  }
+  const opened = await openDatabase(loaded, (line) => logger.warn(line));
+  shutdownTasks.push(() => opened.stop());
   // Migrations and tools hold a session (the migration lock): never through a transaction pooler.
-  const sessionUrl = secrets.databaseDirectUrl ?? databaseUrl;
+  const sessionUrl = loaded.secrets.databaseDirectUrl ?? opened.url;
   if (database.migrate) {
     await migrateDatabase(sessionUrl, { log }).catch(async (error: unknown) => {
       await runShutdownTasks(shutdownTasks, logger);
@@ -96,22 +126,13 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   }
   const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
-  const tenantDatabase = new TenantDatabase(databaseUrl, {
+  const tenantDatabase = new TenantDatabase(opened.url, {
     queryTimeoutMs: database.queryTimeoutMs,
-    poolMax: config.database.poolMax,
+    poolMax: loaded.config.database.poolMax,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
   });
   shutdownTasks.push(() => tenantDatabase.close());
-  return {
-    config,
-    secrets,
-    knex,
-    tenantDatabase,
-    logger,
-    tenants: new TenantDirectory(tenantDatabase),
-    jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
-    shutdownTasks,
-  };
+  return { knex, tenantDatabase };
 }
 
 /** The fix is a DBA's to make: the service works without it, with slower field filters. */

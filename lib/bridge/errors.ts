@@ -1,14 +1,7 @@
 import createError from 'http-errors';
 import statuses from 'statuses';
-import { isErrorStatus, statusOf } from '../core/errors.ts';
+import { type HttpErrorLike, isErrorStatus, statusOf } from '../core/errors.ts';
 import { isDatabaseUnreachable } from '../db/connect.ts';
-
-interface ErrorFields {
-  status?: unknown;
-  statusCode?: unknown;
-  message?: unknown;
-  headers?: unknown;
-}
 
 /**
  * The error a failed handler answers with, its status chosen as Express's final handler does:
@@ -21,7 +14,7 @@ export function handlerFailure(error: unknown, responseStatus: number): Error {
   if (statusOf(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
   const status = statusOf(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
   if (status >= 500 && error instanceof Error) return withStatus(error, status);
-  const fields = (error !== null && typeof error === 'object' ? error : {}) as ErrorFields;
+  const fields = (error !== null && typeof error === 'object' ? error : {}) as HttpErrorLike;
   const message = typeof fields.message === 'string' ? fields.message : typeof error === 'string' ? error : '';
   const headers = status < 500 && fields.headers !== null && typeof fields.headers === 'object' ? fields.headers : undefined;
   return createError(status, message || String(statuses.message[status] ?? 'Error'), { expose: status < 500, headers, cause: error });

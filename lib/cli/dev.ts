@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../config/index.ts';
-import { openEmbeddedDatabase } from '../db/embedded/index.ts';
+import { loadConfig } from '../config/index.ts';
+import { runMain } from '../core/run-main.ts';
+import { openDatabase } from '../db/open.ts';
 import { displayPath } from '../projects/problems.ts';
 import { DevFront } from './dev/front.ts';
 import { createDevLog } from './dev/log-lines.ts';
@@ -19,14 +20,10 @@ const LIB_DIR = path.resolve(import.meta.dirname, '..');
 async function main(): Promise<void> {
   const startLimit = startLimitMs();
   const { logger, writeInstanceLine } = createDevLog();
-  const { config, secrets } = loadConfig();
-  const env = { ...process.env };
-  let stopDatabase = async (): Promise<void> => {};
-  if (secrets.databaseUrl === undefined) {
-    const embedded = await openEmbeddedDatabase(config.dataDir, (line) => logger.warn(line));
-    env.DATABASE_URL = embedded.url;
-    stopDatabase = () => embedded.stop();
-  }
+  const loaded = loadConfig();
+  const { config } = loaded;
+  const database = await openDatabase(loaded, (line) => logger.warn(line));
+  const env = { ...process.env, DATABASE_URL: database.url };
   const front = new DevFront();
   const url = await front.listen(config.port, config.host);
   const supervisor = new Supervisor({ front, env, logger, writeLog: writeInstanceLine, startLimitMs: startLimit });
@@ -36,7 +33,7 @@ async function main(): Promise<void> {
     logger.info('stopping');
     await watcher.close();
     await Promise.all([front.close(), supervisor.stop()]);
-    await stopDatabase();
+    await database.stop();
     process.exit(0);
   };
   // Before the line that says make dev is up: whoever reads it may signal at once, and a signal
@@ -54,8 +51,4 @@ function startLimitMs(): number {
   return Number(given);
 }
 
-main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? `configuration error: ${error.message}` : `make dev failed: ${(error as Error).message}`;
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-});
+runMain(main, 'make dev failed');

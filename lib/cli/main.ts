@@ -4,6 +4,7 @@ import { migrationCommands } from './migrate.ts';
 import { routeCommands } from './routes.ts';
 import { scaffoldCommands } from './scaffold.ts';
 import type { CommandTable } from './command.ts';
+import { runMain } from '../core/run-main.ts';
 
 /** The make targets' entry point: `main.ts <command> [args...]`; failures are one line, exit 1. */
 const commands: CommandTable = { ...migrationCommands, ...routeCommands, ...accountCommands, ...checkCommands, ...scaffoldCommands };
@@ -14,16 +15,8 @@ async function main(): Promise<void> {
   if (command === undefined) throw new Error(`unknown command "${name ?? ''}"; one of: ${Object.keys(commands).join(', ')}`);
   const output = await command(args);
   if (output) process.stdout.write(`${output}\n`);
+  // Done: whatever a command left open (a pool, a timer) does not keep the process.
+  process.exit(0);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${name()}: ${(error as Error).message.split('\n')[0]}\n`);
-    process.exit(1);
-  },
-);
-
-function name(): string {
-  return process.argv[2] ?? 'spaceport';
-}
+runMain(main, process.argv[2] ?? 'spaceport', { firstLineOnly: true });

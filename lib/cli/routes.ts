@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { loadConfig } from '../config/index.ts';
-import { adoptConfig } from '../facilities/current.ts';
+import { serveFacilitiesOutsideRequests } from '../facilities/current.ts';
+import { BoundProjectSettings } from '../facilities/settings.ts';
 import { createLogger } from '../core/logger.ts';
 import { serviceRouteTable } from '../http/service-areas.ts';
 import { readCatalog } from '../projects/load.ts';
@@ -18,10 +19,11 @@ const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE'];
 export const routeCommands: CommandTable = {
   routes: async () => {
     const { config, secrets } = loadConfig();
-    adoptConfig(config);
+    const bound = new BoundProjectSettings();
+    serveFacilitiesOutsideRequests({ config, projectSettings: bound });
     const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
     try {
-      const catalog = await readCatalog(config, secrets.projectSettings, logger);
+      const catalog = await readCatalog(config, { sources: secrets.projectSettings, bound }, logger);
       const projectRoutes = projectRouteTable(catalog.projects, catalog.defaultProject, config.referer.enabled);
       const table = formatTable([...serviceRouteTable(), ...projectRoutes]);
       return projectRoutes.length === 0 ? `${table}\nno project routes in ${config.projectsDir}` : table;

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { openEmbeddedDatabase } from '../db/embedded/index.ts';
+import { loadConfig } from '../config/index.ts';
+import { openDatabase } from '../db/open.ts';
 
 /**
- * `with-database.ts -- command args...`: runs the command with DATABASE_URL set, using the
- * embedded PostgreSQL when DATABASE_URL is not given (started for the command if not running).
+ * `with-database.ts -- command args...`: runs the command with DATABASE_URL set to the database
+ * the service would use (`openDatabase`): the embedded PostgreSQL unless DATABASE_URL is given.
  */
 async function main(): Promise<number> {
   const separator = process.argv.indexOf('--');
@@ -13,17 +13,11 @@ async function main(): Promise<number> {
     process.stderr.write('usage: with-database.ts -- command [args...]\n');
     return 2;
   }
-  let stop = async (): Promise<void> => {};
-  const env = { ...process.env };
-  if (!env.DATABASE_URL) {
-    const embedded = await openEmbeddedDatabase(path.resolve(env.DATA_DIR || './.data'), (line) => process.stderr.write(`${line}\n`));
-    env.DATABASE_URL = embedded.url;
-    stop = () => embedded.stop();
-  }
+  const database = await openDatabase(loadConfig(), (line) => process.stderr.write(`${line}\n`));
   try {
-    return await run(command, args, env);
+    return await run(command, args, { ...process.env, DATABASE_URL: database.url });
   } finally {
-    await stop();
+    await database.stop();
   }
 }
 

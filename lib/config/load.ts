@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
+import { deepFreeze } from '../values/deep-freeze.ts';
 import { keptSecret } from './kept-secret.ts';
 import { BUILT_IN_SECTIONS, environmentSchema, expertSchema, type Environment, type ExpertInput } from './schema.ts';
 import type { Config, LoadedConfig } from './types.ts';
@@ -96,14 +97,6 @@ function persistedJwtSecret(dataDir: string): string {
   const secret = keptSecret(file, 48);
   if (secret.length < 16) throw new ConfigError(`${file}: the kept JWT secret is shorter than 16 characters; delete the file to have a new one made`);
   return secret;
-}
-
-function deepFreeze<Value>(value: Value): Value {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 export type { Environment };

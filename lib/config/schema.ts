@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TENANT_NAME } from '../values/tenant-name.ts';
 import { durationSeconds } from './duration.ts';
 
 /** A section of the file: every key has a default, so an absent section is an empty one. */
@@ -37,7 +38,7 @@ function opensAsRedisUrl(value: string): boolean {
  */
 const HOST_ENTRY = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
-const tenantName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'must be a valid tenant name');
+const tenantName = z.string().regex(TENANT_NAME, 'must be a valid tenant name');
 
 /**
  * The built-in sections of the expert configuration file (SPEC §3): every key optional, unknown

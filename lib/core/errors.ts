@@ -12,7 +12,8 @@ import { requestState } from './request-state.ts';
  * and writes the error bodies.
  */
 
-interface HttpErrorLike {
+/** The fields an error thrown anywhere may carry for its answer, each still to be checked (`statusOf`). */
+export interface HttpErrorLike {
   status?: unknown;
   statusCode?: unknown;
   expose?: unknown;

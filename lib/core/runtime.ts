@@ -11,9 +11,50 @@ export interface TenantLookup {
   exists(name: string): Promise<boolean>;
 }
 
-/** The shared objects of one running service, created once at start-up. */
-export interface Runtime {
+/** A rate limit's name and budget: `max` requests per key in each window of `windowMs`. */
+export interface RateLimitBudget {
+  readonly name: string;
+  readonly windowMs: number;
+  readonly max: number;
+}
+
+/** How much of a budget a request found spent, itself included, and when the window resets. */
+export interface Spent {
+  readonly consumed: number;
+  readonly msBeforeReset: number;
+}
+
+/** Counts a request against its key's budget: at once in memory, through Redis when shared. */
+export type RateCounter = (key: string) => Spent | Promise<Spent>;
+
+/** The rate limits' counters (`lib/ratelimit`): limits of the same name and budget share one. */
+export interface RateCounters {
+  counterFor(budget: RateLimitBudget): RateCounter;
+}
+
+/** A project's setting values by name, as `defineSettings` declared them. */
+export type SettingValuesByName = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/**
+ * The values of each loaded project's settings (`lib/facilities/settings.ts`), bound as the
+ * project loads, before its route file is imported. `settings` is what `defineSettings` returned.
+ */
+export interface ProjectSettingValues {
+  bind(project: string, settings: object, values: SettingValuesByName): void;
+  /** Undefined for settings no loaded project declares. */
+  valuesOf(settings: object): SettingValuesByName | undefined;
+  /** None when the project declares no settings. */
+  valuesOfProject(project: string): SettingValuesByName;
+}
+
+/** What facilities read of a service: `make routes` loads route files with these alone. */
+export interface FacilityState {
   readonly config: Config;
+  readonly projectSettings: ProjectSettingValues;
+}
+
+/** The shared objects of one running service, created once at start-up by `createRuntime`. */
+export interface Runtime extends FacilityState {
   readonly secrets: Secrets;
   /** The database as the migrating owner sees it: migrations, tools and tests, never tenant data. */
   readonly knex: Knex;
@@ -21,8 +62,9 @@ export interface Runtime {
   readonly tenantDatabase: TenantDatabase;
   readonly logger: Logger;
   readonly tenants: TenantLookup;
+  readonly rateCounters: RateCounters;
   /** The JWT secret as a prebuilt key, so verifying a token does not rebuild it each time. */
   readonly jwtKey: KeyObject;
-  /** Closed in reverse order on shutdown, after the HTTP server has drained. */
-  readonly shutdownTasks: Array<() => Promise<void>>;
+  /** Closed in reverse order on shutdown, after the HTTP server has drained; complete at start-up. */
+  readonly shutdownTasks: ReadonlyArray<() => Promise<void>>;
 }

@@ -10,7 +10,9 @@ import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
 import type { DeleteResult, Document, Filter, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateResult, UpdateSpec } from './types.ts';
 import { applyUpdate, compileUpdate, documentChanged } from './update.ts';
-import { isPlainObject, isStorableText, toStorableValue } from './values.ts';
+import { isPlainObject } from '../values/json.ts';
+import { isStorableText } from '../values/storable-text.ts';
+import { toStorableValue } from './values.ts';
 
 /** The database and tenant one operation runs against. */
 export type StoreScope = TenantScope;

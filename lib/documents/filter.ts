@@ -1,7 +1,9 @@
 import { DocumentQueryError } from './errors.ts';
 import { jsonPathOf, parsePath, type FieldPath } from './paths.ts';
 import type { Filter, SqlFragment } from './types.ts';
-import { isPlainObject, isScalar, isStorable, jsonPathLiteral, toJsonValue, type JsonValue, type Scalar } from './values.ts';
+import { isPlainObject, type Json } from '../values/json.ts';
+import { isStorable } from '../values/storable-text.ts';
+import { isScalar, jsonPathLiteral, toJsonValue, type Scalar } from './values.ts';
 
 /**
  * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
@@ -112,7 +114,7 @@ function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): 
   if (path.length === 1 && path[0] === '_id') return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
   const usernames: string[] = [];
   const scalars: Scalar[] = [];
-  const structures: JsonValue[] = [];
+  const structures: Json[] = [];
   for (const value of values) {
     if (isAccountUsername(collection, path, value)) usernames.push(value);
     else if (value !== null) (isScalar(value) ? scalars : structures).push(value);
@@ -126,15 +128,15 @@ function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): 
 }
 
 /** `_id` is also the `id` column, so an `_id` lookup uses the primary key. */
-function idEquals(value: JsonValue): SqlFragment {
+function idEquals(value: Json): SqlFragment {
   return typeof value === 'string' ? { sql: 'id = ?', bindings: [value] } : FALSE;
 }
 
-function idEqualsAnyOf(ids: JsonValue[]): SqlFragment {
+function idEqualsAnyOf(ids: Json[]): SqlFragment {
   return ids.length === 0 ? FALSE : { sql: 'id = any(?::text[])', bindings: [ids as string[]] };
 }
 
-function isAccountUsername(collection: string, path: FieldPath, value: JsonValue): value is string {
+function isAccountUsername(collection: string, path: FieldPath, value: Json): value is string {
   return collection === 'accounts' && path.length === 1 && path[0] === 'username' && typeof value === 'string';
 }
 
@@ -151,7 +153,7 @@ function usernameIndexed(username: string | string[]): SqlFragment {
 }
 
 /** An object or array compared whole (key order aside), or found as an element of an array. */
-function structureEquals(path: FieldPath, value: JsonValue): SqlFragment {
+function structureEquals(path: FieldPath, value: Json): SqlFragment {
   const json = JSON.stringify(value);
   const keys = [...path];
   return {
@@ -163,7 +165,7 @@ function structureEquals(path: FieldPath, value: JsonValue): SqlFragment {
 }
 
 /** `structureEquals` for any of `values`, given as one JSON array. */
-function structureEqualsAny(path: FieldPath, values: JsonValue[]): SqlFragment {
+function structureEqualsAny(path: FieldPath, values: Json[]): SqlFragment {
   const keys = [...path];
   return {
     sql:

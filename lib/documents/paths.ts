@@ -1,6 +1,7 @@
 import { DocumentQueryError } from './errors.ts';
 import { checkKey } from './keys.ts';
-import { isPlainObject, isStorableText } from './values.ts';
+import { isPlainObject } from '../values/json.ts';
+import { isStorableText } from '../values/storable-text.ts';
 
 /**
  * Field paths and the one walker every operation reads and writes documents through. A path is

@@ -1,7 +1,7 @@
 import { DocumentQueryError } from './errors.ts';
 import { parsePath, setAt, unsetAt, valueAt, type FieldPath } from './paths.ts';
 import type { Document, ProjectionSpec } from './types.ts';
-import { isPlainObject } from './values.ts';
+import { isPlainObject } from '../values/json.ts';
 
 export type Projector = (document: Document) => Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import { DocumentQueryError } from './errors.ts';
 import { parsePath } from './paths.ts';
 import type { SqlFragment } from './types.ts';
-import { isPlainObject } from './values.ts';
+import { isPlainObject } from '../values/json.ts';
 
 const DIRECTIONS = new Map<unknown, 'asc' | 'desc'>([
   [1, 'asc'], ['asc', 'asc'], ['ascending', 'asc'],

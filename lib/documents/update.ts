@@ -2,10 +2,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { DocumentQueryError } from './errors.ts';
 import { parsePath, setAt, unsetAt, type FieldPath } from './paths.ts';
 import type { Document } from './types.ts';
-import { isPlainObject, toStorableValue, type JsonValue } from './values.ts';
+import { isPlainObject, type Json } from '../values/json.ts';
+import { toStorableValue } from './values.ts';
 
 interface CompiledUpdate {
-  sets: Array<{ path: FieldPath; value: JsonValue }>;
+  sets: Array<{ path: FieldPath; value: Json }>;
   unsets: FieldPath[];
 }
 

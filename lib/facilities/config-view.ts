@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.ts';
-import { currentConfig } from './current.ts';
+import { currentFacilityState } from './current.ts';
 
 /** Every key of the resolved configuration; the compiler keeps the list whole and exact. */
 const CONFIG_KEYS: Record<keyof Config, true> = {
@@ -31,6 +31,6 @@ const CONFIG_KEYS: Record<keyof Config, true> = {
 export const configView: Config = Object.freeze(
   Object.defineProperties(
     {} as Config,
-    Object.fromEntries(Object.keys(CONFIG_KEYS).map((key) => [key, { enumerable: true, get: () => currentConfig()[key as keyof Config] }])),
+    Object.fromEntries(Object.keys(CONFIG_KEYS).map((key) => [key, { enumerable: true, get: () => currentFacilityState().config[key as keyof Config] }])),
   ),
 );

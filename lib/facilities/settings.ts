@@ -1,5 +1,5 @@
-import type { Config } from '../config/index.ts';
-import { currentConfig } from './current.ts';
+import type { ProjectSettingValues, SettingValuesByName } from '../core/runtime.ts';
+import { currentFacilityState } from './current.ts';
 
 /** The kinds of value a setting holds. */
 export type SettingType = 'string' | 'number' | 'integer' | 'boolean';
@@ -46,11 +46,6 @@ export interface ProjectSettings<Declarations extends SettingDeclarations = Sett
 /** What `defineSettings()` has made: the loader accepts nothing else as `api/settings.js`. */
 const defined = new WeakSet<ProjectSettings>();
 
-type Values = Readonly<Record<string, SettingValue | undefined>>;
-
-/** Per configuration (one per running service), each loaded project's values. */
-const boundValues = new WeakMap<Config, { bySettings: Map<ProjectSettings, Values>; byProject: Map<string, Values> }>();
-
 /**
  * Declares a project's settings, in `api/settings.js` (default export):
  *
@@ -67,7 +62,7 @@ const boundValues = new WeakMap<Config, { bySettings: Map<ProjectSettings, Value
 export function defineSettings<const Declarations extends SettingDeclarations>(declarations: Declarations): ProjectSettings<Declarations> {
   const settings: ProjectSettings<Declarations> = Object.freeze({
     declarations,
-    get: <Name extends keyof Declarations & string>(name: Name) => valuesOf(settings, currentConfig())[name] as SettingValues<Declarations>[Name],
+    get: <Name extends keyof Declarations & string>(name: Name) => boundValuesOf(settings)[name] as SettingValues<Declarations>[Name],
   });
   defined.add(settings);
   return settings;
@@ -77,25 +72,34 @@ export function isDefinedSettings(candidate: unknown): candidate is ProjectSetti
   return typeof candidate === 'object' && candidate !== null && defined.has(candidate as ProjectSettings);
 }
 
-/** Called by the loader once a project's values are resolved, before its route file is imported. */
-export function bindSettings(config: Config, project: string, settings: ProjectSettings, values: Values): void {
-  const bound = boundValues.get(config) ?? { bySettings: new Map(), byProject: new Map() };
-  const frozen = Object.freeze({ ...values });
-  bound.bySettings.set(settings, frozen);
-  bound.byProject.set(project, frozen);
-  boundValues.set(config, bound);
-}
-
-/** A project's values in the service configured by `config`; none when it declares no settings. */
-export function valuesOfProject(config: Config, project: string): Values {
-  return boundValues.get(config)?.byProject.get(project) ?? {};
-}
-
-/** The values `settings` has in the service configured by `config`. */
-export function valuesOf(settings: ProjectSettings, config: Config): Values {
-  const values = boundValues.get(config)?.bySettings.get(settings);
+/** The values `settings` has in the service that is running (the request's, inside one). */
+function boundValuesOf(settings: ProjectSettings): SettingValuesByName {
+  const values = currentFacilityState().projectSettings.valuesOf(settings);
   if (values === undefined) {
     throw new Error("spaceport: these settings belong to no loaded project (a project's settings are the default export of its api/settings.js)");
   }
   return values;
+}
+
+/**
+ * One service's setting values, project by project (`Runtime.projectSettings`): the loader binds
+ * a project's values once they are resolved, before its route file is imported.
+ */
+export class BoundProjectSettings implements ProjectSettingValues {
+  readonly #bySettings = new Map<object, SettingValuesByName>();
+  readonly #byProject = new Map<string, SettingValuesByName>();
+
+  bind(project: string, settings: object, values: SettingValuesByName): void {
+    const frozen = Object.freeze({ ...values });
+    this.#bySettings.set(settings, frozen);
+    this.#byProject.set(project, frozen);
+  }
+
+  valuesOf(settings: object): SettingValuesByName | undefined {
+    return this.#bySettings.get(settings);
+  }
+
+  valuesOfProject(project: string): SettingValuesByName {
+    return this.#byProject.get(project) ?? {};
+  }
 }

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
+import type { Area } from '../core/area.ts';
 import { answerError, nothingAnswers } from '../core/errors.ts';
 import { requestLineWriter, type Logger } from '../core/logger.ts';
 import { newRequestState, requestState, serveWithState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { type BodyPace, type BodyWatch, BodyWatcher } from './body-pace.ts';
-
-/** What answers the URLs whose first path segment is one name: `/healthz`, `/spaces/...`, `/api/...`. */
-export type Area = (ctx: Context) => Promise<void> | void;
 
 export interface EntryOptions {
   logger: Logger;

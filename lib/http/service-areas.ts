@@ -10,7 +10,7 @@ import { paramsOf, Router } from '../routes/router.ts';
 import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from '../routes/service-area.ts';
 import { spacesArea } from '../spaces/routes.ts';
 import { withTenant } from '../tenancy/index.ts';
-import type { Area } from './entry.ts';
+import type { Area } from '../core/area.ts';
 import { systemArea } from './system-routes.ts';
 
 /** The service's own areas, by the first path segments they answer. */

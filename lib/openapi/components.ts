@@ -1,6 +1,7 @@
-import type { JsonObject } from '../routes/json.ts';
+import type { JsonObject } from '../values/json.ts';
+import { TENANT_NAME } from '../values/tenant-name.ts';
 
-export type { Json, JsonObject } from '../routes/json.ts';
+export type { Json, JsonObject } from '../values/json.ts';
 
 export const BEARER_SCHEME = 'bearerAuth';
 
@@ -85,7 +86,7 @@ const parameters: JsonObject = {
     in: 'header',
     required: false,
     description: 'The tenant; when absent, the configured default tenant.',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$' },
+    schema: { type: 'string', pattern: TENANT_NAME.source },
   },
 };
 

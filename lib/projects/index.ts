@@ -1,4 +1,3 @@
-import { adoptRuntime } from '../facilities/current.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { readCatalog } from './load.ts';
 import { mountProjects, type LoadedProjects } from './mount.ts';
@@ -13,7 +12,7 @@ export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from 
  * the whole validation report when `projects.onError` is "fail" and something is wrong.
  */
 export async function loadProjects(runtime: Runtime): Promise<LoadedProjects> {
-  adoptRuntime(runtime);
-  const catalog = await readCatalog(runtime.config, runtime.secrets.projectSettings, runtime.logger);
+  const settings = { sources: runtime.secrets.projectSettings, bound: runtime.projectSettings };
+  const catalog = await readCatalog(runtime.config, settings, runtime.logger);
   return mountProjects(runtime, catalog.projects, catalog.defaultProject);
 }

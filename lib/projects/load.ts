@@ -4,8 +4,9 @@ import { pathToFileURL } from 'node:url';
 import type { Config, ProjectSettingSources } from '../config/index.ts';
 import { BUILT_IN_SECTIONS } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
+import type { ProjectSettingValues } from '../core/runtime.ts';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
-import { bindSettings, isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';
+import { isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { describeLoadError, formatProblem, ProjectLoadError, type RouteProblem } from './problems.ts';
 import { validateRoutes } from './route-file.ts';
@@ -31,8 +32,8 @@ export interface ProjectCatalog {
  * logs why. A problem of the configuration itself (a `projects.default` naming no loaded
  * project, a section naming no project) is a start-up error either way.
  */
-export async function readCatalog(config: Config, settingSources: ProjectSettingSources, logger: Logger): Promise<ProjectCatalog> {
-  const scan = await scanProjects(config.projectsDir, { config, sources: settingSources });
+export async function readCatalog(config: Config, settings: SettingsContext, logger: Logger): Promise<ProjectCatalog> {
+  const scan = await scanProjects(config.projectsDir, settings);
   const problems = [...scan.problems];
   const defaultProject = chooseDefault(config, scan.projects, problems);
   if (problems.length > 0 && (config.projects.onError === 'fail' || problems.some(isConfigProblem))) {
@@ -158,10 +159,10 @@ export function problemWithName(name: string): string | undefined {
   return undefined;
 }
 
-/** What resolving settings needs: the service's configuration, to bind the values to. */
-interface SettingsContext {
-  readonly config: Config;
+/** What resolving settings needs: where values are read from, and the service's values to bind them to. */
+export interface SettingsContext {
   readonly sources: ProjectSettingSources;
+  readonly bound: ProjectSettingValues;
 }
 
 /** A project whose settings are loaded: its name and its `api` folder. */
@@ -185,7 +186,7 @@ interface DeclaredSettings {
 /**
  * Reads every project's `api/settings.{js,mjs,ts}` (optional), checks them, each alone and
  * together (no two secrets, of one project or two, read from one variable), resolves the values
- * of every project whose declarations are right and binds them to the service's configuration,
+ * of every project whose declarations are right and binds them to the service's values,
  * so that its route file, imported next, can read them even at import time. Returns every
  * problem, by project.
  */
@@ -201,7 +202,7 @@ function resolveProject(declared: DeclaredSettings, shared: readonly RouteProble
   const { values, problems } = resolveValues({ project, file, settings }, context.sources);
   // Bound even when some are wrong: the route file may read the others as it loads, and its
   // own problems belong in the same report.
-  if (settings !== undefined) bindSettings(context.config, project, settings, values);
+  if (settings !== undefined) context.bound.bind(project, settings, values);
   return problems;
 }
 

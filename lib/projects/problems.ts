@@ -62,12 +62,6 @@ function describe(value: unknown, absent: string): string {
   return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
 }
 
-/** `string`, `array`, `null`, ... for messages such as "must be a boolean (got string)". */
-export function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  return Array.isArray(value) ? 'array' : typeof value;
-}
-
 const RESOLVE_FACILITIES = new URL('../facilities/register.ts', import.meta.url).href;
 /** A stack frame's file and line: `file:///x/api/handlers/a.js:12:7`. */
 const STACK_FRAME = /(file:\/\/[^\s)]+):(\d+):\d+/g;

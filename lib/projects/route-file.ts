@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
 import { looseRoutePath } from '../routes/router.ts';
-import { kindOf, type RouteProblem } from './problems.ts';
+import type { RouteProblem } from './problems.ts';
+import { kindOf } from '../values/kind-of.ts';
 import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
 const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'summary', 'description', 'tags', 'schema']);

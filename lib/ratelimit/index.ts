@@ -1,11 +1,10 @@
 import createError from 'http-errors';
 import type { Context, Middleware, Next } from 'koa';
 import { requestState } from '../core/request-state.ts';
-import type { Runtime } from '../core/runtime.ts';
-import { limiterFor, type LimiterOptions } from './store.ts';
-import type { Spent } from './window.ts';
+import type { RateLimitBudget, Runtime, Spent } from '../core/runtime.ts';
 
-export type RateLimitOptions = LimiterOptions;
+export type RateLimitOptions = RateLimitBudget;
+export { RateLimitCounters } from './counters.ts';
 
 /**
  * Limits requests per client IP and tenant (SPEC §8.6): every answer carries `RateLimit-Limit`,
@@ -14,7 +13,7 @@ export type RateLimitOptions = LimiterOptions;
  * it answers without a promise.
  */
 export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middleware {
-  const limiter = limiterFor(runtime, options);
+  const counter = runtime.rateCounters.counterFor(options);
   const max = String(options.max);
   const admit = (ctx: Context, spent: Spent, next: Next) => {
     const reset = String(Math.max(1, Math.ceil(spent.msBeforeReset / 1000)));
@@ -24,7 +23,7 @@ export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middlewa
     return next();
   };
   return (ctx, next) => {
-    const spent = limiter(`${requestState(ctx).tenant ?? ''}|${ctx.ip}`);
+    const spent = counter(`${requestState(ctx).tenant ?? ''}|${ctx.ip}`);
     return spent instanceof Promise ? spent.then((counted) => admit(ctx, counted, next)) : admit(ctx, spent, next);
   };
 }

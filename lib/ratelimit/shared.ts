@@ -1,26 +1,42 @@
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { messageOf } from '../core/errors.ts';
-import type { Runtime } from '../core/runtime.ts';
-import type { LimiterOptions, Limiter } from './store.ts';
-import { MemoryWindows, type Spent } from './window.ts';
+import type { Logger } from '../core/logger.ts';
+import type { RateCounter, RateLimitBudget, Spent } from '../core/runtime.ts';
+import { MemoryWindows } from './window.ts';
 
 const KEY_PREFIX = 'spaceport:ratelimit';
 const REDIS_TIMEOUT_MS = 1000;
 /** How long a limit stays in memory after Redis failed it, before Redis is tried again. */
 const MEMORY_SPELL_MS = 5000;
 
-/** Per runtime: one Redis client for all its shared limits, once connected or given up on. */
-const clients = new WeakMap<Runtime, Promise<Redis>>();
+/** One Redis client for all the shared limits of a service, and the way to close it. */
+export interface SharedCounts {
+  /** Resolves once the first connection is made, or after REDIS_TIMEOUT_MS at most. */
+  counterFor(budget: RateLimitBudget): Promise<RateCounter>;
+  close(): Promise<void>;
+}
+
+export function sharedCounts(url: string, logger: Logger): SharedCounts {
+  const client = redisClient(url, logger);
+  const connected = firstConnection(client);
+  return {
+    counterFor: async (budget) => {
+      await connected;
+      return sharedCounter(client, logger, budget);
+    },
+    close: async () => {
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}
 
 /**
  * rate-limiter-flexible over Redis. When Redis fails a count (away, silent, or refusing writes
  * as in a failover), the limit is kept in memory for MEMORY_SPELL_MS, then one request tries
  * Redis again: only the requests already waiting on Redis wait out its timeout, not every one.
- * Resolves once the first connection is made, or after REDIS_TIMEOUT_MS at most.
  */
-export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, windowMs, max }: LimiterOptions): Promise<Limiter> {
-  const client = await redisClient(runtime, redisUrl);
+function sharedCounter(client: Redis, logger: Logger, { name, windowMs, max }: RateLimitBudget): RateCounter {
   const limiter = new RateLimiterRedis({
     storeClient: client,
     keyPrefix: `${KEY_PREFIX}:${name}`,
@@ -46,7 +62,7 @@ export async function sharedLimiter(runtime: Runtime, redisUrl: string, { name, 
           return spent(refusal);
         }
         if (outages.failed(way)) {
-          runtime.logger.warn({ limit: name, error: messageOf(refusal) }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
+          logger.warn({ limit: name, error: messageOf(refusal) }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
         }
         return memory.consume(key);
       },
@@ -85,9 +101,7 @@ class Outages {
   }
 }
 
-function redisClient(runtime: Runtime, url: string): Promise<Redis> {
-  let connected = clients.get(runtime);
-  if (connected !== undefined) return connected;
+function redisClient(url: string, logger: Logger): Redis {
   // While Redis is away, a command fails at once (and is counted in memory) instead of every
   // request waiting out the timeout: no offline queue, and a connection that has not answered
   // for REDIS_TIMEOUT_MS is closed (and reopened) rather than kept waiting on. A command that
@@ -100,13 +114,8 @@ function redisClient(runtime: Runtime, url: string): Promise<Redis> {
     commandTimeout: REDIS_TIMEOUT_MS,
     socketTimeout: REDIS_TIMEOUT_MS,
   });
-  client.on('error', (error: Error) => runtime.logger.warn({ error: error.message }, 'redis: rate limits kept in memory until it answers'));
-  runtime.shutdownTasks.push(async () => {
-    await client.quit().catch(() => client.disconnect());
-  });
-  connected = firstConnection(client).then(() => client);
-  clients.set(runtime, connected);
-  return connected;
+  client.on('error', (error: Error) => logger.warn({ error: error.message }, 'redis: rate limits kept in memory until it answers'));
+  return client;
 }
 
 /** The first connection's outcome: ready, refused, or still pending after REDIS_TIMEOUT_MS. */

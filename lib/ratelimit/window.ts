@@ -1,8 +1,4 @@
-/** How much of a budget a request found spent, itself included, and when the window resets. */
-export interface Spent {
-  readonly consumed: number;
-  readonly msBeforeReset: number;
-}
+import type { Spent } from '../core/runtime.ts';
 
 /**
  * Fixed windows counted in memory, one per key, each starting at its key's first request:

@@ -1,4 +1,4 @@
-import type { JsonObject } from './json.ts';
+import type { JsonObject } from '../values/json.ts';
 import type { HttpMethod } from './methods.ts';
 import type { CompiledRouteSchema } from './schemas.ts';
 

@@ -1,6 +1,6 @@
 import type { AreaTraits } from './area-traits.ts';
 import type { AuthMode, RouteDeclaration } from './declaration.ts';
-import type { JsonObject } from './json.ts';
+import type { JsonObject } from '../values/json.ts';
 import type { HttpMethod } from './methods.ts';
 import type { SchemaDocuments } from './schemas.ts';
 

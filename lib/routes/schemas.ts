@@ -1,6 +1,6 @@
-import { frozenJson, type JsonObject } from './json.ts';
+import { frozenJson, isPlainObject, type JsonObject } from '../values/json.ts';
 import type { JsonSchemaCompiler } from './json-schema.ts';
-import { kindOf } from '../projects/problems.ts';
+import { kindOf } from '../values/kind-of.ts';
 import type { SchemaCheck } from './schema-check.ts';
 import { isValidatorSchema, isValidatorWithoutJsonSchema, validatorCheck, validatorJsonSchema } from './standard-schema.ts';
 
@@ -112,11 +112,4 @@ function requestPartProblem(part: RequestPart, document: JsonObject, pathParamet
   if (unknown.length === 0) return undefined;
   const declared = pathParameters.length === 0 ? 'none' : pathParameters.map((name) => `:${name}`).join(', ');
   return `schema.params names ${unknown.map((name) => `"${name}"`).join(', ')}, not a parameter of the path (its parameters: ${declared})`;
-}
-
-/** An object literal (or `Object.create(null)`), not an array, a class instance or a function. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStorableText } from '../values/storable-text.ts';
 
 const NAME_MAX_CODE_POINTS = 64;
 const SCHEMA_MAX_CODE_POINTS = 128;
@@ -9,10 +10,6 @@ const SCHEMAS_MAX_COUNT = 1000;
  * decomposed "é" must stay usable), digits, space, `_`, `.`, `-`; a letter or digit first.
  */
 const NAME_PATTERN = /^[\p{L}\p{Nd}][\p{L}\p{M}\p{Nd} _.-]*$/u;
-
-/** PostgreSQL text cannot hold NUL or a lone surrogate: refused here rather than failing as a 500. */
-const LONE_SURROGATE = /\p{Cs}/u;
-const isStorable = (value: string): boolean => !value.includes('\u0000') && !LONE_SURROGATE.test(value);
 
 const codePoints = (value: string): number => [...value].length;
 
@@ -39,7 +36,8 @@ const schemaName = z
   .string({ error: 'must be a string' })
   .refine((value) => value.length > 0, 'must not be empty')
   .refine((value) => codePoints(value) <= SCHEMA_MAX_CODE_POINTS, `must be at most ${SCHEMA_MAX_CODE_POINTS} characters`)
-  .refine(isStorable, 'must not contain NUL or unpaired surrogates')
+  // PostgreSQL text cannot hold them: refused here rather than failing as a 500.
+  .refine(isStorableText, 'must not contain NUL or unpaired surrogates')
   .meta({ minLength: 1, maxLength: SCHEMA_MAX_CODE_POINTS });
 
 const schemaList = z

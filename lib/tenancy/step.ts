@@ -1,17 +1,16 @@
 import createError from 'http-errors';
 import type { Context } from 'koa';
+import type { Area } from '../core/area.ts';
 import { requestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
-
-/** What runs once the tenant is known: the rest of the request. */
-export type TenantScoped = (ctx: Context) => Promise<void> | void;
+import { isTenantName } from '../values/tenant-name.ts';
 
 /**
  * The tenant step (SPEC §4.1): resolves the request's tenant, makes it visible as
  * `req.headers.tenant` and records it in the request state, which every data access of the
  * request reads (SPEC §4.2); then runs `rest`. A tenant seen before costs no promise.
  */
-export function withTenant(runtime: Runtime, rest: TenantScoped): TenantScoped {
+export function withTenant(runtime: Runtime, rest: Area): Area {
   const defaultTenant = runtime.config.tenancy.defaultTenant;
   const enter = (ctx: Context, tenant: string) => {
     ctx.request.headers.tenant = tenant;
@@ -26,12 +25,6 @@ export function withTenant(runtime: Runtime, rest: TenantScoped): TenantScoped {
       return enter(ctx, tenant);
     });
   };
-}
-
-const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
-
-export function isTenantName(value: string): boolean {
-  return TENANT_PATTERN.test(value);
 }
 
 /** The tenant a request names: its `tenant` header, else the configured default (SPEC §4.1). */

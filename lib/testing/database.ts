@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import pg from 'pg';
-import { openEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded/index.ts';
+import { loadConfig } from '../config/index.ts';
+import { openDatabase, type OpenedDatabase } from '../db/open.ts';
 
 export interface FreshDatabase {
   /** `<prefix>_<random>`, so that a stray one can be traced to what made it. */
@@ -32,28 +32,27 @@ async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   }
 }
 
-let embedded: Promise<EmbeddedDatabase> | undefined;
-let embeddedUsers = 0;
+let server: Promise<OpenedDatabase> | undefined;
+let serverUsers = 0;
 
 /**
- * A fresh database on `DATABASE_URL`'s server (what `make test` sets), else on the embedded
- * PostgreSQL of `DATA_DIR` (joined when running, else started until the last one is dropped).
+ * A fresh database on the server the service would use (`openDatabase`): DATABASE_URL's (what
+ * `make test` sets), else the embedded PostgreSQL of DATA_DIR, joined when running, else started
+ * until the last fresh database is dropped.
  */
 export async function freshTestDatabase(): Promise<FreshDatabase> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (serverUrl) return createDatabaseOn(serverUrl);
-  embeddedUsers++;
-  embedded ??= openEmbeddedDatabase(path.resolve(process.env.DATA_DIR || './.data'));
-  const database = await createDatabaseOn((await embedded).url);
+  serverUsers++;
+  server ??= openDatabase(loadConfig(), () => {});
+  const database = await createDatabaseOn((await server).url);
   return {
     name: database.name,
     url: database.url,
     drop: async () => {
       await database.drop();
-      if (--embeddedUsers === 0 && embedded !== undefined) {
-        const server = await embedded;
-        embedded = undefined;
-        await server.stop();
+      if (--serverUsers === 0 && server !== undefined) {
+        const opened = await server;
+        server = undefined;
+        await opened.stop();
       }
     },
   };

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { verifySystemToken, type TokenClaims } from '../auth/tokens.ts';
 import type { ExpertInput } from '../config/index.ts';
 import { documentStore, type DocumentStore } from '../documents/index.ts';
-import { valuesOfProject } from '../facilities/settings.ts';
 import type { SettingValue } from '../facilities/settings.ts';
 import { startService, type Service } from '../server.ts';
 import { createTenant } from '../tenancy/index.ts';
@@ -120,7 +119,7 @@ async function testService(service: Service, options: StartOptions, folder: Proj
       project: folder.project,
       tenant,
       user,
-      settings: folder.project === undefined ? {} : valuesOfProject(runtime.config, folder.project),
+      settings: folder.project === undefined ? {} : runtime.projectSettings.valuesOfProject(folder.project),
       createUser: (fields?: UserFields, where: { tenant?: string } = {}) => createUser(runtime, where.tenant ?? tenant, fields),
       createTenant: async (name: string) => {
         await createTenant(runtime.knex, name);

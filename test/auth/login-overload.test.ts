@@ -1,12 +1,12 @@
 import test from 'ava';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { jsonPost } from '../helpers/http.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
 /** More logins at once than the hashing queue holds (concurrent hashes plus queued ones). */
 const BURST = 120;
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({ expert: { rateLimit: { login: { windowMs: 60_000, max: 10_000 } } } }, async (started) => {
   service = started;
   await saveAccount(service.runtime.tenantDatabase, 'default', { username: 'alice', password: 'pw-alice' });

@@ -6,10 +6,10 @@ import { documentStore } from '../../lib/documents/index.ts';
 import { signToken } from '../../lib/facilities/tokens.ts';
 import { runInTenant } from '../../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from '../helpers/http.ts';
-import { serviceForFile, startTestService, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
+import { serviceForFile, startTestService, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
 
 const PASSWORD = 'correct horse battery staple';
-let service: TestService;
+let service: ServiceUnderTest;
 let aliceUid: string;
 /** Every response body this file received, for the secrets check at the end. */
 const bodies: string[] = [];

@@ -3,9 +3,9 @@ import test from 'ava';
 import jwt from 'jsonwebtoken';
 import { signSystemToken, verifySystemToken } from '../../lib/auth/tokens.ts';
 import { startAuthApp, type AuthApp } from '../helpers/auth-app.ts';
-import { serviceForFile, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
+import { serviceForFile, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 let app: AuthApp;
 const ALICE = { uid: 'uid-alice', username: 'alice', role: 'admin' };
 const CLAIMS = { ...ALICE, tenant: 'acme' };

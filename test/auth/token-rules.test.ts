@@ -3,7 +3,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { verifySystemToken } from '../../lib/auth/tokens.ts';
 import { startAuthApp, type AuthApp } from '../helpers/auth-app.ts';
-import { serviceForFile, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
+import { serviceForFile, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
 
 /**
  * The rule every system JWT must pass beyond its signature (SPEC §5.3), in system authentication and in
@@ -14,7 +14,7 @@ import { serviceForFile, TEST_JWT_SECRET, type TestService } from '../helpers/se
 const LIFETIME_SECONDS = 12 * 3600;
 const SKEW_SECONDS = 60;
 
-let service: TestService;
+let service: ServiceUnderTest;
 let app: AuthApp;
 serviceForFile({ tenants: ['acme'] }, async (started) => {
   service = started;

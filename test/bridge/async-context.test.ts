@@ -6,7 +6,7 @@ import type { RouteHandler } from '../../lib/bridge/index.ts';
 import { MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
 import { FIXTURES } from '../helpers/bridge-cases.ts';
 import { json, writeTree } from '../helpers/projects.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
 /**
  * The async context `next` carries (issue 14): Express calls the next function from inside
@@ -73,7 +73,7 @@ export default [
 ];
 `;
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({ tenants: ['acme'], env: { PROJECTS_DIR: path.join(writeTree({ 'projects/gate/api/routes.js': ROUTES }), 'projects') } }, (started) => {
   service = started;
 });

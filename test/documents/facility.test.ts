@@ -1,9 +1,9 @@
 import test from 'ava';
 import { db, documentStore } from '../../lib/documents/index.ts';
 import { runInTenant } from '../../lib/tenancy/index.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 
 serviceForFile({ tenants: ['acme', 'globex'] }, (started) => {
   service = started;

@@ -4,7 +4,7 @@ import { db, DocumentQueryError } from '../../lib/documents/index.ts';
 import { createTenant, runInTenant } from '../../lib/tenancy/index.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
 import { loginProblems, prototypeChanges, quickLogin, restorePrototypes, snapshotPrototypes, type Login, type PrototypeSnapshot } from '../helpers/prototypes.ts';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 
 /**
  * The cases of the report, as a route author writes them: a document path through `__proto__`
@@ -17,7 +17,7 @@ const NOTES = [
   { _id: 'n2', text: 'second', meta: { by: 'bob' } },
 ];
 
-let service: TestService;
+let service: ServiceUnderTest;
 let globexLogin: Login;
 test.before(async () => {
   const root = writeTree({

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Knex } from 'knex';
 import { createKnex } from '../../lib/db/connect.ts';
-import { dropTestDatabase, testDatabaseUrl, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 
 // SPEC §7: a statement over the time limit answers 503, and the limit ends the work in
@@ -27,7 +27,7 @@ export default [
 ];
 `;
 
-let service: TestService;
+let service: ServiceUnderTest;
 let owner: Knex;
 
 test.before(async () => {
@@ -41,7 +41,7 @@ test.after.always(async () => {
   await owner?.destroy();
 });
 
-function post(pathname: string, body: unknown, to: TestService = service): Promise<Response> {
+function post(pathname: string, body: unknown, to: ServiceUnderTest = service): Promise<Response> {
   return to.fetch(`/api/timed${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 

@@ -4,7 +4,8 @@ import path from 'node:path';
 import test from 'ava';
 import { loadConfig } from '../../lib/config/index.ts';
 import { configView } from '../../lib/facilities/config-view.ts';
-import { adoptConfig } from '../../lib/facilities/current.ts';
+import { serveFacilitiesOutsideRequests } from '../../lib/facilities/current.ts';
+import { BoundProjectSettings } from '../../lib/facilities/settings.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 import { dropTestDatabase, TEST_JWT_SECRET } from '../helpers/service.ts';
 
@@ -23,7 +24,7 @@ const loaded = loadConfig({
   env: { JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-config-view-')) },
   expert: { referer: { enabled: true, allow: ['example.com'] }, limits: { jsonBytes: 4096 } },
 }).config;
-adoptConfig(loaded);
+serveFacilitiesOutsideRequests({ config: loaded, projectSettings: new BoundProjectSettings() });
 
 test('Object.isFrozen holds for config and every object in it', (t) => {
   t.true(Object.isFrozen(configView));

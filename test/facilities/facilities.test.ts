@@ -3,12 +3,12 @@ import { pathToFileURL } from 'node:url';
 import * as facilities from '../../lib/facilities/index.ts';
 import facilitiesConfig from '../../lib/facilities/config.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, startWithProjects } from '../helpers/projects.ts';
 import { writeOutsideProjects } from '../helpers/outside-project.ts';
 
 const { projectsDir, outsideRoutes } = writeOutsideProjects();
-let service: TestService;
+let service: ServiceUnderTest;
 test.before(async () => {
   service = await startWithProjects(undefined, projectsDir, { expert: { projects: { default: 'outside' }, limits: { jsonBytes: 4096 } } });
   await createTenant(service.runtime.knex, 'acme');

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { loadConfig } from '../../lib/config/index.ts';
-import { adoptConfig } from '../../lib/facilities/current.ts';
+import { serveFacilitiesOutsideRequests } from '../../lib/facilities/current.ts';
 import { defineSettings, type SettingValues } from '../../lib/facilities/index.ts';
-import { bindSettings } from '../../lib/facilities/settings.ts';
+import { BoundProjectSettings } from '../../lib/facilities/settings.ts';
 
 const declarations = {
   apiKey: { type: 'string', secret: true, required: true },
@@ -18,16 +18,18 @@ test('defineSettings keeps the declarations as they are', (t) => {
 });
 
 test('reading settings that no loaded project declares says what to do', (t) => {
-  adoptConfig(loadConfig({ env: { JWT_SECRET: 'a-secret-that-is-long-enough' }, expert: {} }).config);
+  const { config } = loadConfig({ env: { JWT_SECRET: 'a-secret-that-is-long-enough' }, expert: {} });
+  serveFacilitiesOutsideRequests({ config, projectSettings: new BoundProjectSettings() });
   const settings = defineSettings(declarations);
   t.throws(() => settings.get('apiKey'), { message: /belong to no loaded project \(a project's settings are the default export of its api\/settings\.js\)/ });
 });
 
-test('values are read from the configuration they were bound to', (t) => {
+test('values are read from the service they were bound to', (t) => {
   const { config } = loadConfig({ env: { JWT_SECRET: 'a-secret-that-is-long-enough' }, expert: {} });
-  adoptConfig(config);
+  const projectSettings = new BoundProjectSettings();
+  serveFacilitiesOutsideRequests({ config, projectSettings });
   const settings = defineSettings(declarations);
-  bindSettings(config, 'shop', settings, { apiKey: 'k', pageSize: 5 });
+  projectSettings.bind('shop', settings, { apiKey: 'k', pageSize: 5 });
   t.is(settings.get('apiKey'), 'k');
   t.is(settings.get('pageSize'), 5);
   t.is(settings.get('label'), undefined);

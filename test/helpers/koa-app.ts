@@ -5,7 +5,8 @@ import Koa, { type Middleware } from 'koa';
 import compose from 'koa-compose';
 import { createLogger, type Logger } from '../../lib/core/logger.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
-import { requestEntry, type Area } from '../../lib/http/entry.ts';
+import type { Area } from '../../lib/core/area.ts';
+import { requestEntry } from '../../lib/http/entry.ts';
 import { withTenant } from '../../lib/tenancy/index.ts';
 
 export interface ListeningApp {

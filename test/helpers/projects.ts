@@ -7,7 +7,7 @@ import type { ExpertInput } from '../../lib/config/index.ts';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
-import { startTestService, testDatabaseUrl, type TestService } from './service.ts';
+import { startTestService, testDatabaseUrl, type ServiceUnderTest } from './service.ts';
 
 /** `test/fixtures/projects/<name>`: one PROJECTS_DIR per scenario. */
 export function fixtureProjects(name: string): string {
@@ -34,12 +34,12 @@ export async function migrateFileDatabase(): Promise<void> {
 }
 
 /** The real service over a PROJECTS_DIR, closed when the test ends. */
-export function startWithProjects(t: ExecutionContext | undefined, projectsDir: string, options: ProjectServiceOptions = {}): Promise<TestService> {
+export function startWithProjects(t: ExecutionContext | undefined, projectsDir: string, options: ProjectServiceOptions = {}): Promise<ServiceUnderTest> {
   return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env }, bodyPace: options.bodyPace });
 }
 
 /** A system JWT for a made-up account of `tenant`, signed by the service's own key. */
-export function tokenFor(service: TestService, tenant = 'default', uid = 'user-1'): Promise<string> {
+export function tokenFor(service: ServiceUnderTest, tenant = 'default', uid = 'user-1'): Promise<string> {
   return signSystemToken(service.runtime, { uid, username: 'tester', role: 'member' }, tenant);
 }
 

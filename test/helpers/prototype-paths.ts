@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { db, DocumentQueryError, DuplicateKeyError, type Collection, type Filter } from '../../lib/documents/index.ts';
 import { createTenant, runInTenant } from '../../lib/tenancy/index.ts';
 import { loginProblems, nonStandardPrototype, prototypeChanges, quickLogin, restorePrototypes, snapshotPrototypes, type Login } from './prototypes.ts';
-import { dropTestDatabase, startTestService, type TestService } from './service.ts';
+import { dropTestDatabase, startTestService, type ServiceUnderTest } from './service.ts';
 
 /**
  * The property "paths are data, never prototypes", over generated paths and operations. Path
@@ -94,7 +94,7 @@ const pathCase: fc.Arbitrary<PathCase> = fc.record({
 });
 
 interface PathWorld {
-  readonly service: TestService;
+  readonly service: ServiceUnderTest;
   readonly login: Login;
   close(): Promise<void>;
 }

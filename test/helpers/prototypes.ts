@@ -1,7 +1,7 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { documentStore } from '../../lib/documents/index.ts';
-import type { TestService } from './service.ts';
+import type { ServiceUnderTest } from './service.ts';
 
 /**
  * What a request must never reach: the prototypes every plain object, array, function and string
@@ -73,7 +73,7 @@ export interface Login {
  * at the lowest cost a stored hash may have (N = 1024): a login checked after every case takes
  * milliseconds instead of a tenth of a second, through the same code.
  */
-export async function quickLogin(service: TestService, tenant: string): Promise<Login> {
+export async function quickLogin(service: ServiceUnderTest, tenant: string): Promise<Login> {
   const login = { tenant, username: 'gina', password: `a password of ${tenant}` };
   await saveAccount(service.runtime.tenantDatabase, tenant, { username: login.username, password: login.password, role: 'admin' });
   const salt = randomBytes(16);
@@ -88,7 +88,7 @@ export async function quickLogin(service: TestService, tenant: string): Promise<
  * and a token, one with a wrong password 401, and the token lists spaces (200). Each problem
  * is returned as a line; none means all is well.
  */
-export async function loginProblems(service: TestService, { tenant, username, password }: Login): Promise<string[]> {
+export async function loginProblems(service: ServiceUnderTest, { tenant, username, password }: Login): Promise<string[]> {
   const login = (given: string) => service.fetch('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json', tenant }, body: JSON.stringify({ username, password: given }) });
   const [right, wrong] = [await login(password), await login(`${password}-wrong`)];
   const answer = (await right.json()) as { token?: unknown };

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import { saveAccount, type AccountInput, type Account } from '../../lib/auth/accounts.ts';
-import { startTestService, type TestService } from './service.ts';
+import { startTestService, type ServiceUnderTest } from './service.ts';
 
 /** The repository's own projects folder, where the sample lives. */
 export const REPO_PROJECTS_DIR = fileURLToPath(new URL('../../projects', import.meta.url));
@@ -15,7 +15,7 @@ export function startSampleService(
   t: ExecutionContext | undefined,
   expert: ExpertInput = {},
   env: Record<string, string> = {},
-): Promise<TestService> {
+): Promise<ServiceUnderTest> {
   return startTestService(t, {
     env: { PROJECTS_DIR: REPO_PROJECTS_DIR, ...env },
     expert: { ...expert, projects: { default: 'sample', ...expert.projects } },
@@ -23,12 +23,12 @@ export function startSampleService(
 }
 
 /** Creates an account in `tenant` the way `make user` does (hashed password). */
-export async function createAccount(service: TestService, tenant: string, input: AccountInput): Promise<Account> {
+export async function createAccount(service: ServiceUnderTest, tenant: string, input: AccountInput): Promise<Account> {
   return (await saveAccount(service.runtime.tenantDatabase, tenant, input)).account;
 }
 
 /** The stored password hash of an account, read straight from the table, for leak checks. */
-export async function storedPasswordHash(service: TestService, tenant: string, username: string): Promise<string> {
+export async function storedPasswordHash(service: ServiceUnderTest, tenant: string, username: string): Promise<string> {
   const row = await service.runtime.knex('documents')
     .where({ tenant, collection: 'accounts' })
     .whereRaw("doc->>'username' = ?", [username])
@@ -38,7 +38,7 @@ export async function storedPasswordHash(service: TestService, tenant: string, u
 }
 
 /** JSON POST helper. */
-export function postJson(service: TestService, pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function postJson(service: ServiceUnderTest, pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return service.fetch(pathname, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

@@ -11,7 +11,8 @@ import { createFreshDatabase } from './database.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-a-decent-length-0123456789';
 
-export interface TestService extends Service {
+/** The real service as the service's own tests drive it (project tests get `spaceport/testing`'s `TestService`). */
+export interface ServiceUnderTest extends Service {
   /** Every log line the service wrote so far, parsed. */
   logEntries(): Array<Record<string, unknown>>;
   /** The raw log text, for tests that grep it. */
@@ -19,7 +20,7 @@ export interface TestService extends Service {
   fetch(pathname: string, init?: RequestInit): Promise<Response>;
 }
 
-export interface TestServiceOptions {
+export interface ServiceUnderTestOptions {
   expert?: ExpertInput;
   env?: Record<string, string>;
   /** Use this database URL instead of the file's fresh one. */
@@ -42,7 +43,7 @@ export async function dropTestDatabase(): Promise<void> {
 }
 
 /** Starts the real service on an ephemeral port over the file's database; closed after the test. */
-export async function startTestService(t: ExecutionContext | undefined, options: TestServiceOptions = {}): Promise<TestService> {
+export async function startTestService(t: ExecutionContext | undefined, options: ServiceUnderTestOptions = {}): Promise<ServiceUnderTest> {
   const lines: string[] = [];
   const logDestination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -65,7 +66,7 @@ export async function startTestService(t: ExecutionContext | undefined, options:
     logDestination,
     bodyPace: options.bodyPace,
   });
-  const testService: TestService = {
+  const testService: ServiceUnderTest = {
     ...service,
     logEntries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
     logText: () => lines.join('\n'),
@@ -75,7 +76,7 @@ export async function startTestService(t: ExecutionContext | undefined, options:
   return testService;
 }
 
-export interface FileServiceOptions extends TestServiceOptions {
+export interface FileServiceOptions extends ServiceUnderTestOptions {
   /** Tenants created before the tests run. */
   tenants?: readonly string[];
 }
@@ -84,8 +85,8 @@ export interface FileServiceOptions extends TestServiceOptions {
  * One service for the whole test file: started (with `tenants` created) before its tests,
  * handed to `started` for the file to keep, and closed with the file's database after them.
  */
-export function serviceForFile(options: FileServiceOptions, started: (service: TestService) => void | Promise<void>): void {
-  let service: TestService | undefined;
+export function serviceForFile(options: FileServiceOptions, started: (service: ServiceUnderTest) => void | Promise<void>): void {
+  let service: ServiceUnderTest | undefined;
   test.before(async () => {
     service = await startTestService(undefined, options);
     for (const tenant of options.tenants ?? []) await createTenant(service.runtime.knex, tenant);

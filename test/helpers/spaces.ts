@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
-import type { TestService } from './service.ts';
+import type { ServiceUnderTest } from './service.ts';
 
 /** A tenant of its own, so a test can assert a whole space list without its neighbours' spaces. */
-export async function newTenant(service: TestService): Promise<string> {
+export async function newTenant(service: ServiceUnderTest): Promise<string> {
   const name = `t-${randomBytes(5).toString('hex')}`;
   await service.runtime.knex('tenants').insert({ name });
   return name;
@@ -24,7 +24,7 @@ export interface Caller {
 }
 
 /** Saves an account (created or updated) and signs a system token for it in `tenant`. */
-export async function callerWith(service: TestService, tenant: string, account: AccountFields): Promise<Caller> {
+export async function callerWith(service: ServiceUnderTest, tenant: string, account: AccountFields): Promise<Caller> {
   const { account: saved } = await saveAccount(service.runtime.tenantDatabase, tenant, { password: 'pw-for-tests', ...account });
   const token = await signSystemToken(service.runtime, saved, tenant);
   return { tenant, uid: saved.uid, token };
@@ -47,7 +47,7 @@ export interface CallResult {
 }
 
 /** One HTTP call to the service; the body is parsed as JSON (every spaces answer is JSON). */
-export async function call(service: TestService, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+export async function call(service: ServiceUnderTest, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = {};
   if (options.as) headers.tenant = options.as.tenant;
   if (options.as?.token) headers.authorization = `Bearer ${options.as.token}`;

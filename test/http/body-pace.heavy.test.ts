@@ -5,7 +5,7 @@ import { startWithProjects, writeTree } from '../helpers/projects.ts';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { trickledExchange } from '../helpers/raw-http.ts';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 
 /**
  * The real rule, as README.md states it: a body sent a byte every 2 s (issue 20) is answered 408
@@ -13,7 +13,7 @@ import { dropTestDatabase, type TestService } from '../helpers/service.ts';
  */
 const BOUND_MS = 30_000;
 
-let service: TestService;
+let service: ServiceUnderTest;
 let port: number;
 test.before(async () => {
   const root = writeTree({

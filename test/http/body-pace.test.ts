@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
 import { rawExchange, type RawAnswer, trickledExchange } from '../helpers/raw-http.ts';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 
 /** The service's rule, shortened so that a stall shows within a second (the real one is in body-pace.heavy.test.ts). */
 const PACE: BodyPace = { graceMs: 1000, minBytesPerSecond: 1024, checkMs: 100 };
@@ -16,7 +16,7 @@ const ANSWER_WITHIN_MS = 8000;
 
 const BIG_ANSWER = 8_000_000;
 
-let service: TestService;
+let service: ServiceUnderTest;
 let port: number;
 let projectsDir: string;
 test.before(async () => {

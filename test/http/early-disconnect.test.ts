@@ -3,9 +3,9 @@ import test from 'ava';
 import createError from 'http-errors';
 import { Router } from '../../lib/routes/router.ts';
 import { collectingLogger, entryApp, listenApp } from '../helpers/koa-app.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
   service = started;
 });

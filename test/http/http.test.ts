@@ -9,9 +9,9 @@ import { jsonBody } from '../../lib/core/json-body.ts';
 import { Router } from '../../lib/routes/router.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { collectingLogger, entryApp } from '../helpers/koa-app.ts';
-import { serviceForFile, startTestService, testDatabaseUrl, type TestService } from '../helpers/service.ts';
+import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
   service = started;
 });

@@ -1,9 +1,9 @@
 import test from 'ava';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
   service = started;
 });

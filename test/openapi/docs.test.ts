@@ -1,7 +1,7 @@
 import test from 'ava';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 // No default tenant: a request without the tenant header would be 400 anywhere tenant-scoped.
 serviceForFile({ expert: { tenancy: { defaultTenant: null } } }, (started) => {
   service = started;

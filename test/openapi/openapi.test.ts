@@ -5,7 +5,7 @@ import { projectTraits } from '../../lib/projects/mount.ts';
 import { listRoutes, type ListedRoute } from '../../lib/routes/route-table.ts';
 import { serviceRouteTable } from '../../lib/http/service-areas.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
 /** The parts of an OpenAPI document these tests read (the validator checks the whole). */
 type Parameter = {
@@ -47,7 +47,7 @@ type Document = {
   };
 };
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
   service = started;
 });

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { fixtureProjects, json, startWithProjects, tokenFor } from '../helpers/projects.ts';
 
 // Uploads that reach the disk land in the temporary folder or the data folder, both made under this.
@@ -15,8 +15,8 @@ const projects = fixtureProjects('chain');
 const JSON_TYPE = { 'content-type': 'application/json' };
 const GOOD_REFERER = 'https://app.example.com/page';
 
-let plain: TestService;
-let guarded: TestService;
+let plain: ServiceUnderTest;
+let guarded: ServiceUnderTest;
 test.before(async () => {
   plain = await startWithProjects(undefined, projects);
   guarded = await startWithProjects(undefined, projects, {
@@ -33,7 +33,7 @@ test.after.always(async () => {
 });
 
 /** A tenant of its own, so a test's rate-limit budget is not shared with another test. */
-async function freshTenant(service: TestService): Promise<string> {
+async function freshTenant(service: ServiceUnderTest): Promise<string> {
   const tenant = `t${randomBytes(5).toString('hex')}`;
   await createTenant(service.runtime.knex, tenant);
   return tenant;

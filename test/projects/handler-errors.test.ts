@@ -1,9 +1,9 @@
 import test from 'ava';
 import path from 'node:path';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 let projectDir: string;
 test.before(async () => {
   const root = writeTree({

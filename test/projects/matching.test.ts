@@ -1,6 +1,6 @@
 import path from 'node:path';
 import test from 'ava';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, startWithProjects, writeTree } from '../helpers/projects.ts';
 
 /**
@@ -20,7 +20,7 @@ export default [
 ];
 `;
 
-let service: TestService;
+let service: ServiceUnderTest;
 test.before(async () => {
   const root = writeTree({ 'projects/shop/api/routes.js': ROUTES }, 'spaceport-rb-matching-');
   service = await startWithProjects(undefined, path.join(root, 'projects'));

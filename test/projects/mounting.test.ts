@@ -1,8 +1,8 @@
 import test from 'ava';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { fixtureProjects, json, startWithProjects, tokenFor } from '../helpers/projects.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 test.before(async () => {
   service = await startWithProjects(undefined, fixtureProjects('mounting'), { expert: { projects: { default: 'alpha' } } });
 });

@@ -1,10 +1,10 @@
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { fixtureProjects, json, startWithProjects, tokenFor } from '../helpers/projects.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 let bearer: Record<string, string>;
 test.before(async () => {
   service = await startWithProjects(undefined, fixtureProjects('schemas'));

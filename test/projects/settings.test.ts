@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ProjectLoadError } from '../../lib/projects/index.ts';
-import { dropTestDatabase, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { fixtureProjects, json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 
 test.before(migrateFileDatabase);
@@ -13,7 +13,7 @@ test.after.always(dropTestDatabase);
 const SHOP = fixtureProjects('settings');
 const API_KEY = 'shop-key-4f1d9c27';
 
-function startShop(t: import('ava').ExecutionContext, shop: Record<string, unknown>, env: Record<string, string> = {}): Promise<TestService> {
+function startShop(t: import('ava').ExecutionContext, shop: Record<string, unknown>, env: Record<string, string> = {}): Promise<ServiceUnderTest> {
   return startWithProjects(t, SHOP, { expert: { shop }, env });
 }
 

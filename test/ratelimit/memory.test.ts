@@ -3,15 +3,15 @@ import test from 'ava';
 import type { Middleware } from 'koa';
 import { Redis } from 'ioredis';
 import { saveAccount } from '../../lib/auth/accounts.ts';
-import { rateLimit, type RateLimitOptions } from '../../lib/ratelimit/index.ts';
+import { RateLimitCounters, rateLimit, type RateLimitOptions } from '../../lib/ratelimit/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from '../helpers/http.ts';
 import { collectingLogger, entryApp, listenApp, type ListeningApp } from '../helpers/koa-app.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
-import { serviceForFile, startTestService, type TestService } from '../helpers/service.ts';
+import { serviceForFile, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
 
 const withRedis = await testWithRedis();
-let service: TestService;
+let service: ServiceUnderTest;
 
 serviceForFile({ tenants: ['acme', 'globex'] }, (started) => {
   service = started;
@@ -145,7 +145,7 @@ withRedis('with Redis, two instances share one budget', async (t) => {
 test('a Redis client that cannot be made leaves the limit in memory, with one log line and no password in it', async (t) => {
   const { logger, lines } = collectingLogger();
   // The configuration refuses such a URL at start-up; this is the limiter's own guard behind it.
-  const runtime = { ...service.runtime, logger, secrets: { ...service.runtime.secrets, redisUrl: 'redis://:secret@127.0.0.1:99999' } };
+  const runtime = { ...service.runtime, logger, rateCounters: new RateLimitCounters('redis://:secret@127.0.0.1:99999', logger) };
   const answer: Middleware = (ctx) => {
     ctx.body = { ok: true };
   };

@@ -1,10 +1,17 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
+import type { Middleware } from 'koa';
+import { rateLimit } from '../../lib/ratelimit/index.ts';
+import { createRuntime, releaseRuntime } from '../../lib/server.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
+import { entryApp, listenApp } from '../helpers/koa-app.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
-import { dropTestDatabase } from '../helpers/service.ts';
+import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 
 // Decided before any test is declared: ava takes declarations only until the file first waits.
@@ -31,6 +38,20 @@ withRedis('with REDIS_URL, two instances share one public-route budget per clien
     t.true(Number(limited.headers.get('retry-after')) > 0);
   }
   t.is((await call(second, otherTenant)).status, 200, 'the budget is per tenant');
+});
+
+withRedis('every shutdown task, closing the Redis client included, is registered by the time createRuntime returns', async (t) => {
+  const env = { DATABASE_URL: await testDatabaseUrl(), JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-data-')), LOG_LEVEL: 'silent', REDIS_URL };
+  const runtime = await createRuntime({ env, expert: {} });
+  t.teardown(() => releaseRuntime(runtime));
+  const tasks = [...runtime.shutdownTasks];
+  const answer: Middleware = (ctx) => {
+    ctx.body = { ok: true };
+  };
+  const app = await listenApp(entryApp({ logger: runtime.logger, steps: [rateLimit(runtime, { name: `test-${randomBytes(4).toString('hex')}`, windowMs: 60_000, max: 5 }), answer] }));
+  t.teardown(app.close);
+  t.is((await fetch(app.url)).status, 200);
+  t.deepEqual([...runtime.shutdownTasks], tasks);
 });
 
 /**

@@ -5,17 +5,17 @@ import { DRAIN_TIMING } from '../../lib/http/drain.ts';
 import { releaseHeld, requestHeld } from '../fixtures/projects/slow/slowpoke/held.ts';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { fixtureProjects } from '../helpers/projects.ts';
-import { dropTestDatabase, startTestService, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
 
 test.after.always(dropTestDatabase);
 
 /** Closed after the test too, in case it failed before closing it (close() runs once). */
-function startSlowService(t: ExecutionContext): Promise<TestService> {
+function startSlowService(t: ExecutionContext): Promise<ServiceUnderTest> {
   return startTestService(t, { env: { PROJECTS_DIR: fixtureProjects('slow') } });
 }
 
 /** A connection that has answered once and now sits idle in the client's pool. */
-async function idleClient(t: ExecutionContext, service: TestService): Promise<KeepAliveClient> {
+async function idleClient(t: ExecutionContext, service: ServiceUnderTest): Promise<KeepAliveClient> {
   const client = new KeepAliveClient(service.url);
   t.teardown(() => client.close());
   const first = await client.get('/healthz');

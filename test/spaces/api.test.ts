@@ -2,13 +2,13 @@ import test from 'ava';
 import { migrateLatest, rollbackLast } from '../../lib/db/migrations.ts';
 import { freshKnex } from '../helpers/database.ts';
 import { call, callerWith, listedNames, newTenant, spacePath, type Caller } from '../helpers/spaces.ts';
-import { serviceForFile, startTestService, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
+import { serviceForFile, startTestService, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
 import jwt from 'jsonwebtoken';
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const DISABLED = { error: 'spaces feature is disabled' };
 
-let service: TestService;
+let service: ServiceUnderTest;
 let admin: Caller;
 let member: Caller;
 

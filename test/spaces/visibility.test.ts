@@ -1,8 +1,8 @@
 import test from 'ava';
 import { call, callerWith, listedSchemas, newTenant, spacePath, type AccountFields, type Caller } from '../helpers/spaces.ts';
-import { serviceForFile, type TestService } from '../helpers/service.ts';
+import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 serviceForFile({ expert: { spaces: { enabled: true } } }, (started) => {
   service = started;
 });

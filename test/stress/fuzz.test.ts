@@ -11,7 +11,7 @@ import { forgedTokens } from '../helpers/forged-tokens.ts';
 import { describeRequest, fuzzRequest, requestBytes, type FuzzRequest, type FuzzTargets } from '../helpers/fuzz-requests.ts';
 import { rawExchange, type RawOutcome } from '../helpers/raw-http.ts';
 import { createAccount, startSampleService, storedPasswordHash } from '../helpers/sample.ts';
-import { dropTestDatabase, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
+import { dropTestDatabase, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
 import { startSsoStandIn, type SsoStandIn } from '../../projects/sample/test/sso-stand-in.ts';
 
 /**
@@ -31,7 +31,7 @@ const RUN_LIMIT_MS = 120_000;
 const PASSWORDS = { alice: 'alice-password-1', bob: 'bob-password-2' };
 const API_KEY = 'sample-api-key-of-some-length';
 
-let service: TestService;
+let service: ServiceUnderTest;
 let sso: SsoStandIn;
 let targets: FuzzTargets;
 let secrets: string[];

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { serviceForFile, startTestService, type TestService } from '../helpers/service.ts';
+import { serviceForFile, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
 
-let service: TestService;
+let service: ServiceUnderTest;
 
 serviceForFile({ tenants: ['acme'] }, (started) => {
   service = started;

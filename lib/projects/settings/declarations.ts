@@ -1,5 +1,6 @@
 import { isDefinedSettings, type ProjectSettings, type SettingType } from '../../facilities/settings.ts';
-import { kindOf, type RouteProblem } from '../problems.ts';
+import type { RouteProblem } from '../problems.ts';
+import { kindOf } from '../../values/kind-of.ts';
 
 const SETTING_TYPES: readonly SettingType[] = ['string', 'number', 'integer', 'boolean'];
 const IS_OF_TYPE: Readonly<Record<SettingType, (value: unknown) => boolean>> = {

@@ -1,7 +1,8 @@
 import type { ProjectSettingSources } from '../../config/index.ts';
 import { environmentSchema } from '../../config/schema.ts';
 import type { ProjectSettings, SettingDeclaration, SettingType, SettingValue } from '../../facilities/settings.ts';
-import { displayPath, kindOf, type RouteProblem } from '../problems.ts';
+import { displayPath, type RouteProblem } from '../problems.ts';
+import { kindOf } from '../../values/kind-of.ts';
 import { describeType, typeProblem } from './declarations.ts';
 
 export interface ResolvedValues {

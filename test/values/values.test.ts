@@ -1,0 +1,30 @@
+import test from 'ava';
+import { deepFreeze } from '../../lib/values/deep-freeze.ts';
+import { isPlainObject } from '../../lib/values/json.ts';
+import { isStorable, isStorableText } from '../../lib/values/storable-text.ts';
+import { isTenantName } from '../../lib/values/tenant-name.ts';
+
+test('deepFreeze freezes the value and every object inside it, and returns it', (t) => {
+  const value = { a: { b: [{ c: 1 }] }, d: 'text' };
+  t.is(deepFreeze(value), value);
+  for (const inner of [value, value.a, value.a.b, value.a.b[0]]) t.true(Object.isFrozen(inner));
+});
+
+test('isPlainObject: object literals and parsed JSON, not arrays, dates or class instances', (t) => {
+  for (const plain of [{}, Object.create(null), JSON.parse('{"a":1}')]) t.true(isPlainObject(plain));
+  for (const other of [null, [], new Date(), new (class Thing {})(), 'text', 1]) t.false(isPlainObject(other));
+});
+
+test('isStorable refuses NUL and unpaired surrogates in any string or key, at any depth', (t) => {
+  t.true(isStorableText('plain ü 😀'));
+  t.false(isStorableText('a\u0000b'));
+  t.false(isStorableText('\ud800'));
+  t.true(isStorable({ a: ['x', { b: 1 }], c: null }));
+  t.false(isStorable({ a: [{ b: 'x\u0000' }] }));
+  t.false(isStorable({ '\udc00': 1 }));
+});
+
+test('a tenant name: a letter or digit first, then up to 62 letters, digits, _ or -', (t) => {
+  for (const name of ['default', 'a', 'A-b_9', `a${'b'.repeat(62)}`]) t.true(isTenantName(name), name);
+  for (const name of ['', '-a', '_a', 'a b', 'ü', `a${'b'.repeat(63)}`]) t.false(isTenantName(name), name);
+});
