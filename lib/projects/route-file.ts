@@ -1,7 +1,6 @@
-import Router from '@koa/router';
 import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
-import { looseRoutePath } from '../routes/router.ts';
+import { pathPattern } from '../routes/router.ts';
 import type { RouteProblem } from './problems.ts';
 import { kindOf } from '../values/kind-of.ts';
 import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
@@ -99,7 +98,7 @@ function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchem
 /** The router's own parser decides, on the pattern it will register: what validates is what mounts. */
 function pathSyntaxProblem(path: string): string | undefined {
   try {
-    compiledPattern(path);
+    pathPattern(path);
     return undefined;
   } catch (error) {
     return (error as Error).message.replace(/; visit https?:\/\/\S+ for info$/, '');
@@ -111,23 +110,13 @@ function pathSyntaxProblem(path: string): string | undefined {
  * compiles (case-insensitive, so lower-cased), in which parameter names no longer appear.
  */
 function matchingKey(path: string): string {
-  return compiledPattern(path).source.toLowerCase();
-}
-
-function compiledPattern(path: string): RegExp {
-  return registeredLayer(path).regexp;
+  return pathPattern(path).regexp.source.toLowerCase();
 }
 
 /** The names of a path's parameters (`/items/:id` → `id`); none known for an invalid path. */
 function pathParameterNames(path: unknown): string[] | undefined {
   if (typeof path !== 'string' || !path.startsWith('/') || pathSyntaxProblem(path) !== undefined) return undefined;
-  return registeredLayer(path).paramNames.map((key) => String(key.name));
-}
-
-function registeredLayer(path: string): Router['stack'][number] {
-  const router = new Router();
-  router.register(looseRoutePath(path), ['GET'], () => {});
-  return router.stack[0];
+  return [...pathPattern(path).parameters];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -69,11 +69,25 @@ function expressRoute(method: string, path: string): ExpressRoute {
   return Object.freeze({ path, methods: Object.freeze({ [method.toLowerCase()]: true as const }) });
 }
 
+/** How the router reads a declared path: what it matches, and its parameters' names. */
+export interface PathPattern {
+  readonly regexp: RegExp;
+  readonly parameters: readonly string[];
+}
+
+/** Throws the router's own message for a path it cannot compile (`/items/:`). */
+export function pathPattern(path: string): PathPattern {
+  const router = new KoaRouter();
+  router.register(looseRoutePath(path), ['GET'], () => {});
+  const [layer] = router.stack;
+  return { regexp: layer.regexp, parameters: layer.paramNames.map((key) => String(key.name)) };
+}
+
 /**
  * The pattern a declared path is registered under. Express's router drops the trailing slashes
  * of a declared path (`/items/` answers `/items` and `/items/`); @koa/router would insist on one.
  */
-export function looseRoutePath(path: string): string {
+function looseRoutePath(path: string): string {
   return path.replace(/\/+$/, '') || '/';
 }
 
