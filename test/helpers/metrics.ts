@@ -43,7 +43,7 @@ export function samplesOf(exposition: Exposition, name: string): readonly Sample
 }
 
 /** The value of the sample of `name` whose labels include `labels`; 0 when there is none. */
-export function valueOf(exposition: Exposition, name: string, labels: Record<string, string> = {}): number {
+export function sampleValue(exposition: Exposition, name: string, labels: Record<string, string> = {}): number {
   const sample = (exposition.get(name) ?? []).find((each) => Object.entries(labels).every(([label, value]) => each.labels[label] === value));
   return sample?.value ?? 0;
 }

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { METRICS_TOKEN, samplesOf, scrape, seriesCount, valueOf, type Exposition } from '../helpers/metrics.ts';
+import { METRICS_TOKEN, samplesOf, scrape, seriesCount, sampleValue, type Exposition } from '../helpers/metrics.ts';
 import { REPO_PROJECTS_DIR } from '../helpers/sample.ts';
 import { dropTestDatabase, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
 
@@ -19,7 +19,7 @@ async function startMeasured(t: ExecutionContext, publicLimit = 1_000_000): Prom
 }
 
 function countOf(exposition: Exposition, labels: Record<string, string>): number {
-  return valueOf(exposition, REQUESTS, labels);
+  return sampleValue(exposition, REQUESTS, labels);
 }
 
 test('without METRICS_TOKEN, /metrics is 404 as an unknown path, and nothing is recorded', async (t) => {
@@ -62,10 +62,10 @@ test('pool gauges, statement durations and the process metrics are there', async
   const service = await startMeasured(t);
   await service.fetch('/healthz');
   const families = await scrape(service);
-  t.true(valueOf(families, 'spaceport_db_statement_duration_seconds_count') >= 1, 'the health check ran a statement');
-  t.true(valueOf(families, 'spaceport_db_pool_connections') >= 1);
+  t.true(sampleValue(families, 'spaceport_db_statement_duration_seconds_count') >= 1, 'the health check ran a statement');
+  t.true(sampleValue(families, 'spaceport_db_pool_connections') >= 1);
   t.is(samplesOf(families, 'spaceport_db_pool_idle_connections').length, 1);
-  t.is(valueOf(families, 'spaceport_db_pool_waiting_clients'), 0);
+  t.is(sampleValue(families, 'spaceport_db_pool_waiting_clients'), 0);
   for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
     t.notThrows(() => samplesOf(families, name), name);
   }
