@@ -44,7 +44,7 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
     const ms = performance.now() - started;
     // 499 (nginx's): the client left before the answer, whose status it never saw.
     const status = abandoned ? CLIENT_LEFT : ctx.res.statusCode;
-    metrics?.requestAnswered(ctx.method, { project: route?.project, name: route?.name }, status, ms / 1000);
+    metrics?.requestAnswered(ctx.method, route, status, ms / 1000);
     writeLine({
       method: ctx.method,
       url: redactedUrl(ctx.originalUrl),

@@ -12,8 +12,8 @@ export interface PoolCounts {
 /** Where a request went: its project (none for the service's own routes) and its declared route. */
 export interface AnsweredRoute {
   readonly project: string | undefined;
-  /** `GET /heartbeat`, `GET /healthz`; undefined when no route matched. */
-  readonly name: string | undefined;
+  /** `GET /heartbeat`, `GET /healthz`. */
+  readonly name: string;
 }
 
 /** The route label of a request no declared route answered: whatever its URL, one series. */
@@ -68,8 +68,9 @@ export class ServiceMetrics {
     this.#poolCounts = counts;
   }
 
-  requestAnswered(method: string, route: AnsweredRoute, status: number, seconds: number): void {
-    this.#requests.observe({ method: methodLabel(method), project: route.project ?? '', route: route.name ?? NO_ROUTE, status }, seconds);
+  /** `route` undefined: no declared route answered. */
+  requestAnswered(method: string, route: AnsweredRoute | undefined, status: number, seconds: number): void {
+    this.#requests.observe({ method: methodLabel(method), project: route?.project ?? '', route: route?.name ?? NO_ROUTE, status }, seconds);
   }
 
   /** Bound, so the database layer can be handed it as a plain callback. */

@@ -1,10 +1,12 @@
-import test, { type ExecutionContext } from 'ava';
+import anyTest, { type ExecutionContext } from 'ava';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { METRICS_TOKEN, samplesOf, scrape, seriesCount, sampleValue, type Exposition } from '../helpers/metrics.ts';
 import { REPO_PROJECTS_DIR } from '../helpers/sample.ts';
 import { dropTestDatabase, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
 
-test.after.always(dropTestDatabase);
+// One at a time: each starts a service of its own, and one sends thousands of requests.
+const test = anyTest.serial;
+anyTest.after.always(dropTestDatabase);
 
 const REQUESTS = 'spaceport_http_request_duration_seconds_count';
 
@@ -90,7 +92,7 @@ test('two services in one process keep their metrics apart', async (t) => {
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'PROPFIND', 'MKCOL', 'LOCK', 'UNLOCK', 'SEARCH', 'PURGE', 'REPORT'];
 
 /** `count` requests, each to a URL never sent before, with methods in turn, `parallel` at a time. */
-async function distinctRequests(service: ServiceUnderTest, from: number, count: number, parallel = 16): Promise<void> {
+async function distinctRequests(service: ServiceUnderTest, from: number, count: number, parallel = 8): Promise<void> {
   const shapes = [
     (n: number) => `/never-${n}/x`,
     (n: number) => `/api/sample/missing-${n}`,
