@@ -14,7 +14,8 @@ import { createDrainableServer } from './http/drain.ts';
 import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
-import type { Runtime } from './core/runtime.ts';
+import { Readiness, type Runtime } from './core/runtime.ts';
+import { ServiceMetrics } from './metrics/index.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
 import { RateLimitCounters } from './ratelimit/index.ts';
@@ -87,7 +88,10 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   const { config, secrets } = loaded;
   const logger = createLogger(config.logLevel, options.logDestination);
   const shutdownTasks: Array<() => Promise<void>> = [];
-  const { knex, tenantDatabase } = await openDatabases(loaded, logger, database, shutdownTasks);
+  // Without a token nothing is recorded: no registry, no observation on any path.
+  const metrics = secrets.metricsToken === undefined ? undefined : new ServiceMetrics();
+  const { knex, tenantDatabase } = await openDatabases(loaded, logger, { ...database, onStatement: metrics?.statementRan }, shutdownTasks);
+  metrics?.watchPool(() => tenantDatabase.poolCounts());
   const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
   shutdownTasks.push(() => rateCounters.close());
   const runtime: Runtime = {
@@ -98,6 +102,8 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     logger,
     tenants: new TenantDirectory(tenantDatabase),
     rateCounters,
+    metrics,
+    readiness: new Readiness(),
     projectSettings: new BoundProjectSettings(),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     shutdownTasks: Object.freeze(shutdownTasks),
@@ -110,7 +116,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
 async function openDatabases(
   loaded: LoadedConfig,
   logger: Logger,
-  database: DatabaseOptions,
+  database: DatabaseOptions & { onStatement?: (seconds: number) => void },
   shutdownTasks: Array<() => Promise<void>>,
 ): Promise<Pick<Runtime, 'knex' | 'tenantDatabase'>> {
   const log = (message: unknown) => logger.debug({ knex: String(message) }, 'knex');
@@ -130,6 +136,7 @@ async function openDatabases(
     queryTimeoutMs: database.queryTimeoutMs,
     poolMax: loaded.config.database.poolMax,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
+    onStatement: database.onStatement,
   });
   shutdownTasks.push(() => tenantDatabase.close());
   return { knex, tenantDatabase };
@@ -161,10 +168,14 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-/** Drains the server, then releases the runtime: once, however often it is called. */
+/**
+ * Drains the server, then releases the runtime: once, however often it is called. `/readyz`
+ * answers 503 from the first call on, on the connections still open.
+ */
 function closeOnce(drain: () => Promise<void>, runtime: Runtime): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
+    runtime.readiness.beginDraining();
     closing ??= drain().then(() => releaseRuntime(runtime));
     return closing;
   };

@@ -44,6 +44,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
       databaseUrl: environment.DATABASE_URL,
       databaseDirectUrl: environment.DATABASE_DIRECT_URL,
       redisUrl: environment.REDIS_URL,
+      metricsToken: environment.METRICS_TOKEN,
       projectSettings: Object.freeze({ sections: projectSections, environment: Object.freeze(givenEnvironment) }),
     }),
   };

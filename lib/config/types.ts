@@ -25,6 +25,8 @@ export interface Secrets {
    */
   readonly databaseDirectUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** The bearer token `GET /metrics` asks for (`METRICS_TOKEN`); absent, there are no metrics. */
+  readonly metricsToken: string | undefined;
   readonly projectSettings: ProjectSettingSources;
 }
 

@@ -63,6 +63,8 @@ export interface RequestLine {
   readonly ms: number;
   readonly tenant: string | undefined;
   readonly requestId: string;
+  /** The authenticated caller's `uid`, when system authentication found one. */
+  readonly uid?: string;
   /** The project route that answered, if one did. */
   readonly project?: string;
   readonly route?: string;
@@ -82,8 +84,8 @@ export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
   if (!logger.isLevelEnabled('info')) return () => {};
   const destination = destinations.get(logger);
   if (destination === undefined) return (line) => logger.info(line, 'request');
-  return ({ method, url, status, ms, tenant, requestId, project, route, error }) => {
-    const optional = `${field('tenant', tenant)},"requestId":${JSON.stringify(requestId)}${field('project', project)}${field('route', route)}${field('error', error)}`;
+  return ({ method, url, status, ms, tenant, requestId, uid, project, route, error }) => {
+    const optional = `${field('tenant', tenant)},"requestId":${JSON.stringify(requestId)}${field('uid', uid)}${field('project', project)}${field('route', route)}${field('error', error)}`;
     destination.write(`{"level":${INFO},"time":${Date.now()},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms}${optional},"msg":"request"}\n`);
   };
 }

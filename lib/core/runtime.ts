@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config, Secrets } from '../config/index.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
+import type { ServiceMetrics } from '../metrics/index.ts';
 import type { Logger } from './logger.ts';
 
 /** The tenants table as the tenant step reads it (SPEC §4.1), cached. */
@@ -53,6 +54,19 @@ export interface FacilityState {
   readonly projectSettings: ProjectSettingValues;
 }
 
+/** Whether the service has begun to stop (SIGTERM): `/readyz` answers 503 from then on. */
+export class Readiness {
+  #draining = false;
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  beginDraining(): void {
+    this.#draining = true;
+  }
+}
+
 /** The shared objects of one running service, created once at start-up by `createRuntime`. */
 export interface Runtime extends FacilityState {
   readonly secrets: Secrets;
@@ -63,6 +77,9 @@ export interface Runtime extends FacilityState {
   readonly logger: Logger;
   readonly tenants: TenantLookup;
   readonly rateCounters: RateCounters;
+  /** What `GET /metrics` shows, recorded only when `METRICS_TOKEN` is set (undefined otherwise). */
+  readonly metrics: ServiceMetrics | undefined;
+  readonly readiness: Readiness;
   /** The JWT secret as a prebuilt key, so verifying a token does not rebuild it each time. */
   readonly jwtKey: KeyObject;
   /** Closed in reverse order on shutdown, after the HTTP server has drained; complete at start-up. */

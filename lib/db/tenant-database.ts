@@ -48,6 +48,16 @@ export interface TenantDatabaseOptions {
   poolMax?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
+  /** Told how long each statement took, in seconds, once it is answered or fails (the metrics). */
+  onStatement?: (seconds: number) => void;
+}
+
+/** The pool's connections now, as `pg.Pool` counts them. */
+export interface PoolCounts {
+  readonly total: number;
+  readonly idle: number;
+  /** Callers waiting for a connection. */
+  readonly waiting: number;
 }
 
 /**
@@ -61,8 +71,10 @@ export class TenantDatabase {
   readonly #pool: pg.Pool;
   readonly #limit: StatementLimit | undefined;
   readonly #statementTimeout: string;
+  readonly #onStatement: ((seconds: number) => void) | undefined;
 
-  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {} }: TenantDatabaseOptions = {}) {
+  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement }: TenantDatabaseOptions = {}) {
+    this.#onStatement = onStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#pool = new pg.Pool({
@@ -121,6 +133,10 @@ export class TenantDatabase {
     return rows[0]?.usable === true;
   }
 
+  poolCounts(): PoolCounts {
+    return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
+  }
+
   close(): Promise<void> {
     this.#limit?.stop();
     return this.#pool.end();
@@ -131,6 +147,16 @@ export class TenantDatabase {
   }
 
   #watched<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
+    const onStatement = this.#onStatement;
+    if (onStatement === undefined) return this.#limited(client, send);
+    const started = performance.now();
+    const answered = this.#limited(client, send);
+    const observe = () => onStatement((performance.now() - started) / 1000);
+    answered.then(observe, observe);
+    return answered;
+  }
+
+  #limited<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
     return this.#limit === undefined ? send() : this.#limit.watch(client, send);
   }
 

@@ -36,18 +36,23 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
   // A request line holds only the fields below, none of them a credential (the query is
   // redacted by `redactedUrl`).
   const writeLine = requestLineWriter(logger);
+  const metrics = runtime?.metrics;
   const finish = (ctx: Context, started: number, body: BodyWatch | undefined) => {
     if (requestState(ctx).failure === undefined && isUnanswered(ctx)) answerError(ctx, nothingAnswers(ctx.method), logger);
     body?.answered();
-    const { requestId, tenant, route, failure, abandoned } = requestState(ctx);
+    const { requestId, tenant, caller, route, failure, abandoned } = requestState(ctx);
+    const ms = performance.now() - started;
+    // 499 (nginx's): the client left before the answer, whose status it never saw.
+    const status = abandoned ? CLIENT_LEFT : ctx.res.statusCode;
+    metrics?.requestAnswered(ctx.method, route, status, ms / 1000);
     writeLine({
       method: ctx.method,
       url: redactedUrl(ctx.originalUrl),
-      // 499 (nginx's): the client left before the answer, whose status it never saw.
-      status: abandoned ? CLIENT_LEFT : ctx.res.statusCode,
-      ms: Math.round((performance.now() - started) * 100) / 100,
+      status,
+      ms: Math.round(ms * 100) / 100,
       tenant,
       requestId,
+      uid: caller?.uid,
       project: route?.project,
       route: route?.name,
       error: failure,

@@ -1,6 +1,9 @@
+import createError from 'http-errors';
 import { z } from 'zod';
+import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { NO_TENANT } from '../db/tenant-database.ts';
+import { bearerTokenMatches } from '../metrics/index.ts';
 import { buildOpenApiDocument, docsAsset, docsPage } from '../openapi/index.ts';
 import { serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler } from '../routes/service-area.ts';
 
@@ -13,6 +16,38 @@ const health: ServiceHandler = ({ runtime }) => async (ctx) => {
   ctx.body = up ? { status: 'ok' } : { error: 'database unavailable' };
 };
 
+const live: ServiceHandler = () => (ctx) => {
+  ctx.body = { status: 'ok' };
+};
+
+/** Ready for traffic: the database answers and the service is not draining (a load balancer's check). */
+const ready: ServiceHandler = ({ runtime }) => async (ctx) => {
+  const databaseUp = !runtime.readiness.draining && (await databaseAnswers(runtime));
+  // Read again: the drain may have begun while the database was asked.
+  const why = runtime.readiness.draining ? 'draining' : databaseUp ? undefined : 'database unavailable';
+  ctx.status = why === undefined ? 200 : 503;
+  ctx.body = why === undefined ? { status: 'ok' } : { error: why };
+};
+
+/** 404 while `METRICS_TOKEN` is unset, as if the route did not exist; 401 to any other credential. */
+const metricsBearer: ServiceHandler = ({ runtime }) => {
+  const token = runtime.secrets.metricsToken;
+  return (ctx, next) => {
+    if (token === undefined) throw nothingAnswers(ctx.method);
+    if (!bearerTokenMatches(ctx.get('Authorization'), token)) {
+      throw createError(401, 'a valid metrics token is required', { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } });
+    }
+    return next();
+  };
+};
+
+const metricsText: ServiceHandler = ({ runtime }) => async (ctx) => {
+  const exposition = await runtime.metrics?.exposition();
+  if (exposition === undefined) throw nothingAnswers(ctx.method);
+  ctx.type = exposition.contentType;
+  ctx.body = exposition.text;
+};
+
 const openApiDocument: ServiceHandler = ({ routes }) => {
   let openApi: string | undefined;
   return (ctx) => {
@@ -22,9 +57,11 @@ const openApiDocument: ServiceHandler = ({ routes }) => {
   };
 };
 
-/** `GET /healthz`, `GET /openapi.json` and `GET /docs`: the endpoints that take no tenant (SPEC §12). */
+const statusOk = (description: string) => z.object({ status: z.literal('ok') }).meta({ description });
+
+/** `GET /healthz`, `/livez`, `/readyz`, `/metrics`, `/openapi.json` and `/docs`: the endpoints that take no tenant (SPEC §12). */
 export const systemArea: ServiceAreaDeclaration = {
-  segments: ['healthz', 'openapi.json', 'docs'],
+  segments: ['healthz', 'livez', 'readyz', 'metrics', 'openapi.json', 'docs'],
   traits: serviceTraits({ tenant: false }),
   routes: [
     {
@@ -32,11 +69,46 @@ export const systemArea: ServiceAreaDeclaration = {
       path: '/healthz',
       auth: 'public',
       handler: health,
-      schema: serviceSchema({ responses: { 200: z.object({ status: z.literal('ok') }).meta({ description: 'The database answers.' }) } }),
+      schema: serviceSchema({ responses: { 200: statusOk('The database answers.') } }),
       operationId: 'health',
       summary: 'Database health',
       tags,
       errors: [503],
+    },
+    {
+      method: 'GET',
+      path: '/livez',
+      auth: 'public',
+      handler: live,
+      schema: serviceSchema({ responses: { 200: statusOk('The process serves.') } }),
+      operationId: 'liveness',
+      summary: 'Liveness: the process serves',
+      tags,
+    },
+    {
+      method: 'GET',
+      path: '/readyz',
+      auth: 'public',
+      handler: ready,
+      schema: serviceSchema({ responses: { 200: statusOk('The database answers and the service is not draining.') } }),
+      operationId: 'readiness',
+      summary: 'Readiness: what a load balancer checks',
+      description: 'Answers 503 `{error}` from SIGTERM on (the service drains) and while the database does not answer.',
+      tags,
+      errors: [503],
+    },
+    {
+      method: 'GET',
+      path: '/metrics',
+      auth: 'custom',
+      authenticate: metricsBearer,
+      handler: metricsText,
+      schema: undefined,
+      operationId: 'metrics',
+      summary: 'Prometheus metrics',
+      description: 'The Prometheus text format, to `Authorization: Bearer <METRICS_TOKEN>` only; 404 while `METRICS_TOKEN` is unset.',
+      tags,
+      errors: [401, 404],
     },
     {
       method: 'GET',

@@ -15,11 +15,15 @@ export { RateLimitCounters } from './counters.ts';
 export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middleware {
   const counter = runtime.rateCounters.counterFor(options);
   const max = String(options.max);
+  const { metrics } = runtime;
   const admit = (ctx: Context, spent: Spent, next: Next) => {
     const reset = String(Math.max(1, Math.ceil(spent.msBeforeReset / 1000)));
     const headers = { 'RateLimit-Limit': max, 'RateLimit-Remaining': String(Math.max(0, options.max - spent.consumed)), 'RateLimit-Reset': reset };
     ctx.set(headers);
-    if (spent.consumed > options.max) throw createError(429, 'too many requests', { headers: { ...headers, 'Retry-After': reset } });
+    if (spent.consumed > options.max) {
+      metrics?.rateLimitRejected(options.name);
+      throw createError(429, 'too many requests', { headers: { ...headers, 'Retry-After': reset } });
+    }
     return next();
   };
   return (ctx, next) => {

@@ -22,6 +22,7 @@ const line = fc.record({
   ms: fc.double({ min: 0, max: 1e6, noNaN: true }).map((ms) => Math.round(ms * 100) / 100),
   tenant: fc.option(fc.string(), { nil: undefined }),
   requestId: fc.string(),
+  uid: fc.option(fc.string(), { nil: undefined }),
   project: fc.option(fc.string(), { nil: undefined }),
   route: fc.option(fc.string(), { nil: undefined }),
   error: fc.option(fc.string({ unit: 'binary' }), { nil: undefined }),

@@ -20,7 +20,8 @@ export interface Balancer {
 
 /**
  * HAProxy in front of `backends` (ports on 127.0.0.1), as a deployment would run it: round robin,
- * health checks on /healthz every 500 ms (down after two failures), and a request whose
+ * health checks on /readyz every 500 ms (down after two failures: an instance draining after
+ * SIGTERM answers 503 there, or refuses the connection), and a request whose
  * connection to its server failed sent again to the other one. Every answer names the
  * server that gave it in `X-Served-By`. Stopped after the test.
  */
@@ -64,7 +65,7 @@ function configuration(port: number, backends: Record<string, number>): string {
     '  default_backend services',
     'backend services',
     '  balance roundrobin',
-    '  option httpchk GET /healthz',
+    '  option httpchk GET /readyz',
     '  http-check expect status 200',
     '  http-response set-header X-Served-By %[srv_name]',
     ...servers,
@@ -78,7 +79,7 @@ async function servesEveryBackend(url: string, names: readonly string[]): Promis
   const deadline = Date.now() + START_LIMIT_MS;
   while (Date.now() < deadline) {
     try {
-      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
       await response.arrayBuffer();
       const server = response.headers.get('x-served-by');
       if (response.status === 200 && server) seen.add(server);

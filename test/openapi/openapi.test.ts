@@ -115,7 +115,7 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.is(document.openapi, '3.1.0');
   t.is(await validationErrors(document), undefined);
   t.deepEqual(undeclaredPathParameters(document), []);
-  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/openapi.json', '/spaces', '/spaces/{name}']);
+  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}']);
 });
 
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {

@@ -1,0 +1,101 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { methodLabel } from './labels.ts';
+
+/** The connections of a pool, as `pg.Pool` counts them. */
+export interface PoolCounts {
+  readonly total: number;
+  readonly idle: number;
+  /** Callers waiting for a connection. */
+  readonly waiting: number;
+}
+
+/** Where a request went: its project (none for the service's own routes) and its declared route. */
+export interface AnsweredRoute {
+  readonly project: string | undefined;
+  /** `GET /heartbeat`, `GET /healthz`. */
+  readonly name: string;
+}
+
+/** The route label of a request no declared route answered: whatever its URL, one series. */
+export const NO_ROUTE = 'none';
+
+/** Seconds: from a tenth of a millisecond (a cached heartbeat) to ten seconds (a handler's time limit and beyond). */
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/**
+ * One service's Prometheus metrics, in a registry of its own (never prom-client's global one), so
+ * two services in one process keep theirs apart. Every label value comes from what the service
+ * declared (its routes, its methods, its rate limits) or decided (the status), never from the
+ * request as sent, so the number of series stays bounded whatever clients send.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Histogram<'method' | 'project' | 'route' | 'status'>;
+  readonly #statements: Histogram;
+  readonly #rejections: Counter<'limit'>;
+  #poolCounts: () => PoolCounts = () => ({ total: 0, idle: 0, waiting: 0 });
+
+  constructor() {
+    const registers = [this.registry];
+    this.#requests = new Histogram({
+      name: 'spaceport_http_request_duration_seconds',
+      help: 'Time from a request reaching the service to its answer being decided, by method, declared route and status.',
+      labelNames: ['method', 'project', 'route', 'status'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    this.#statements = new Histogram({
+      name: 'spaceport_db_statement_duration_seconds',
+      help: 'Time each statement on tenant data took, from being sent to its answer (begin and commit included).',
+      buckets: STATEMENT_BUCKETS,
+      registers,
+    });
+    this.#rejections = new Counter({
+      name: 'spaceport_rate_limit_rejections_total',
+      help: 'Requests answered 429 by a rate limit, by the limit\'s name.',
+      labelNames: ['limit'],
+      registers,
+    });
+    this.#poolGauge('spaceport_db_pool_connections', 'Connections the tenant pool holds, idle or in use.', (counts) => counts.total);
+    this.#poolGauge('spaceport_db_pool_idle_connections', 'Connections of the tenant pool waiting for a statement.', (counts) => counts.idle);
+    this.#poolGauge('spaceport_db_pool_waiting_clients', 'Statements waiting for a connection of the tenant pool.', (counts) => counts.waiting);
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The pool the gauges read, at each scrape. */
+  watchPool(counts: () => PoolCounts): void {
+    this.#poolCounts = counts;
+  }
+
+  /** `route` undefined: no declared route answered. */
+  requestAnswered(method: string, route: AnsweredRoute | undefined, status: number, seconds: number): void {
+    this.#requests.observe({ method: methodLabel(method), project: route?.project ?? '', route: route?.name ?? NO_ROUTE, status }, seconds);
+  }
+
+  /** Bound, so the database layer can be handed it as a plain callback. */
+  readonly statementRan = (seconds: number): void => {
+    this.#statements.observe(seconds);
+  };
+
+  rateLimitRejected(limit: string): void {
+    this.#rejections.inc({ limit });
+  }
+
+  /** The Prometheus text exposition of every metric, and its content type. */
+  async exposition(): Promise<{ text: string; contentType: string }> {
+    return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+
+  #poolGauge(name: string, help: string, read: (counts: PoolCounts) => number): void {
+    const counts = () => this.#poolCounts();
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read(counts()));
+      },
+    });
+  }
+}

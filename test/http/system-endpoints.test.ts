@@ -1,0 +1,76 @@
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import test from 'ava';
+import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { createApp } from '../../lib/app.ts';
+import { serviceRouteTable } from '../../lib/http/service-areas.ts';
+import { saveAccount } from '../../lib/auth/accounts.ts';
+import { signSystemToken } from '../../lib/auth/tokens.ts';
+import { createTenant } from '../../lib/tenancy/index.ts';
+import { KeepAliveClient } from '../helpers/keep-alive.ts';
+import { dropTestDatabase, startTestService } from '../helpers/service.ts';
+
+test.after.always(dropTestDatabase);
+
+test('/livez and /readyz answer 200 {status: "ok"} while the service serves and its database answers', async (t) => {
+  const service = await startTestService(t);
+  for (const path of ['/livez', '/readyz']) {
+    const response = await service.fetch(path);
+    t.is(response.status, 200, path);
+    t.deepEqual(await response.json(), { status: 'ok' }, path);
+  }
+});
+
+test('with the database away, /readyz is 503 {error} and /livez still 200', async (t) => {
+  const service = await startTestService(t);
+  const away = new TenantDatabase('postgres://postgres@127.0.0.1:1/x', { queryTimeoutMs: 500 });
+  const server = createServer(createApp({ ...service.runtime, tenantDatabase: away }, { routes: [], area: async () => {} }).callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    server.close();
+    return away.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ready = await fetch(`${url}/readyz`);
+  t.is(ready.status, 503);
+  t.deepEqual(await ready.json(), { error: 'database unavailable' });
+  t.is((await fetch(`${url}/livez`)).status, 200);
+});
+
+test('from the start of close() on, /readyz is 503 draining on a connection still open', async (t) => {
+  const service = await startTestService(t);
+  const balancer = new KeepAliveClient(service.url);
+  t.teardown(() => balancer.close());
+  t.is((await balancer.get('/readyz')).status, 200);
+  const closing = service.close();
+  const draining = await balancer.get('/readyz');
+  t.is(draining.status, 503);
+  t.deepEqual(JSON.parse(draining.body), { error: 'draining' });
+  await closing;
+});
+
+test('/livez, /readyz and /metrics are declared routes: listed by make routes and in /openapi.json', async (t) => {
+  const listed = serviceRouteTable().map((route) => `${route.method} ${route.path}`);
+  for (const route of ['GET /livez', 'GET /readyz', 'GET /metrics', 'GET /healthz']) t.true(listed.includes(route), route);
+  const service = await startTestService(t);
+  const document = (await (await service.fetch('/openapi.json')).json()) as { paths: Record<string, { get?: { responses: Record<string, unknown> } }> };
+  t.deepEqual(Object.keys(document.paths['/readyz']?.get?.responses ?? {}).sort(), ['200', '503']);
+  t.truthy(document.paths['/livez']?.get);
+  t.true(Object.keys(document.paths['/metrics']?.get?.responses ?? {}).includes('401'));
+});
+
+test('the request line names the authenticated caller by uid, and no uid when there is none', async (t) => {
+  const service = await startTestService(t, { expert: { spaces: { enabled: true } } });
+  await createTenant(service.runtime.knex, 'acme');
+  const { account } = await saveAccount(service.runtime.tenantDatabase, 'acme', { username: 'alice', password: 'a-password', role: 'admin' });
+  const token = await signSystemToken(service.runtime, account, 'acme');
+  await service.fetch('/spaces', { headers: { tenant: 'acme', authorization: `Bearer ${token}`, 'x-request-id': 'with-caller' } });
+  await service.fetch('/spaces', { headers: { tenant: 'acme', 'x-request-id': 'without-caller' } });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const line = (id: string) => service.logEntries().find((entry) => entry.requestId === id && entry.msg === 'request');
+  t.like(line('with-caller'), { status: 200, tenant: 'acme', uid: account.uid });
+  t.like(line('without-caller'), { status: 401 });
+  t.false('uid' in (line('without-caller') ?? {}));
+});
