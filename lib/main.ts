@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { runMain } from './core/run-main.ts';
 import { logEscaped, uncaughtExceptionLog } from './core/escaped-errors.ts';
 import { outsideRequests } from './core/request-state.ts';
@@ -17,8 +18,10 @@ async function main(): Promise<void> {
   const { logger } = service.runtime;
   const exceptions = uncaughtExceptionLog(logger);
   const stop = stopOnce(service, () => exceptions.logRepeats());
-  // The service drains first, then releases its database (SPEC §2.5).
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop({ signal }, 0));
+  // The service drains first, then releases its database (SPEC §2.5). Before that, it may keep
+  // serving a while with /readyz answering 503, so that a load balancer stops sending first.
+  const unreadyMs = service.runtime.config.http.unreadyBeforeCloseMs;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop({ signal }, 0, unreadyMs));
   // A rejected promise has unwound the code that made it, leaving no shared state half-changed:
   // a handler's floating promise is that handler's bug, logged, and the rest keeps being served.
   process.on('unhandledRejection', (reason) => logEscaped(logger, 'error', 'unhandled promise rejection', reason));
@@ -36,31 +39,35 @@ async function main(): Promise<void> {
 
 /**
  * Drains and releases the service once, then exits with the highest code any call asked for
- * (1 at least if shutting down fails or overruns), after `beforeExit`.
+ * (1 at least if shutting down fails or overruns), after `beforeExit`. `unreadyMs`: how long it
+ * keeps serving first, `/readyz` answering 503.
  */
-function stopOnce(service: Service, beforeExit: () => void): (why: Record<string, string>, code: number) => void {
+function stopOnce(service: Service, beforeExit: () => void): (why: Record<string, string>, code: number, unreadyMs?: number) => void {
   let stopping = false;
   let exitCode = 0;
   const exit = (code: number) => {
     beforeExit();
     process.exit(Math.max(exitCode, code));
   };
-  return (why, code) => {
+  return (why, code, unreadyMs = 0) => {
     exitCode = Math.max(exitCode, code);
     if (stopping) return;
     stopping = true;
-    service.runtime.logger.info(why, 'shutting down');
+    service.runtime.logger.info({ ...why, ...(unreadyMs > 0 ? { unreadyMs } : {}) }, 'shutting down');
     setTimeout(() => {
       service.runtime.logger.error({ limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown did not finish in time');
       exit(1);
     }, SHUTDOWN_LIMIT_MS).unref();
-    service.close().then(
-      () => exit(0),
-      (error: unknown) => {
-        service.runtime.logger.error({ err: error }, 'shutdown failed');
-        exit(1);
-      },
-    );
+    service.runtime.readiness.beginDraining();
+    sleep(unreadyMs)
+      .then(() => service.close())
+      .then(
+        () => exit(0),
+        (error: unknown) => {
+          service.runtime.logger.error({ err: error }, 'shutdown failed');
+          exit(1);
+        },
+      );
   };
 }
 

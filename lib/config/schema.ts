@@ -60,7 +60,11 @@ export const expertSchema = z.strictObject({
     public: rateWindow({ windowMs: 60_000, max: 600 }),
     login: rateWindow({ windowMs: 60_000, max: 20 }),
   }),
-  http: section({ trustProxy: z.boolean().default(false) }),
+  http: section({
+    trustProxy: z.boolean().default(false),
+    // Inside the 10 s a stop may take, so that the drain keeps at least 5 s.
+    unreadyBeforeCloseMs: z.number().int().min(0).max(5000).default(0),
+  }),
   auth: section({
     tokenTtl: z
       .union([z.string(), z.number()])
