@@ -44,6 +44,7 @@ function serviceChainSettings(traits: AreaTraits, parts: ServiceParts): ChainSet
     rateLimit: namedRateLimits(runtime),
     systemAuthentication: systemAuthentication(runtime),
     readFields: jsonBody(runtime.config.limits.jsonBytes),
+    readFieldsWithBytes: undefined,
     readFiles: undefined,
     readPart: (ctx, part) => (part === 'params' ? paramsOf(ctx) : part === 'query' ? ctx.query : ctx.request.body),
     invoke: (handler) => handler(parts),

@@ -52,6 +52,7 @@ function projectChainSettings(runtime: Runtime): ChainSettings<RouteFunction> {
     rateLimit: namedRateLimits(runtime),
     systemAuthentication: systemAuthentication(runtime),
     readFields: bodies.fields,
+    readFieldsWithBytes: bodies.fieldsWithBytes,
     readFiles: bodies.multipart,
     readPart: (ctx, part) => exchangeFor(ctx).req[part],
     invoke: (handler) => bridgeHandler(handler, { handlerMs: config.limits.handlerMs, logger }),
