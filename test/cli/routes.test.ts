@@ -17,7 +17,8 @@ async function makeRoutes(projectsDir: string, expert: object = {}): Promise<{ c
   const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-h4-cli-'));
   const expertFile = path.join(scratch, 'expert.json');
   writeFileSync(expertFile, JSON.stringify(expert));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, PROJECTS_DIR: projectsDir, EXPERT_CONFIG: expertFile, DATA_DIR: scratch };
+  // The routeware fixture's webhook secret is a required setting.
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, PROJECTS_DIR: projectsDir, EXPERT_CONFIG: expertFile, DATA_DIR: scratch, HOOKS_WEBHOOK_SECRET: 'any' };
   try {
     const { stdout, stderr } = await run('make', ['-s', '-o', 'node_modules/.install-stamp', 'routes'], { cwd: REPOSITORY, env });
     return { code: 0, stdout, stderr };

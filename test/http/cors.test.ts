@@ -5,11 +5,13 @@ import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 const APP = 'https://app.example.com';
 const CORS = { origins: [APP, '*.example.org'], credentials: true, maxAge: 600, exposeHeaders: ['X-Request-Id', 'RateLimit-Remaining'] };
 
+const SECRET = { HOOKS_WEBHOOK_SECRET: 'any' };
+
 let withCors: ServiceUnderTest;
 let without: ServiceUnderTest;
 test.before(async () => {
-  withCors = await startWithProjects(undefined, fixtureProjects('routeware'), { expert: { spaces: { enabled: true }, cors: CORS } });
-  without = await startWithProjects(undefined, fixtureProjects('routeware'), { expert: { spaces: { enabled: true } } });
+  withCors = await startWithProjects(undefined, fixtureProjects('routeware'), { expert: { spaces: { enabled: true }, cors: CORS }, env: SECRET });
+  without = await startWithProjects(undefined, fixtureProjects('routeware'), { expert: { spaces: { enabled: true } }, env: SECRET });
 });
 test.after.always(async () => {
   await withCors?.close();

@@ -10,7 +10,7 @@ const WEBHOOK_SECRET = 'a-webhook-secret-shared-with-the-sender';
 
 let service: ServiceUnderTest;
 test.before(async () => {
-  service = await startWithProjects(undefined, fixtureProjects('routeware'), { expert: { limits: { jsonBytes: 64 } } });
+  service = await startWithProjects(undefined, fixtureProjects('routeware'), { expert: { limits: { jsonBytes: 64 } }, env: { HOOKS_WEBHOOK_SECRET: WEBHOOK_SECRET } });
 });
 test.after.always(async () => {
   await service?.close();
