@@ -63,3 +63,10 @@ export interface Route {
 export function defineRoutes<const Routes extends readonly Route[]>(routes: Routes): Routes {
   return routes;
 }
+
+declare module '../bridge/request.ts' {
+  interface BridgeRequest {
+    /** On a route declaring `rawBody: true`: the exact bytes of a JSON, urlencoded or text body. */
+    rawBody?: Buffer;
+  }
+}
