@@ -33,7 +33,8 @@ export interface ChainSettings<Handler> {
  * One route's chain after the tenant step, composed once at start-up: referer → named rate
  * limit → authentication (a custom `authenticate`, with the non-file body read just before
  * it, or system authentication unless public) → guards (a role) → the declared params and
- * query schemas → body reading → the declared body schema → the route's middleware → handler. No body is read before
+ * query schemas → body reading (keeping its bytes for a route declaring `rawBody`) → the
+ * declared body schema → the route's middleware → handler. No body is read before
  * authentication and the guards, except what a custom `authenticate` needs; files reach the
  * disk only after them.
  */
