@@ -3,6 +3,7 @@ import { nothingAnswers } from './core/errors.ts';
 import type { Runtime } from './core/runtime.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import type { Area } from './core/area.ts';
+import { withCrossOrigin } from './http/cors.ts';
 import { requestEntry } from './http/entry.ts';
 import { SERVICE_AREAS, serviceArea, serviceRouteTable } from './http/service-areas.ts';
 import type { LoadedProjects } from './projects/index.ts';
@@ -22,7 +23,7 @@ export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?:
     const area = serviceArea(declared, parts);
     for (const segment of declared.segments) areas.set(segment, area);
   }
-  areas.set('api', withTenant(runtime, projects.area));
+  areas.set('api', withCrossOrigin(runtime.config, projects.methodsOf ?? (() => []), withTenant(runtime, projects.area)));
   const otherwise = withTenant(runtime, (ctx) => {
     throw nothingAnswers(ctx.method);
   });

@@ -1,4 +1,6 @@
 import type { EventEmitter } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { unlink } from 'node:fs/promises';
 import createError from 'http-errors';
 import type { Context, Middleware, Next } from 'koa';
@@ -7,6 +9,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import onFinished from 'on-finished';
 import typeis from 'type-is';
 import type { Config } from '../config/index.ts';
+import { exchangeFor } from './exchange.ts';
 import { uploadFolder } from './upload-folder.ts';
 import { requestState } from '../core/request-state.ts';
 import { bodyError } from '../core/errors.ts';
@@ -28,8 +31,53 @@ const EVERY_METHOD = Object.values(HttpMethodEnum);
  * up to `limits.jsonBytes`; `multipart` stores files in a temporary folder within
  * `limits.fileBytes` and `limits.files` and removes them when the response ends.
  */
-export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { fields: Middleware; multipart: Middleware } {
-  return { fields: fieldParser(limits), multipart: multipartParser(limits, options.temporaryDirectory) };
+export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { fields: Middleware; fieldsWithBytes: Middleware; multipart: Middleware } {
+  const fields = fieldParser(limits);
+  return { fields, fieldsWithBytes: bytesKeeper(limits, fields), multipart: multipartParser(limits, options.temporaryDirectory) };
+}
+
+const FIELD_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain'];
+
+/**
+ * `fields` for a route declaring `rawBody`: the body's bytes are read first, exactly as they
+ * arrived, kept as `req.rawBody`, and then parsed by `fields` from a replay of them, so that
+ * both see the same bytes and the parsing (types, strictness, limits, errors) is the same one.
+ */
+function bytesKeeper(limits: Limits, fields: Middleware): Middleware {
+  return async (ctx, next) => {
+    if (alreadyRead(ctx) || !typeis.hasBody(ctx.req) || !ctx.is(FIELD_TYPES)) return fields(ctx, next);
+    const bytes = await readBytes(ctx.req, limits.jsonBytes);
+    exchangeFor(ctx).req.rawBody = bytes;
+    const replay = Object.assign(Readable.from([bytes]), { headers: { ...ctx.req.headers, 'content-length': String(bytes.length) } });
+    // The parser reads `ctx.req`; everything else it reads or sets goes to the real context.
+    return fields(Object.create(ctx, { req: { value: replay } }) as Context, next);
+  };
+}
+
+/**
+ * The whole body as received (not yet decompressed), within `limitBytes`: beyond, 413, and the
+ * stream is left paused rather than destroyed, so that the answer can still be written.
+ */
+function readBytes(request: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  if (Number(request.headers['content-length']) > limitBytes) return Promise.reject(createError(413, 'request body too large'));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const stop = (error: Error | undefined) => {
+      request.off('data', onData).off('end', onEnd).off('error', stop).off('aborted', onAborted);
+      if (error === undefined) return resolve(Buffer.concat(chunks, length));
+      request.pause();
+      reject(bodyError(error, 'malformed request body'));
+    };
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > limitBytes) stop(createError(413, 'request body too large'));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => stop(undefined);
+    const onAborted = () => stop(createError(400, 'request aborted'));
+    request.on('data', onData).on('end', onEnd).on('error', stop).on('aborted', onAborted);
+  });
 }
 
 function fieldParser(limits: Limits): Middleware {

@@ -10,11 +10,12 @@ import { displayPath, formatProblem, ProjectLoadError } from '../projects/proble
 import type { ListedRoute } from '../routes/route-table.ts';
 import type { CommandTable } from './command.ts';
 
-const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE'];
+const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE', 'MIDDLEWARE'];
 
 /**
  * `make routes`: every route the service would answer, its own first (PROJECT and FILE "-"),
- * then those of PROJECTS_DIR as it would mount them (SPEC §8.2).
+ * then those of PROJECTS_DIR as it would mount them (SPEC §8.2), with the names of each route's
+ * middleware in the order they run.
  */
 export const routeCommands: CommandTable = {
   routes: async () => {
@@ -43,6 +44,7 @@ function formatTable(routes: readonly ListedRoute[]): string {
     route.auth,
     route.project ?? '-',
     route.file === undefined ? '-' : displayPath(route.file),
+    route.middleware.length === 0 ? '-' : route.middleware.join(', '),
   ]);
   const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...rows.map((row) => row[column].length)));
   const render = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();

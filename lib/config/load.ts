@@ -29,6 +29,8 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
   const expertSettings = parseWith(expertSchema, builtIn, 'expert configuration: ');
   const config: Config = {
     ...expertSettings,
+    // Optional, yet a key of every configuration, as the other sections are (`config` lists it).
+    cors: expertSettings.cors,
     port: environment.PORT,
     host: environment.HOST,
     projectsDir: path.resolve(environment.PROJECTS_DIR),

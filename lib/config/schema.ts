@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TENANT_NAME } from '../values/tenant-name.ts';
 import { durationSeconds } from './duration.ts';
+import { parseOriginEntry } from './origins.ts';
 
 /** A section of the file: every key has a default, so an absent section is an empty one. */
 const section = <Shape extends z.ZodRawShape>(shape: Shape) => z.strictObject(shape).prefault({} as never);
@@ -38,6 +39,28 @@ function opensAsRedisUrl(value: string): boolean {
  */
 const HOST_ENTRY = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
+/** A header name (RFC 9110 token), as `Access-Control-Expose-Headers` lists them. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** CORS (off unless configured): which browser origins may call project routes and /spaces. */
+const cors = z
+  .strictObject({
+    origins: z
+      .array(
+        z
+          .string()
+          .refine(
+            (entry) => parseOriginEntry(entry) !== undefined,
+            'must be an origin such as "https://app.example.com" or "http://localhost:8080", or a pattern such as "https://*.example.com" or "*.example.com" (never "*")',
+          ),
+      )
+      .min(1, 'must list at least one origin'),
+    credentials: z.boolean().default(false),
+    maxAge: z.number().int().nonnegative().optional(),
+    exposeHeaders: z.array(z.string().regex(HEADER_NAME, 'must be a header name')).default([]),
+  })
+  .optional();
+
 const tenantName = z.string().regex(TENANT_NAME, 'must be a valid tenant name');
 
 /**
@@ -65,6 +88,7 @@ export const expertSchema = z.strictObject({
     // Inside the 10 s a stop may take, so that the drain keeps at least 5 s.
     unreadyBeforeCloseMs: z.number().int().min(0).max(5000).default(0),
   }),
+  cors,
   auth: section({
     tokenTtl: z
       .union([z.string(), z.number()])

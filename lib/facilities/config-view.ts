@@ -9,6 +9,7 @@ const CONFIG_KEYS: Record<keyof Config, true> = {
   projects: true,
   rateLimit: true,
   http: true,
+  cors: true,
   auth: true,
   sso: true,
   limits: true,

@@ -40,6 +40,17 @@ export interface Route {
   skipAuth?: boolean;
   /** Custom authentication: answers the request itself or calls `next()`. Replaces the system JWT. */
   auth?: RouteHandler;
+  /**
+   * Express-style `(req, res, next)` functions, yours or an Express middleware package's, run in
+   * order after authentication, body parsing and the body schema, before `function`. Each may
+   * answer, call `next()`, `next(err)` or `next('route')`, or throw, as a handler may.
+   */
+  middleware?: readonly RouteHandler[];
+  /**
+   * Also gives the route `req.rawBody`: the exact bytes of a JSON, urlencoded or text body, as a
+   * Buffer (to check a webhook's signature over them); `req.body` is parsed as usual.
+   */
+  rawBody?: boolean;
   /** One line for `/openapi.json` and the `/docs` page. */
   summary?: string;
   description?: string;
@@ -51,4 +62,11 @@ export interface Route {
 /** Returns `routes` unchanged: it only gives a route file its types. */
 export function defineRoutes<const Routes extends readonly Route[]>(routes: Routes): Routes {
   return routes;
+}
+
+declare module '../bridge/request.ts' {
+  interface BridgeRequest {
+    /** On a route declaring `rawBody: true`: the exact bytes of a JSON, urlencoded or text body. */
+    rawBody?: Buffer;
+  }
 }

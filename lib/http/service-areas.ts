@@ -11,6 +11,7 @@ import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from '../ro
 import { spacesArea } from '../spaces/routes.ts';
 import { withTenant } from '../tenancy/index.ts';
 import type { Area } from '../core/area.ts';
+import { withCrossOrigin } from './cors.ts';
 import { systemArea } from './system-routes.ts';
 
 /** The service's own areas, by the first path segments they answer. */
@@ -21,11 +22,17 @@ export function serviceRouteTable(): readonly ListedRoute[] {
   return SERVICE_AREAS.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
 }
 
-/** The area as the entry runs it: the tenant step if it takes one, then its router (or the switched-off 404). */
+/**
+ * The area as the entry runs it: CORS if the area welcomes other origins, the tenant step if it
+ * takes one, then its router (or the switched-off 404).
+ */
 export function serviceArea(declared: ServiceAreaDeclaration, parts: ServiceParts): Area {
-  const offText = declared.switchedOff?.(parts.runtime.config);
-  const answer = offText === undefined ? serviceRouter(declared, parts).area() : switchedOff(offText);
-  return declared.traits.tenant ? withTenant(parts.runtime, answer) : answer;
+  const { config } = parts.runtime;
+  const offText = declared.switchedOff?.(config);
+  const router = offText === undefined ? serviceRouter(declared, parts) : undefined;
+  const answer = router === undefined ? switchedOff(offText ?? '') : router.area();
+  const area = declared.traits.tenant ? withTenant(parts.runtime, answer) : answer;
+  return declared.crossOrigin === true ? withCrossOrigin(config, (path) => router?.methodsOf(path) ?? [], area) : area;
 }
 
 function serviceRouter(declared: ServiceAreaDeclaration, parts: ServiceParts): Router {
@@ -44,6 +51,7 @@ function serviceChainSettings(traits: AreaTraits, parts: ServiceParts): ChainSet
     rateLimit: namedRateLimits(runtime),
     systemAuthentication: systemAuthentication(runtime),
     readFields: jsonBody(runtime.config.limits.jsonBytes),
+    readFieldsWithBytes: undefined,
     readFiles: undefined,
     readPart: (ctx, part) => (part === 'params' ? paramsOf(ctx) : part === 'query' ? ctx.query : ctx.request.body),
     invoke: (handler) => handler(parts),

@@ -15,6 +15,10 @@ export interface RouteDefinition {
   readonly handler: RouteFunction;
   readonly skipAuth: boolean;
   readonly auth: RouteFunction | undefined;
+  /** Run in order after the body is read and checked, before `handler`. */
+  readonly middleware: readonly RouteFunction[];
+  /** The route also gets `req.rawBody`, the exact bytes of a JSON, urlencoded or text body. */
+  readonly rawBody: boolean;
   readonly summary: string | undefined;
   readonly description: string | undefined;
   readonly tags: readonly string[];
@@ -46,6 +50,8 @@ export function projectRoute(route: RouteDefinition): ProjectRoute {
     authenticate: route.auth,
     rateLimit: route.skipAuth ? 'public' : undefined,
     handler: route.handler,
+    middleware: route.middleware,
+    rawBody: route.rawBody,
     schema: route.schema,
     summary: route.summary,
     description: route.description,

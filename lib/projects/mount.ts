@@ -22,6 +22,8 @@ export interface LoadedProjects {
   readonly routes: readonly ListedRoute[];
   /** Answers `/api/...` requests: the project's route, or 404/405. */
   readonly area: (ctx: Context) => Promise<void>;
+  /** The methods a path under `/api` answers (what a CORS preflight is told); none for an unknown one. */
+  readonly methodsOf?: (path: string) => readonly string[];
 }
 
 /** What project routes share: a tenant, every body read by the bridge's parsers, handlers run by the bridge. */
@@ -40,7 +42,7 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);
   }
   const routes = projectRouteTable(projects, defaultProject, runtime.config.referer.enabled);
-  return Object.freeze({ routes, area: projectsArea(routers) });
+  return Object.freeze({ routes, area: projectsArea(routers), methodsOf: projectMethods(routers) });
 }
 
 function projectChainSettings(runtime: Runtime): ChainSettings<RouteFunction> {
@@ -52,6 +54,7 @@ function projectChainSettings(runtime: Runtime): ChainSettings<RouteFunction> {
     rateLimit: namedRateLimits(runtime),
     systemAuthentication: systemAuthentication(runtime),
     readFields: bodies.fields,
+    readFieldsWithBytes: bodies.fieldsWithBytes,
     readFiles: bodies.multipart,
     readPart: (ctx, part) => exchangeFor(ctx).req[part],
     invoke: (handler) => bridgeHandler(handler, { handlerMs: config.limits.handlerMs, logger }),
@@ -75,9 +78,23 @@ export function projectRouteTable(projects: readonly ProjectDefinition[], defaul
  */
 export function projectsArea(routers: ReadonlyMap<string, Router>): (ctx: Context) => Promise<void> {
   return (ctx) => {
-    const mount = MOUNT.exec(ctx.path);
-    const router = mount === null ? undefined : routers.get((mount[2] as string).toLowerCase());
-    if (mount === null || router === undefined) throw nothingAnswers(ctx.method);
-    return router.dispatch(ctx, mount[1] as string, mount[3] ?? '/');
+    const found = projectRouterOf(routers, ctx.path);
+    if (found === undefined) throw nothingAnswers(ctx.method);
+    return found.router.dispatch(ctx, found.baseUrl, found.rest);
   };
+}
+
+function projectMethods(routers: ReadonlyMap<string, Router>): (path: string) => readonly string[] {
+  return (path) => {
+    const found = projectRouterOf(routers, path);
+    return found === undefined ? [] : found.router.methodsOf(found.rest);
+  };
+}
+
+/** The router of the project a path names, its mount as it appeared (`/api/Sample`) and the rest of the path. */
+function projectRouterOf(routers: ReadonlyMap<string, Router>, path: string): { router: Router; baseUrl: string; rest: string } | undefined {
+  const mount = MOUNT.exec(path);
+  const router = mount === null ? undefined : routers.get((mount[2] as string).toLowerCase());
+  if (mount === null || router === undefined) return undefined;
+  return { router, baseUrl: mount[1] as string, rest: mount[3] ?? '/' };
 }

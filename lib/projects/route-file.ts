@@ -5,7 +5,7 @@ import type { RouteProblem } from './problems.ts';
 import { kindOf } from '../values/kind-of.ts';
 import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
-const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'summary', 'description', 'tags', 'schema']);
+const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'summary', 'description', 'tags', 'schema']);
 
 export interface ValidatedRoutes {
   readonly routes: readonly RouteDefinition[];
@@ -63,11 +63,20 @@ function problemsOfRoute(candidate: unknown): string[] {
   else if (typeof candidate.function !== 'function') reasons.push(`function must be a function (got ${kindOf(candidate.function)})`);
   if (skipAuth !== undefined && typeof skipAuth !== 'boolean') reasons.push(`skipAuth must be a boolean (got ${kindOf(skipAuth)})`);
   if (auth !== undefined && typeof auth !== 'function') reasons.push(`auth must be a function (got ${kindOf(auth)})`);
+  reasons.push(...middlewareProblems(candidate.middleware));
+  if (candidate.rawBody !== undefined && typeof candidate.rawBody !== 'boolean') reasons.push(`rawBody must be a boolean (got ${kindOf(candidate.rawBody)})`);
   reasons.push(...documentationProblems(candidate));
   for (const key of Object.keys(candidate)) {
     if (!KNOWN_PROPERTIES.has(key)) reasons.push(`unknown property "${key}"`);
   }
   return reasons;
+}
+
+/** `middleware`: Express-style functions, run in order before `function`. */
+function middlewareProblems(middleware: unknown): string[] {
+  if (middleware === undefined) return [];
+  if (!Array.isArray(middleware)) return [`middleware must be an array of functions (got ${kindOf(middleware)})`];
+  return middleware.flatMap((step: unknown, index) => (typeof step === 'function' ? [] : [`middleware[${index}] must be a function (got ${kindOf(step)})`]));
 }
 
 /** `summary`, `description` and `tags`: what `/openapi.json` shows of the route. */
@@ -88,6 +97,8 @@ function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchem
     handler: route.function as RouteFunction,
     skipAuth: route.skipAuth === true,
     auth: route.auth as RouteFunction | undefined,
+    middleware: Object.freeze([...((route.middleware as RouteFunction[] | undefined) ?? [])]),
+    rawBody: route.rawBody === true,
     summary: route.summary as string | undefined,
     description: route.description as string | undefined,
     tags: Object.freeze([...((route.tags as string[] | undefined) ?? [])]),

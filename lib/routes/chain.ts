@@ -19,6 +19,8 @@ export interface ChainSettings<Handler> {
   readonly systemAuthentication: Middleware;
   /** Reads a body that holds no files: before a custom `authenticate` (which may need it), else after the guards. */
   readonly readFields: Middleware;
+  /** `readFields` keeping the exact bytes of the body as well, for a route declaring `rawBody`. */
+  readonly readFieldsWithBytes: Middleware | undefined;
   /** Reads files (multipart), after authentication only. */
   readonly readFiles: Middleware | undefined;
   /** What the schema step checks for each part: what the handler will read. */
@@ -31,22 +33,26 @@ export interface ChainSettings<Handler> {
  * One route's chain after the tenant step, composed once at start-up: referer → named rate
  * limit → authentication (a custom `authenticate`, with the non-file body read just before
  * it, or system authentication unless public) → guards (a role) → the declared params and
- * query schemas → body reading → the declared body schema → handler. No body is read before
+ * query schemas → body reading (keeping its bytes for a route declaring `rawBody`) → the
+ * declared body schema → the route's middleware → handler. No body is read before
  * authentication and the guards, except what a custom `authenticate` needs; files reach the
  * disk only after them.
  */
 export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: ChainSettings<Handler>): Middleware {
   const chain: Middleware[] = [];
   const readsBody = settings.traits.everyRouteReadsBody || route.schema?.checks.body !== undefined;
+  const readFields = route.rawBody === true && settings.readFieldsWithBytes !== undefined ? settings.readFieldsWithBytes : settings.readFields;
   if (settings.referer !== undefined) chain.push(settings.referer);
   if (route.rateLimit !== undefined) chain.push(settings.rateLimit(route.rateLimit));
-  if (route.authenticate !== undefined) chain.push(settings.readFields, settings.invoke(route.authenticate));
+  if (route.authenticate !== undefined) chain.push(readFields, settings.invoke(route.authenticate));
   else if (route.auth === 'system') chain.push(settings.systemAuthentication);
   for (const guard of route.guards ?? []) chain.push(settings.invoke(guard));
   chain.push(...schemaCheckStep(route.schema, ['params', 'query'], settings.readPart));
-  if (readsBody && route.authenticate === undefined) chain.push(settings.readFields);
+  if (readsBody && route.authenticate === undefined) chain.push(readFields);
   if (readsBody && settings.readFiles !== undefined) chain.push(settings.readFiles);
-  chain.push(...schemaCheckStep(route.schema, ['body'], settings.readPart), settings.invoke(route.handler));
+  chain.push(...schemaCheckStep(route.schema, ['body'], settings.readPart));
+  for (const step of route.middleware ?? []) chain.push(settings.invoke(step));
+  chain.push(settings.invoke(route.handler));
   return compose(chain);
 }
 

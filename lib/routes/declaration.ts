@@ -26,7 +26,11 @@ export interface RouteDeclaration<Handler> {
   readonly rateLimit?: RateLimitName;
   /** Steps run after authentication and before the body is read (a role check). */
   readonly guards?: readonly Handler[];
+  /** Steps run after the body is read and its schema checked, before the handler (a project route's `middleware`). */
+  readonly middleware?: readonly Handler[];
   readonly handler: Handler;
+  /** The body's exact bytes are kept for the handler (a project route's `req.rawBody`). */
+  readonly rawBody?: boolean;
   /** The declared request and answer schemas, compiled; undefined when none is declared. */
   readonly schema: CompiledRouteSchema | undefined;
   readonly summary?: string;

@@ -19,6 +19,8 @@ export interface ListedRoute {
   readonly auth: AuthMode;
   /** Rate-limited (its answers carry the `RateLimit-*` headers). */
   readonly rateLimited: boolean;
+  /** The names of the route's middleware, in order (`anonymous` for a function without one). */
+  readonly middleware: readonly string[];
   /** Takes the `tenant` header. */
   readonly tenant: boolean;
   readonly summary?: string;
@@ -51,6 +53,7 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
         urls: Object.freeze(place.mounts.map((mount) => `${mount}${route.path}`)),
         auth: route.auth,
         rateLimited: route.rateLimit !== undefined,
+        middleware: Object.freeze((route.middleware ?? []).map(functionName)),
         tenant: traits.tenant,
         summary: route.summary,
         description: route.description,
@@ -62,6 +65,10 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
       }),
     ),
   );
+}
+
+function functionName(step: unknown): string {
+  return typeof step === 'function' && step.name !== '' ? step.name : 'anonymous';
 }
 
 /** The error answers each step of the route's chain can give, and those it declares for itself. */

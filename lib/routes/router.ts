@@ -58,6 +58,11 @@ export class Router {
     return runLayer(0);
   }
 
+  /** The methods of the routes matching `path` (GET brings HEAD); none for an unknown path. */
+  methodsOf(path: string): readonly string[] {
+    return [...new Set(this.#router.match(path, 'OPTIONS').path.flatMap((layer) => layer.methods))];
+  }
+
   /** The router as an area of the entry: it answers the whole path. */
   area(): (ctx: Context) => Promise<void> {
     return (ctx) => this.dispatch(ctx, '', ctx.path);

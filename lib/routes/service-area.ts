@@ -25,6 +25,8 @@ export interface ServiceAreaDeclaration {
   readonly segments: readonly string[];
   readonly traits: AreaTraits;
   readonly routes: readonly ServiceRoute[];
+  /** Browsers on other origins may call it, as the configuration's `cors` allows (the spaces). */
+  readonly crossOrigin?: boolean;
   /** While this gives a text, every URL of the area answers 404 with it (after the tenant step). */
   readonly switchedOff?: (config: Config) => string | undefined;
 }

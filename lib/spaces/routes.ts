@@ -87,6 +87,7 @@ export const spacesArea: ServiceAreaDeclaration = {
   segments: ['spaces'],
   traits: serviceTraits({ tenant: true, switchable: true }),
   routes: spaceRoutes,
+  crossOrigin: true,
   switchedOff: (config) => (config.spaces.enabled ? undefined : 'spaces feature is disabled'),
 };
 

@@ -17,7 +17,8 @@ async function makeRoutes(projectsDir: string, expert: object = {}): Promise<{ c
   const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-h4-cli-'));
   const expertFile = path.join(scratch, 'expert.json');
   writeFileSync(expertFile, JSON.stringify(expert));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, PROJECTS_DIR: projectsDir, EXPERT_CONFIG: expertFile, DATA_DIR: scratch };
+  // The routeware fixture's webhook secret is a required setting.
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, PROJECTS_DIR: projectsDir, EXPERT_CONFIG: expertFile, DATA_DIR: scratch, HOOKS_WEBHOOK_SECRET: 'any' };
   try {
     const { stdout, stderr } = await run('make', ['-s', '-o', 'node_modules/.install-stamp', 'routes'], { cwd: REPOSITORY, env });
     return { code: 0, stdout, stderr };
@@ -34,18 +35,18 @@ test('make routes prints method, both URLs, auth mode, project and file of every
   t.is(code, 0, stderr);
   const alpha = mountingFile('alpha');
   const rows = [
-    ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE'],
-    ['GET', '/api/alpha/echo', '/api/project/echo', 'public', 'alpha', alpha],
-    ['POST', '/api/alpha/echo', '/api/project/echo', 'public', 'alpha', alpha],
-    ['GET', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha],
-    ['PUT', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha],
-    ['DELETE', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha],
-    ['GET', '/api/alpha/', '/api/project/', 'public', 'alpha', alpha],
-    ['GET', '/api/alpha/steps/first', '/api/project/steps/first', 'public', 'alpha', alpha],
-    ['GET', '/api/alpha/steps/:step', '/api/project/steps/:step', 'public', 'alpha', alpha],
-    ['GET', '/api/alpha/protected', '/api/project/protected', 'system', 'alpha', alpha],
-    ['GET', '/api/beta/hello', '-', 'public', 'beta', mountingFile('beta', 'routes.mjs')],
-    ['GET', '/api/gamma/typed', '-', 'public', 'gamma', mountingFile('gamma', 'routes.ts')],
+    ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE', 'MIDDLEWARE'],
+    ['GET', '/api/alpha/echo', '/api/project/echo', 'public', 'alpha', alpha, '-'],
+    ['POST', '/api/alpha/echo', '/api/project/echo', 'public', 'alpha', alpha, '-'],
+    ['GET', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha, '-'],
+    ['PUT', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha, '-'],
+    ['DELETE', '/api/alpha/items/:id', '/api/project/items/:id', 'public', 'alpha', alpha, '-'],
+    ['GET', '/api/alpha/', '/api/project/', 'public', 'alpha', alpha, '-'],
+    ['GET', '/api/alpha/steps/first', '/api/project/steps/first', 'public', 'alpha', alpha, '-'],
+    ['GET', '/api/alpha/steps/:step', '/api/project/steps/:step', 'public', 'alpha', alpha, '-'],
+    ['GET', '/api/alpha/protected', '/api/project/protected', 'system', 'alpha', alpha, '-'],
+    ['GET', '/api/beta/hello', '-', 'public', 'beta', mountingFile('beta', 'routes.mjs'), '-'],
+    ['GET', '/api/gamma/typed', '-', 'public', 'gamma', mountingFile('gamma', 'routes.ts'), '-'],
   ];
   const table = stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/));
   t.deepEqual([table[0], ...table.filter((row) => row[4] !== '-').slice(1)], rows);
@@ -56,21 +57,33 @@ test('make routes lists the service\'s own routes first, PROJECT and FILE "-"', 
   t.is(code, 0, stderr);
   const system = stdout.trimEnd().split('\n').slice(1, 15).map((line) => line.split(/\s{2,}/));
   t.deepEqual(system, [
-    ['GET', '/healthz', '-', 'public', '-', '-'],
-    ['GET', '/livez', '-', 'public', '-', '-'],
-    ['GET', '/readyz', '-', 'public', '-', '-'],
-    ['GET', '/metrics', '-', 'custom', '-', '-'],
-    ['GET', '/openapi.json', '-', 'public', '-', '-'],
-    ['GET', '/docs', '-', 'public', '-', '-'],
-    ['GET', '/docs/:asset', '-', 'public', '-', '-'],
-    ['POST', '/auth/login', '-', 'public', '-', '-'],
-    ['GET', '/spaces', '-', 'system', '-', '-'],
-    ['GET', '/spaces/:name', '-', 'system', '-', '-'],
-    ['POST', '/spaces', '-', 'system', '-', '-'],
-    ['PUT', '/spaces/:name', '-', 'system', '-', '-'],
-    ['DELETE', '/spaces/:name', '-', 'system', '-', '-'],
-    ['GET', '/api/alpha/echo', '-', 'public', 'alpha', mountingFile('alpha')],
+    ['GET', '/healthz', '-', 'public', '-', '-', '-'],
+    ['GET', '/livez', '-', 'public', '-', '-', '-'],
+    ['GET', '/readyz', '-', 'public', '-', '-', '-'],
+    ['GET', '/metrics', '-', 'custom', '-', '-', '-'],
+    ['GET', '/openapi.json', '-', 'public', '-', '-', '-'],
+    ['GET', '/docs', '-', 'public', '-', '-', '-'],
+    ['GET', '/docs/:asset', '-', 'public', '-', '-', '-'],
+    ['POST', '/auth/login', '-', 'public', '-', '-', '-'],
+    ['GET', '/spaces', '-', 'system', '-', '-', '-'],
+    ['GET', '/spaces/:name', '-', 'system', '-', '-', '-'],
+    ['POST', '/spaces', '-', 'system', '-', '-', '-'],
+    ['PUT', '/spaces/:name', '-', 'system', '-', '-', '-'],
+    ['DELETE', '/spaces/:name', '-', 'system', '-', '-', '-'],
+    ['GET', '/api/alpha/echo', '-', 'public', 'alpha', mountingFile('alpha'), '-'],
   ]);
+});
+
+test('make routes names the middleware of each route, in order', async (t) => {
+  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('routeware'));
+  t.is(code, 0, stderr);
+  const rows = stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/));
+  const middlewareOf = (url: string) => rows.find((row) => row[1] === url)?.[6];
+  t.is(middlewareOf('/api/hooks/ordered'), 'marker, marker');
+  t.is(middlewareOf('/api/hooks/webhook'), 'verifySignature');
+  t.is(middlewareOf('/api/hooks/answers'), 'anonymous');
+  t.is(middlewareOf('/api/hooks/raw'), '-');
+  t.is(middlewareOf('/healthz'), '-');
 });
 
 test('make routes names the custom auth mode', async (t) => {

@@ -1,0 +1,51 @@
+import type { Context } from 'koa';
+import type { Area } from '../core/area.ts';
+import type { Config } from '../config/index.ts';
+import { originAllowed, parseOriginEntry, type OriginEntry } from '../config/origins.ts';
+
+type CorsSettings = NonNullable<Config['cors']>;
+
+/** The methods a path of the area answers (GET, HEAD, POST...); none for a path it does not know. */
+export type PathMethods = (path: string) => readonly string[];
+
+/**
+ * CORS for an area, when the configuration has `cors` (else the area unchanged). It runs before
+ * the area's tenant step and authentication: a browser's preflight carries no credentials, so it
+ * is answered here, 204, with the methods the path really has. Every answer to an allowed origin,
+ * error answers included, carries `Access-Control-Allow-Origin` (the origin itself, never `*`);
+ * a request from any other origin gets no CORS header and goes on as without `cors` (an OPTIONS
+ * is then 405, as it always was).
+ */
+export function withCrossOrigin(config: Pick<Config, 'cors'>, methodsOf: PathMethods, area: Area): Area {
+  const settings = config.cors;
+  if (settings === undefined) return area;
+  const entries = settings.origins.map((entry) => parseOriginEntry(entry) as OriginEntry);
+  const exposed = settings.exposeHeaders.join(', ');
+  return (ctx) => {
+    ctx.vary('Origin');
+    const origin = ctx.get('Origin');
+    if (origin === '' || !originAllowed(entries, origin)) return area(ctx);
+    ctx.set('Access-Control-Allow-Origin', origin);
+    if (settings.credentials) ctx.set('Access-Control-Allow-Credentials', 'true');
+    const methods = isPreflight(ctx) ? methodsOf(ctx.path) : [];
+    if (methods.length > 0) return answerPreflight(ctx, methods, settings);
+    if (exposed !== '') ctx.set('Access-Control-Expose-Headers', exposed);
+    return area(ctx);
+  };
+}
+
+function isPreflight(ctx: Context): boolean {
+  return ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method') !== '';
+}
+
+/** The headers a preflight asks for are allowed: what the route accepts is for the route to decide. */
+function answerPreflight(ctx: Context, methods: readonly string[], settings: CorsSettings): void {
+  ctx.set('Access-Control-Allow-Methods', [...new Set(methods)].join(', '));
+  const requested = ctx.get('Access-Control-Request-Headers');
+  if (requested !== '') {
+    ctx.set('Access-Control-Allow-Headers', requested);
+    ctx.vary('Access-Control-Request-Headers');
+  }
+  if (settings.maxAge !== undefined) ctx.set('Access-Control-Max-Age', String(settings.maxAge));
+  ctx.status = 204;
+}
