@@ -33,6 +33,12 @@ export class TransactionGivenUp extends Error {
   }
 }
 
+/**
+ * Runs one statement, `send`, whose text is `sql`: how traces follow statements (`lib/tracing`).
+ * The text has no values in it: every value is bound.
+ */
+export type StatementTracer = <Result>(sql: string, send: () => Promise<Result>) => Promise<Result>;
+
 /** Runs one statement of a transaction on its connection. */
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
@@ -48,6 +54,8 @@ export interface TenantDatabaseOptions {
   poolMax?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
+  /** Each statement runs through it, when traces are on. */
+  traceStatement?: StatementTracer;
 }
 
 /**
@@ -61,8 +69,10 @@ export class TenantDatabase {
   readonly #pool: pg.Pool;
   readonly #limit: StatementLimit | undefined;
   readonly #statementTimeout: string;
+  readonly #traceStatement: StatementTracer | undefined;
 
-  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {} }: TenantDatabaseOptions = {}) {
+  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, traceStatement }: TenantDatabaseOptions = {}) {
+    this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#pool = new pg.Pool({
@@ -79,7 +89,7 @@ export class TenantDatabase {
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#withConnection((client) => this.#watched(client, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
+    return this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
   }
 
   /**
@@ -92,17 +102,17 @@ export class TenantDatabase {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
     return this.#withConnection(async (client) => {
-      await this.#watched(client, () => queryInScope(client, this.#scope(tenant), 'begin', []));
+      await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', []));
       try {
         const result = await work((statement) => {
           wanted();
-          return this.#watched(client, () => client.query(statement.sql, [...statement.bindings]));
+          return this.#watched(client, statement.sql, () => client.query(statement.sql, [...statement.bindings]));
         });
         wanted();
-        await this.#watched(client, () => client.query('commit'));
+        await this.#watched(client, 'commit', () => client.query('commit'));
         return result;
       } catch (error) {
-        await this.#watched(client, () => client.query('rollback')).catch(() => undefined);
+        await this.#watched(client, 'rollback', () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
     });
@@ -130,7 +140,12 @@ export class TenantDatabase {
     return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout };
   }
 
-  #watched<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
+  #watched<Result>(client: pg.PoolClient, sql: string, send: () => Promise<Result>): Promise<Result> {
+    if (this.#traceStatement !== undefined) return this.#traceStatement(sql, () => this.#limited(client, send));
+    return this.#limited(client, send);
+  }
+
+  #limited<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
     return this.#limit === undefined ? send() : this.#limit.watch(client, send);
   }
 
