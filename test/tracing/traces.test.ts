@@ -146,6 +146,13 @@ test.serial('a handler calling out with node:http (a named import) gets a client
   const unknown = await requestLine(service, '/no/such/path/42');
   const unknownSpans = await spansOf(receiver, String(unknown?.traceId), (found) => found.some((span) => span.kind === SERVER));
   t.like(unknownSpans.find((span) => span.kind === SERVER), { name: 'GET', attributes: { 'http.response.status_code': 404 } });
+
+  await (await fetch(`${service.url}/api/relay/boom`)).arrayBuffer();
+  const failed = await requestLine(service, '/api/relay/boom');
+  const errorLine = service.logEntries().find((entry) => entry.level === 50 && entry.requestId === failed?.requestId);
+  t.like(errorLine, { traceId: failed?.traceId, spanId: failed?.spanId }, 'a line the request logs through pino names its trace too');
+  const failedSpans = await spansOf(receiver, String(failed?.traceId), (found) => found.some((span) => span.kind === SERVER));
+  t.like(failedSpans.find((span) => span.kind === SERVER), { name: 'GET relay /boom', attributes: { 'http.response.status_code': 500, 'error.type': '500' } });
 });
 
 /** The service's module URLs, as a process started with `environment` resolved them serving one request. */
