@@ -63,6 +63,14 @@ async function spansOf(receiver: OtlpReceiver, traceId: string, complete: (spans
   return ofTrace();
 }
 
+function isStatement(span: ReceivedSpan): boolean {
+  return span.attributes['db.system.name'] === 'postgresql';
+}
+
+function isOutgoingCall(span: ReceivedSpan): boolean {
+  return span.kind === CLIENT && !isStatement(span);
+}
+
 /** The request line of `url`, once the service has written it (its output is flushed every quarter second). */
 async function requestLine(service: ServiceProcess, url: string): Promise<Record<string, unknown> | undefined> {
   const line = () => service.logEntries().find((entry) => entry.msg === 'request' && entry.url === url);
@@ -80,7 +88,7 @@ test.serial('a request is one server span named by its route, its statements and
   });
   await response.arrayBuffer();
 
-  const spans = await spansOf(receiver, INCOMING_TRACE, (found) => found.some((span) => span.kind === SERVER) && found.some((span) => span.attributes['db.system.name'] !== undefined));
+  const spans = await spansOf(receiver, INCOMING_TRACE, (found) => found.some((span) => span.kind === SERVER) && found.some(isStatement) && found.some(isOutgoingCall));
   const server = spans.find((span) => span.kind === SERVER);
   if (server === undefined) return t.fail(`no server span among ${JSON.stringify(spans)}`);
   t.is(server.name, 'GET sample /home');
@@ -95,7 +103,7 @@ test.serial('a request is one server span named by its route, its statements and
   });
   t.false(JSON.stringify(server).includes('secret-token-value'), 'the query, which may hold a credential, is not recorded');
 
-  const statements = spans.filter((span) => span.attributes['db.system.name'] === 'postgresql');
+  const statements = spans.filter(isStatement);
   t.true(statements.length > 0);
   for (const statement of statements) {
     t.is(statement.parentSpanId, server.spanId);
@@ -108,7 +116,7 @@ test.serial('a request is one server span named by its route, its statements and
   t.is(lookup.name, 'SELECT');
   t.false(JSON.stringify(lookup).includes('nobody-here'), 'the username it looked for is a bound value, not in the span');
 
-  const outgoing = spans.find((span) => span.kind === CLIENT && span.attributes['db.system.name'] === undefined);
+  const outgoing = spans.find(isOutgoingCall);
   if (outgoing === undefined) return t.fail(`no outgoing call span among ${JSON.stringify(spans)}`);
   t.is(outgoing.parentSpanId, server.spanId);
   t.is(outgoing.attributes['http.request.method'], 'POST');
@@ -128,9 +136,9 @@ test.serial('a handler calling out with node:http (a named import) gets a client
   t.is(relayed.status, 200);
   const traceparent = String(peer.calls[0]?.traceparent);
   const traceId = traceparent.split('-')[1] ?? '';
-  const spans = await spansOf(receiver, traceId, (found) => found.some((span) => span.kind === SERVER));
+  const spans = await spansOf(receiver, traceId, (found) => found.some((span) => span.kind === SERVER) && found.some(isOutgoingCall));
   const server = spans.find((span) => span.kind === SERVER);
-  const outgoing = spans.find((span) => span.kind === CLIENT && span.attributes['db.system.name'] === undefined);
+  const outgoing = spans.find(isOutgoingCall);
   t.is(server?.name, 'GET relay /relay');
   t.is(outgoing?.parentSpanId, server?.spanId);
   t.is(traceparent, `00-${traceId}-${outgoing?.spanId}-01`);
@@ -153,6 +161,16 @@ test.serial('a handler calling out with node:http (a named import) gets a client
   t.like(errorLine, { traceId: failed?.traceId, spanId: failed?.spanId }, 'a line the request logs through pino names its trace too');
   const failedSpans = await spansOf(receiver, String(failed?.traceId), (found) => found.some((span) => span.kind === SERVER));
   t.like(failedSpans.find((span) => span.kind === SERVER), { name: 'GET relay /boom', attributes: { 'http.response.status_code': 500, 'error.type': '500' } });
+});
+
+test.serial('spans still waiting for their batch are sent when the service stops on SIGTERM', async (t) => {
+  const receiver = await receiverFor(t);
+  const service = await tracedService(t, receiver, { environment: { OTEL_BSP_SCHEDULE_DELAY: '600000' } });
+  await (await fetch(`${service.url}/api/sample/heartbeat`)).arrayBuffer();
+  const line = await requestLine(service, '/api/sample/heartbeat');
+  t.deepEqual(receiver.spans, []);
+  t.like(await service.stop(), { code: 0 });
+  t.is(receiver.spans.find((span) => span.kind === SERVER && span.traceId === line?.traceId)?.name, 'GET sample /heartbeat');
 });
 
 /** The service's module URLs, as a process started with `environment` resolved them serving one request. */
