@@ -29,7 +29,14 @@ export function requestSpans(tracer: Tracer): (serve: Middleware) => Middleware 
     const parent = propagation.extract(ROOT_CONTEXT, ctx.req.headers);
     const method = KNOWN_METHODS.has(ctx.method) ? ctx.method : undefined;
     const span = tracer.startSpan(method ?? 'HTTP', { kind: SpanKind.SERVER, attributes: requestAttributes(ctx, method) }, parent);
-    const answering: unknown = context.with(trace.setSpan(parent, span), serve, undefined, ctx, next);
+    let answering: unknown;
+    try {
+      answering = context.with(trace.setSpan(parent, span), serve, undefined, ctx, next);
+    } catch (error) {
+      // Thrown before the request had its state: nothing to name the span by.
+      span.end();
+      throw error;
+    }
     if (!(answering instanceof Promise)) {
       endRequestSpan(span, ctx, method);
       return answering;

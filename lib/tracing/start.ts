@@ -21,10 +21,11 @@ const FLUSH_LIMIT_MS = 2000;
 
 /**
  * Starts OpenTelemetry for the process, configured by the standard `OTEL_*` variables (endpoint,
- * headers, batching, resource attributes, propagators): the provider with its AsyncLocalStorage
- * context manager, the OTLP/HTTP exporter, and the client spans of a handler's outgoing calls,
- * by `fetch` (undici) and by `node:http`/`node:https`. The server span of each request is the
- * entry's (`Tracing.traced`), so the HTTP instrumentation leaves incoming requests alone.
+ * headers, sampler, batching, service name and resource attributes): the provider with its
+ * AsyncLocalStorage context manager and W3C trace context propagation, the OTLP/HTTP exporter
+ * (JSON), and the client spans of a handler's outgoing calls by `fetch` (undici) and by
+ * `node:http`/`node:https`. The server span of each request is the entry's (`Tracing.traced`),
+ * so the HTTP instrumentation leaves incoming requests alone.
  */
 export function startTracing(): Tracing {
   const provider = new NodeTracerProvider({

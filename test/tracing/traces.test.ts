@@ -130,7 +130,11 @@ test.serial('a request is one server span named by its route, its statements and
 test.serial('a handler calling out with node:http (a named import) gets a client span and sends traceparent; system routes are named by their path', async (t) => {
   const receiver = await receiverFor(t);
   const peer = await startPeer(t);
-  const service = await tracedService(t, receiver, { projectsDir: TRACED_PROJECTS, expert: { projects: { default: 'relay' } } });
+  const service = await tracedService(t, receiver, {
+    projectsDir: TRACED_PROJECTS,
+    expert: { projects: { default: 'relay' } },
+    environment: { OTEL_SERVICE_NAME: 'relay-service' },
+  });
 
   const relayed = await fetch(`${service.url}/api/relay/relay?to=${encodeURIComponent(`${peer.url}/hello`)}`);
   t.is(relayed.status, 200);
@@ -140,6 +144,7 @@ test.serial('a handler calling out with node:http (a named import) gets a client
   const server = spans.find((span) => span.kind === SERVER);
   const outgoing = spans.find(isOutgoingCall);
   t.is(server?.name, 'GET relay /relay');
+  t.is(server?.serviceName, 'relay-service');
   t.is(outgoing?.parentSpanId, server?.spanId);
   t.is(traceparent, `00-${traceId}-${outgoing?.spanId}-01`);
   t.is(spans.filter((span) => span.kind === SERVER).length, 1, 'the service does not trace its own requests twice');
