@@ -3,6 +3,7 @@ import { runMain } from './core/run-main.ts';
 import { logEscaped, uncaughtExceptionLog } from './core/escaped-errors.ts';
 import { outsideRequests } from './core/request-state.ts';
 import { startService, type Service } from './server.ts';
+import { tracingWanted } from './tracing/switch.ts';
 
 /** SPEC §2.5: the process is gone this long after the signal, even if releasing something hangs. */
 const SHUTDOWN_LIMIT_MS = 10_000;
@@ -14,7 +15,10 @@ const ESCAPED_EXCEPTION_EXIT_CODE = 70;
 
 /** `make run`: start the service, and stop it cleanly on SIGTERM or SIGINT. */
 async function main(): Promise<void> {
-  const service = await startService();
+  // Imported only when asked for: without traces, no OpenTelemetry module is ever loaded. Started
+  // before the service, so the projects' handlers are loaded with node:http already patched.
+  const tracing = tracingWanted(process.env) ? (await import('./tracing/start.ts')).startTracing() : undefined;
+  const service = await startService({ tracing });
   const { logger } = service.runtime;
   const exceptions = uncaughtExceptionLog(logger);
   const stop = stopOnce(service, () => exceptions.logRepeats());

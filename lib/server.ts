@@ -7,14 +7,14 @@ import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.
 import { createKnex } from './db/connect.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
-import { TenantDatabase } from './db/tenant-database.ts';
+import { type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { createDrainableServer } from './http/drain.ts';
 import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
-import { Readiness, type Runtime } from './core/runtime.ts';
+import { Readiness, type Runtime, type Tracing } from './core/runtime.ts';
 import { ServiceMetrics } from './metrics/index.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
@@ -42,6 +42,8 @@ export interface StartOptions extends LoadOptions {
   logDestination?: pino.DestinationStream;
   /** How fast request bodies must arrive (default `BODY_PACE`); for tests. */
   bodyPace?: BodyPace;
+  /** Traces, when `lib/main.ts` started them (`lib/tracing`): process-wide, so never a test's own. */
+  tracing?: Tracing;
 }
 
 /** How a runtime uses its database. */
@@ -50,6 +52,8 @@ export interface DatabaseOptions {
   migrate?: boolean;
   /** See `KnexOptions.queryTimeoutMs`: the service sets it, tools leave it out. */
   queryTimeoutMs?: number;
+  /** Each statement on tenant data runs through it, when traces are on. */
+  traceStatement?: StatementTracer;
 }
 
 /** Loads configuration, opens and migrates the database, loads projects, and listens. */
@@ -86,11 +90,15 @@ export async function startService(options: StartOptions = {}): Promise<Service>
 export async function createRuntime(options: StartOptions = {}, database: DatabaseOptions = {}): Promise<Runtime> {
   const loaded = loadConfig(options);
   const { config, secrets } = loaded;
-  const logger = createLogger(config.logLevel, options.logDestination);
+  const { tracing } = options;
+  const logger = createLogger(config.logLevel, options.logDestination, tracing?.logFields);
   const shutdownTasks: Array<() => Promise<void>> = [];
+  // Registered first, so closed last: the spans of the drain and of the closing are sent too.
+  if (tracing !== undefined) shutdownTasks.push(() => tracing.shutdown());
   // Without a token nothing is recorded: no registry, no observation on any path.
   const metrics = secrets.metricsToken === undefined ? undefined : new ServiceMetrics();
-  const { knex, tenantDatabase } = await openDatabases(loaded, logger, { ...database, onStatement: metrics?.statementRan }, shutdownTasks);
+  const statementWatch = { onStatement: metrics?.statementRan, traceStatement: tracing?.traceStatement };
+  const { knex, tenantDatabase } = await openDatabases(loaded, logger, { ...database, ...statementWatch }, shutdownTasks);
   metrics?.watchPool(() => tenantDatabase.poolCounts());
   const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
   shutdownTasks.push(() => rateCounters.close());
@@ -106,6 +114,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     readiness: new Readiness(),
     projectSettings: new BoundProjectSettings(),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
+    tracing,
     shutdownTasks: Object.freeze(shutdownTasks),
   };
   serveFacilitiesOutsideRequests(runtime);
@@ -137,6 +146,7 @@ async function openDatabases(
     poolMax: loaded.config.database.poolMax,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
     onStatement: database.onStatement,
+    traceStatement: database.traceStatement,
   });
   shutdownTasks.push(() => tenantDatabase.close());
   return { knex, tenantDatabase };

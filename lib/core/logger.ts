@@ -4,10 +4,19 @@ export type { Logger };
 
 /** Where each logger `createLogger` made writes: pino keeps it under a private symbol only. */
 const destinations = new WeakMap<Logger, pino.DestinationStream>();
+/** The trace fields of each logger `createLogger` made with traces on. */
+const traceFieldsOf = new WeakMap<Logger, TraceFields>();
 
-/** JSON lines; fields that could hold a credential are censored wherever they appear. */
-export function createLogger(level: string, destination: pino.DestinationStream = pino.destination(1)): Logger {
+/** `traceId` and `spanId` of the span a line is written in: none outside one. */
+export type TraceFields = () => Record<string, string>;
+
+/**
+ * JSON lines; fields that could hold a credential are censored wherever they appear. With
+ * `traceFields` (traces on), each line written within a span names its trace.
+ */
+export function createLogger(level: string, destination: pino.DestinationStream = pino.destination(1), traceFields?: TraceFields): Logger {
   const options: pino.LoggerOptions = {
+    mixin: traceFields,
     level,
     base: undefined,
     redact: {
@@ -17,6 +26,7 @@ export function createLogger(level: string, destination: pino.DestinationStream 
   };
   const logger = pino(options, destination);
   destinations.set(logger, destination);
+  if (traceFields !== undefined) traceFieldsOf.set(logger, traceFields);
   return logger;
 }
 
@@ -84,10 +94,16 @@ export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
   if (!logger.isLevelEnabled('info')) return () => {};
   const destination = destinations.get(logger);
   if (destination === undefined) return (line) => logger.info(line, 'request');
+  const traceFields = traceFieldsOf.get(logger);
   return ({ method, url, status, ms, tenant, requestId, uid, project, route, error }) => {
-    const optional = `${field('tenant', tenant)},"requestId":${JSON.stringify(requestId)}${field('uid', uid)}${field('project', project)}${field('route', route)}${field('error', error)}`;
+    const traced = traceFields === undefined ? '' : traceText(traceFields());
+    const optional = `${field('tenant', tenant)},"requestId":${JSON.stringify(requestId)}${field('uid', uid)}${field('project', project)}${field('route', route)}${field('error', error)}${traced}`;
     destination.write(`{"level":${INFO},"time":${Date.now()},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms}${optional},"msg":"request"}\n`);
   };
+}
+
+function traceText(fields: Record<string, string>): string {
+  return field('traceId', fields.traceId) + field('spanId', fields.spanId);
 }
 
 /** `,"name":"value"`, or nothing for a value left out (as pino leaves out undefined fields). */

@@ -1,7 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Middleware } from 'koa';
 import type { Config, Secrets } from '../config/index.ts';
-import type { TenantDatabase } from '../db/tenant-database.ts';
+import type { StatementTracer, TenantDatabase } from '../db/tenant-database.ts';
 import type { ServiceMetrics } from '../metrics/index.ts';
 import type { Logger } from './logger.ts';
 
@@ -67,6 +68,18 @@ export class Readiness {
   }
 }
 
+/** Traces (`lib/tracing`), started when the `OTEL_*` variables ask for them. */
+export interface Tracing {
+  /** `serve` with each request under a server span of its own, active while it is served. */
+  traced(serve: Middleware): Middleware;
+  /** Runs a statement under a span of its own, which holds its text and never its values. */
+  readonly traceStatement: StatementTracer;
+  /** `traceId` and `spanId` of the active span, for a log line; none outside a span. */
+  logFields(): Record<string, string>;
+  /** Exports the spans not yet sent, then stops. */
+  shutdown(): Promise<void>;
+}
+
 /** The shared objects of one running service, created once at start-up by `createRuntime`. */
 export interface Runtime extends FacilityState {
   readonly secrets: Secrets;
@@ -82,6 +95,8 @@ export interface Runtime extends FacilityState {
   readonly readiness: Readiness;
   /** The JWT secret as a prebuilt key, so verifying a token does not rebuild it each time. */
   readonly jwtKey: KeyObject;
+  /** Undefined when traces are off: the request path then pays nothing for them. */
+  readonly tracing?: Tracing;
   /** Closed in reverse order on shutdown, after the HTTP server has drained; complete at start-up. */
   readonly shutdownTasks: ReadonlyArray<() => Promise<void>>;
 }

@@ -33,6 +33,12 @@ export class TransactionGivenUp extends Error {
   }
 }
 
+/**
+ * Runs one statement, `send`, whose text is `sql`: how traces follow statements (`lib/tracing`).
+ * The text has no values in it: every value is bound.
+ */
+export type StatementTracer = <Result>(sql: string, send: () => Promise<Result>) => Promise<Result>;
+
 /** Runs one statement of a transaction on its connection. */
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
@@ -50,6 +56,8 @@ export interface TenantDatabaseOptions {
   onIdleError?: (error: Error) => void;
   /** Told how long each statement took, in seconds, once it is answered or fails (the metrics). */
   onStatement?: (seconds: number) => void;
+  /** Each statement runs through it, when traces are on. */
+  traceStatement?: StatementTracer;
 }
 
 /** The pool's connections now, as `pg.Pool` counts them. */
@@ -72,9 +80,11 @@ export class TenantDatabase {
   readonly #limit: StatementLimit | undefined;
   readonly #statementTimeout: string;
   readonly #onStatement: ((seconds: number) => void) | undefined;
+  readonly #traceStatement: StatementTracer | undefined;
 
-  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement }: TenantDatabaseOptions = {}) {
+  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement }: TenantDatabaseOptions = {}) {
     this.#onStatement = onStatement;
+    this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#pool = new pg.Pool({
@@ -91,7 +101,7 @@ export class TenantDatabase {
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#withConnection((client) => this.#watched(client, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
+    return this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
   }
 
   /**
@@ -104,17 +114,17 @@ export class TenantDatabase {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
     return this.#withConnection(async (client) => {
-      await this.#watched(client, () => queryInScope(client, this.#scope(tenant), 'begin', []));
+      await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', []));
       try {
         const result = await work((statement) => {
           wanted();
-          return this.#watched(client, () => client.query(statement.sql, [...statement.bindings]));
+          return this.#watched(client, statement.sql, () => client.query(statement.sql, [...statement.bindings]));
         });
         wanted();
-        await this.#watched(client, () => client.query('commit'));
+        await this.#watched(client, 'commit', () => client.query('commit'));
         return result;
       } catch (error) {
-        await this.#watched(client, () => client.query('rollback')).catch(() => undefined);
+        await this.#watched(client, 'rollback', () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
     });
@@ -146,11 +156,12 @@ export class TenantDatabase {
     return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout };
   }
 
-  #watched<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
+  #watched<Result>(client: pg.PoolClient, sql: string, send: () => Promise<Result>): Promise<Result> {
+    const run = () => this.#limited(client, send);
     const onStatement = this.#onStatement;
-    if (onStatement === undefined) return this.#limited(client, send);
-    const started = performance.now();
-    const answered = this.#limited(client, send);
+    const started = onStatement === undefined ? 0 : performance.now();
+    const answered = this.#traceStatement === undefined ? run() : this.#traceStatement(sql, run);
+    if (onStatement === undefined) return answered;
     const observe = () => onStatement((performance.now() - started) / 1000);
     answered.then(observe, observe);
     return answered;

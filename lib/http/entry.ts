@@ -29,7 +29,7 @@ const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|sess
  * first segment of its path, to the area composed for it at start-up, answers whatever it
  * throws (SPEC §7), and writes the request's log line (SPEC §2.4). A body that stalls is
  * answered 408 (`BodyWatcher`). An area that answers without waiting, for a request without a
- * body, costs no promise here.
+ * body, costs no promise here. With traces on, each request is served under its server span.
  */
 export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: EntryOptions): Middleware {
   const bodies = new BodyWatcher(bodyPace);
@@ -63,7 +63,7 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
     answerError(ctx, error, logger);
     finish(ctx, started, body);
   };
-  return (ctx) => {
+  const serve: Middleware = (ctx) => {
     const started = performance.now();
     const offered = ctx.get('X-Request-Id');
     const requestId = REQUEST_ID.test(offered) ? offered : randomUUID();
@@ -83,6 +83,8 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
       );
     });
   };
+  // Chosen once: without traces, the request path has no trace of them.
+  return runtime?.tracing === undefined ? serve : runtime.tracing.traced(serve);
 }
 
 function areaOf(ctx: Context, areas: ReadonlyMap<string, Area>, otherwise: Area): Area {

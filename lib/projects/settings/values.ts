@@ -101,8 +101,16 @@ export interface DeclaredSecret {
  * chosen by whoever sets a project's secret. (A test checks that `lib/` reads no other.)
  */
 const SERVICE_VARIABLES: ReadonlySet<string> = new Set([...Object.keys(environmentSchema.shape), 'XDG_RUNTIME_DIR', 'DEV_START_LIMIT_MS']);
-/** Families of variables the runtime reads: Node.js (`NODE_OPTIONS`, `NODE_EXTRA_CA_CERTS`...) and libuv (`UV_THREADPOOL_SIZE`). */
-const RUNTIME_PREFIXES = ['NODE_', 'UV_'];
+/**
+ * Families of variables read by what the service runs on, with its name: Node.js (`NODE_OPTIONS`,
+ * `NODE_EXTRA_CA_CERTS`...), libuv (`UV_THREADPOOL_SIZE`) and OpenTelemetry, which the service's
+ * traces are configured by (`OTEL_EXPORTER_OTLP_HEADERS`...).
+ */
+const RUNTIME_PREFIXES: ReadonlyArray<readonly [prefix: string, reader: string]> = [
+  ['NODE_', 'Node.js'],
+  ['UV_', 'Node.js'],
+  ['OTEL_', 'OpenTelemetry'],
+];
 
 export function secretsOf(project: string, file: string, settings: ProjectSettings | undefined): DeclaredSecret[] {
   return Object.entries(settings?.declarations ?? {})
@@ -135,8 +143,8 @@ export function sharedVariableProblems(secrets: readonly DeclaredSecret[]): Rout
 /** Who else reads `variable`, as the message says it; undefined when only the secret does. */
 function otherReader(variable: string): string | undefined {
   if (SERVICE_VARIABLES.has(variable)) return 'the service itself reads';
-  const prefix = RUNTIME_PREFIXES.find((each) => variable.startsWith(each));
-  return prefix === undefined ? undefined : `Node.js itself reads (${prefix}*)`;
+  const family = RUNTIME_PREFIXES.find(([prefix]) => variable.startsWith(prefix));
+  return family === undefined ? undefined : `${family[1]} itself reads (${family[0]}*)`;
 }
 
 function describe(secret: DeclaredSecret, project: string): string {

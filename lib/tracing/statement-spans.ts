@@ -1,0 +1,43 @@
+import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { ATTR_DB_OPERATION_NAME, ATTR_DB_QUERY_TEXT, ATTR_DB_SYSTEM_NAME, ATTR_ERROR_TYPE, DB_SYSTEM_NAME_VALUE_POSTGRESQL } from '@opentelemetry/semantic-conventions';
+import type { StatementTracer } from '../db/tenant-database.ts';
+
+/** The attribute older backends read for the database (`db.system.name` replaced it). */
+const ATTR_DB_SYSTEM = 'db.system';
+/** PostgreSQL's SQLSTATE of a failed statement (`23505`): its message may quote values, the code never does. */
+const ATTR_DB_RESPONSE_STATUS_CODE = 'db.response.status_code';
+const FIRST_WORD = /^\s*([A-Za-z]+)/;
+
+/**
+ * A client span per statement, a child of whatever span is active (the request's), named by
+ * its operation (`SELECT`). It holds the statement's text, which has no values in it (they
+ * are bound), and never the bindings; nor the message of a failure, which may quote them.
+ */
+export function statementSpans(tracer: Tracer): StatementTracer {
+  return (sql, send) => {
+    const operation = FIRST_WORD.exec(sql)?.[1]?.toUpperCase();
+    const span = tracer.startSpan(operation ?? DB_SYSTEM_NAME_VALUE_POSTGRESQL, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
+        [ATTR_DB_SYSTEM]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
+        [ATTR_DB_QUERY_TEXT]: sql,
+        [ATTR_DB_OPERATION_NAME]: operation,
+      },
+    });
+    return send().then(
+      (result) => {
+        span.end();
+        return result;
+      },
+      (error: unknown) => {
+        const code = (error as { code?: unknown } | null)?.code;
+        if (typeof code === 'string') span.setAttribute(ATTR_DB_RESPONSE_STATUS_CODE, code);
+        span.setAttribute(ATTR_ERROR_TYPE, typeof code === 'string' ? code : error instanceof Error ? error.name : 'error');
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        throw error;
+      },
+    );
+  };
+}

@@ -1,0 +1,205 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test, { type ExecutionContext } from 'ava';
+import { until } from '../helpers/main-process.ts';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
+import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
+import { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from '../helpers/service-process.ts';
+
+/**
+ * Traces (SPEC §16.2), from a real service process to a real OTLP/HTTP receiver on loopback:
+ * the request's server span, its statements and outgoing calls as its children, an incoming
+ * `traceparent` continued, the trace on the log line; and nothing of OpenTelemetry loaded when
+ * the variables do not ask for traces.
+ */
+
+const SERVER = 2;
+const CLIENT = 3;
+const INCOMING_TRACE = '0af7651916cd43dd8448eb211c80319c';
+const INCOMING_PARENT = 'b7ad6b7169203331';
+const MODULE_LOG = fileURLToPath(new URL('../helpers/module-log.ts', import.meta.url));
+const TRACED_PROJECTS = fileURLToPath(new URL('../fixtures/projects/traced', import.meta.url));
+
+test.after.always(dropTestDatabase);
+
+/** A loopback server answering like the SSO server (`{employeeId}`), keeping the headers of each call. */
+async function startPeer(t: ExecutionContext): Promise<{ url: string; calls: IncomingHttpHeaders[] }> {
+  const calls: IncomingHttpHeaders[] = [];
+  const server = createServer((request, response) => {
+    calls.push(request.headers);
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"employeeId":"nobody-here"}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls };
+}
+
+async function tracedService(t: ExecutionContext, receiver: OtlpReceiver, options: Partial<ServiceProcessOptions> = {}): Promise<ServiceProcess> {
+  return startServiceProcess(t, {
+    databaseUrl: await testDatabaseUrl(),
+    ...options,
+    environment: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', ...options.environment },
+  });
+}
+
+async function receiverFor(t: ExecutionContext): Promise<OtlpReceiver> {
+  const receiver = await startOtlpReceiver();
+  t.teardown(() => receiver.close());
+  return receiver;
+}
+
+/** Waits for the spans of trace `traceId` until `complete` holds of them. */
+async function spansOf(receiver: OtlpReceiver, traceId: string, complete: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
+  const ofTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
+  await until(() => complete(ofTrace()), 10_000);
+  return ofTrace();
+}
+
+function isStatement(span: ReceivedSpan): boolean {
+  return span.attributes['db.system.name'] === 'postgresql';
+}
+
+function isOutgoingCall(span: ReceivedSpan): boolean {
+  return span.kind === CLIENT && !isStatement(span);
+}
+
+/** The request line of `url`, once the service has written it (its output is flushed every quarter second). */
+async function requestLine(service: ServiceProcess, url: string): Promise<Record<string, unknown> | undefined> {
+  const line = () => service.logEntries().find((entry) => entry.msg === 'request' && entry.url === url);
+  await until(() => line() !== undefined, 5000);
+  return line();
+}
+
+test.serial('a request is one server span named by its route, its statements and its SSO call are its children, and it continues an incoming traceparent', async (t) => {
+  const receiver = await receiverFor(t);
+  const sso = await startPeer(t);
+  const service = await tracedService(t, receiver, { expert: { sso: { authUrl: sso.url } } });
+
+  const response = await fetch(`${service.url}/api/sample/home?usertoken=employee:secret-token-value`, {
+    headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01` },
+  });
+  await response.arrayBuffer();
+
+  const spans = await spansOf(receiver, INCOMING_TRACE, (found) => found.some((span) => span.kind === SERVER) && found.some(isStatement) && found.some(isOutgoingCall));
+  const server = spans.find((span) => span.kind === SERVER);
+  if (server === undefined) return t.fail(`no server span among ${JSON.stringify(spans)}`);
+  t.is(server.name, 'GET sample /home');
+  t.is(server.parentSpanId, INCOMING_PARENT);
+  t.is(server.serviceName, 'spaceport');
+  t.like(server.attributes, {
+    'http.request.method': 'GET',
+    'http.route': '/api/sample/home',
+    'url.path': '/api/sample/home',
+    'url.scheme': 'http',
+    'http.response.status_code': response.status,
+  });
+  t.false(JSON.stringify(server).includes('secret-token-value'), 'the query, which may hold a credential, is not recorded');
+
+  const statements = spans.filter(isStatement);
+  t.true(statements.length > 0);
+  for (const statement of statements) {
+    t.is(statement.parentSpanId, server.spanId);
+    t.is(statement.kind, CLIENT);
+    t.is(statement.attributes['db.system'], 'postgresql');
+    t.is(typeof statement.attributes['db.query.text'], 'string');
+  }
+  const lookup = statements.find((span) => String(span.attributes['db.query.text']).includes('account_username = $'));
+  if (lookup === undefined) return t.fail(`no statement on accounts among ${JSON.stringify(statements)}`);
+  t.is(lookup.name, 'SELECT');
+  t.false(JSON.stringify(lookup).includes('nobody-here'), 'the username it looked for is a bound value, not in the span');
+
+  const outgoing = spans.find(isOutgoingCall);
+  if (outgoing === undefined) return t.fail(`no outgoing call span among ${JSON.stringify(spans)}`);
+  t.is(outgoing.parentSpanId, server.spanId);
+  t.is(outgoing.attributes['http.request.method'], 'POST');
+  t.is(sso.calls[0]?.traceparent, `00-${INCOMING_TRACE}-${outgoing.spanId}-01`);
+
+  const line = await requestLine(service, '/api/sample/home?usertoken=[redacted]');
+  t.like(line, { traceId: INCOMING_TRACE, spanId: server.spanId });
+  t.true(receiver.contentTypes.every((type) => type.startsWith('application/json')));
+});
+
+test.serial('a handler calling out with node:http (a named import) gets a client span and sends traceparent; system routes are named by their path', async (t) => {
+  const receiver = await receiverFor(t);
+  const peer = await startPeer(t);
+  const service = await tracedService(t, receiver, {
+    projectsDir: TRACED_PROJECTS,
+    expert: { projects: { default: 'relay' } },
+    environment: { OTEL_SERVICE_NAME: 'relay-service' },
+  });
+
+  const relayed = await fetch(`${service.url}/api/relay/relay?to=${encodeURIComponent(`${peer.url}/hello`)}`);
+  t.is(relayed.status, 200);
+  const traceparent = String(peer.calls[0]?.traceparent);
+  const traceId = traceparent.split('-')[1] ?? '';
+  const spans = await spansOf(receiver, traceId, (found) => found.some((span) => span.kind === SERVER) && found.some(isOutgoingCall));
+  const server = spans.find((span) => span.kind === SERVER);
+  const outgoing = spans.find(isOutgoingCall);
+  t.is(server?.name, 'GET relay /relay');
+  t.is(server?.serviceName, 'relay-service');
+  t.is(outgoing?.parentSpanId, server?.spanId);
+  t.is(traceparent, `00-${traceId}-${outgoing?.spanId}-01`);
+  t.is(spans.filter((span) => span.kind === SERVER).length, 1, 'the service does not trace its own requests twice');
+
+  const health = await fetch(`${service.url}/healthz`);
+  await health.arrayBuffer();
+  const line = await requestLine(service, '/healthz');
+  const healthSpans = await spansOf(receiver, String(line?.traceId), (found) => found.some((span) => span.kind === SERVER));
+  t.is(healthSpans.find((span) => span.kind === SERVER)?.name, 'GET /healthz');
+
+  await (await fetch(`${service.url}/no/such/path/42`)).arrayBuffer();
+  const unknown = await requestLine(service, '/no/such/path/42');
+  const unknownSpans = await spansOf(receiver, String(unknown?.traceId), (found) => found.some((span) => span.kind === SERVER));
+  t.like(unknownSpans.find((span) => span.kind === SERVER), { name: 'GET', attributes: { 'http.response.status_code': 404 } });
+
+  await (await fetch(`${service.url}/api/relay/boom`)).arrayBuffer();
+  const failed = await requestLine(service, '/api/relay/boom');
+  const errorLine = service.logEntries().find((entry) => entry.level === 50 && entry.requestId === failed?.requestId);
+  t.like(errorLine, { traceId: failed?.traceId, spanId: failed?.spanId }, 'a line the request logs through pino names its trace too');
+  const failedSpans = await spansOf(receiver, String(failed?.traceId), (found) => found.some((span) => span.kind === SERVER));
+  t.like(failedSpans.find((span) => span.kind === SERVER), { name: 'GET relay /boom', attributes: { 'http.response.status_code': 500, 'error.type': '500' } });
+});
+
+test.serial('spans still waiting for their batch are sent when the service stops on SIGTERM', async (t) => {
+  const receiver = await receiverFor(t);
+  const service = await tracedService(t, receiver, { environment: { OTEL_BSP_SCHEDULE_DELAY: '600000' } });
+  await (await fetch(`${service.url}/api/sample/heartbeat`)).arrayBuffer();
+  const line = await requestLine(service, '/api/sample/heartbeat');
+  t.deepEqual(receiver.spans, []);
+  t.like(await service.stop(), { code: 0 });
+  t.is(receiver.spans.find((span) => span.kind === SERVER && span.traceId === line?.traceId)?.name, 'GET sample /heartbeat');
+});
+
+/** The service's module URLs, as a process started with `environment` resolved them serving one request. */
+async function modulesLoaded(t: ExecutionContext, environment: Record<string, string>): Promise<string[]> {
+  const log = path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-modules-')), 'modules.txt');
+  const service = await startServiceProcess(t, {
+    databaseUrl: await testDatabaseUrl(),
+    environment: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${MODULE_LOG}`, SPACEPORT_MODULE_LOG: log, ...environment },
+  });
+  await (await fetch(`${service.url}/api/sample/heartbeat`)).arrayBuffer();
+  await service.stop();
+  return readFileSync(log, 'utf8').split('\n');
+}
+
+test.serial('without the OTEL variables, or with the SDK disabled, no OpenTelemetry module is loaded', async (t) => {
+  const receiver = await receiverFor(t);
+  const off = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_SDK_DISABLED: '' };
+  for (const environment of [off, { ...off, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true' }]) {
+    const modules = await modulesLoaded(t, environment);
+    t.true(modules.some((url) => url.includes('/lib/server.ts')), 'the log saw the service load');
+    t.deepEqual(modules.filter((url) => url.includes('@opentelemetry') || url.includes('-in-the-middle')), []);
+    t.deepEqual(modules.filter((url) => url.includes('/lib/tracing/') && !url.endsWith('/switch.ts')), []);
+  }
+  t.deepEqual(receiver.spans, []);
+  const on = await modulesLoaded(t, { ...off, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+  t.true(on.some((url) => url.includes('@opentelemetry/sdk-trace-node')), 'with traces on the same log sees OpenTelemetry');
+});
