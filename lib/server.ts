@@ -15,7 +15,6 @@ import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
 import { Readiness, type Runtime, type Tracing } from './core/runtime.ts';
-import { ServiceMetrics } from './metrics/index.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
 import { RateLimitCounters } from './ratelimit/index.ts';
@@ -95,8 +94,9 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   const shutdownTasks: Array<() => Promise<void>> = [];
   // Registered first, so closed last: the spans of the drain and of the closing are sent too.
   if (tracing !== undefined) shutdownTasks.push(() => tracing.shutdown());
-  // Without a token nothing is recorded: no registry, no observation on any path.
-  const metrics = secrets.metricsToken === undefined ? undefined : new ServiceMetrics();
+  // Without a token nothing is recorded: no registry, no observation on any path, and prom-client
+  // (which loads OpenTelemetry's API for its exemplars) is never imported.
+  const metrics = secrets.metricsToken === undefined ? undefined : new (await import('./metrics/index.ts')).ServiceMetrics();
   const statementWatch = { onStatement: metrics?.statementRan, traceStatement: tracing?.traceStatement };
   const { knex, tenantDatabase } = await openDatabases(loaded, logger, { ...database, ...statementWatch }, shutdownTasks);
   metrics?.watchPool(() => tenantDatabase.poolCounts());

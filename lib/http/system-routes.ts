@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { NO_TENANT } from '../db/tenant-database.ts';
-import { bearerTokenMatches } from '../metrics/index.ts';
+import { bearerTokenMatches } from '../metrics/bearer.ts';
 import { buildOpenApiDocument, docsAsset, docsPage } from '../openapi/index.ts';
 import { serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler } from '../routes/service-area.ts';
 

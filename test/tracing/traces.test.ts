@@ -198,6 +198,8 @@ test.serial('without the OTEL variables, or with the SDK disabled, no OpenTeleme
     t.true(modules.some((url) => url.includes('/lib/server.ts')), 'the log saw the service load');
     t.deepEqual(modules.filter((url) => url.includes('@opentelemetry') || url.includes('-in-the-middle')), []);
     t.deepEqual(modules.filter((url) => url.includes('/lib/tracing/') && !url.endsWith('/switch.ts')), []);
+    // prom-client loads OpenTelemetry's API for its exemplars: it is imported only with METRICS_TOKEN.
+    t.deepEqual(modules.filter((url) => url.includes('/prom-client/')), []);
   }
   t.deepEqual(receiver.spans, []);
   const on = await modulesLoaded(t, { ...off, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
