@@ -47,8 +47,8 @@ function wholeBody(data: string | Uint8Array | undefined, encoding: BufferEncodi
  * up on the instance when called: middleware that replaces them (compression, express-session,
  * on-headers) sees every answer. The prototype's `end` hands a whole body to Koa, with the
  * headers Express would have set (so Koa's own defaults never apply); `write` makes it a stream
- * body; `sendFile` is the one answer written to the socket directly. Every answer ends the
- * bridged function running (`completions`); a second one is ignored and reported.
+ * body, which is also how `sendFile` answers (`send` pipes the file into this response). Every
+ * answer ends the bridged function running (`completions`); a second one is ignored and reported.
  */
 export class BridgeResponse extends EventEmitter {
   /** Per request, shared by every bridged function of the request (custom auth, handler); no prototype, as in Express 5. */
@@ -292,8 +292,8 @@ export class BridgeResponse extends EventEmitter {
   }
 
   write(chunk: string | Uint8Array, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean {
-    if (this.#answer === 'none') {
-      if (!this.#claim('write')) return false;
+    if (this.#answer === 'none' || this.#answer === 'file') {
+      if (this.#answer === 'none' && !this.#claim('write')) return false;
       this._implicitHeader();
     }
     if (this.#answer === 'head') this.#openStream();
@@ -319,8 +319,8 @@ export class BridgeResponse extends EventEmitter {
     const data = typeof chunk === 'function' ? undefined : chunk;
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;
     const done = typeof chunk === 'function' ? chunk : typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
-    if (this.#answer === 'none') {
-      if (!this.#claim('end')) return this;
+    if (this.#answer === 'none' || this.#answer === 'file') {
+      if (this.#answer === 'none' && !this.#claim('end')) return this;
       this._implicitHeader();
     }
     if (this.#answer === 'head') {
@@ -343,7 +343,7 @@ export class BridgeResponse extends EventEmitter {
     messageOrHeaders?: string | Record<string, string | number | string[]> | string[],
     headers?: Record<string, string | number | string[]> | string[],
   ): this {
-    if (!this.#claim('writeHead')) return this;
+    if (this.#answer !== 'file' && !this.#claim('writeHead')) return this;
     this.status(code);
     const fields = typeof messageOrHeaders === 'object' ? messageOrHeaders : headers;
     if (Array.isArray(fields)) {
@@ -391,9 +391,10 @@ export class BridgeResponse extends EventEmitter {
     const done = typeof optionsOrCallback === 'function' ? optionsOrCallback : callback;
     const target = {
       context: this.#context,
+      response: this,
       next: (error?: unknown) => this.req.next(error),
       claim: () => this.#claimFileTransfer(),
-      release: () => this.#releaseFileTransfer(),
+      release: (error: Error) => this.#releaseFileTransfer(error),
     };
     transferFile(target, filePath, options, done);
   }
@@ -409,22 +410,20 @@ export class BridgeResponse extends EventEmitter {
     this.sendFile(call.filePath, call.options, call.callback);
   }
 
-  /** The answer is a file, which `send` writes to the socket itself: Koa stands aside. */
+  /** The answer is to be a file, which `send` writes into this response: no other answer may start meanwhile. */
   #claimFileTransfer(): boolean {
     if (!this.#claim('sendFile')) return false;
     this.#answer = 'file';
-    this.#context.respond = false;
-    // Raw, not ctx.status: should the file fail, Koa's untouched 404 must still be there.
-    this.#context.res.statusCode = this.statusCode;
     return true;
   }
 
-  /** The file could not be sent and nothing was written: the handler may still answer. */
-  #releaseFileTransfer(): void {
-    if (this.#answer !== 'file' || this.#context.res.headersSent) return;
-    this.#answer = 'none';
-    this.#context.respond = true;
-    this.#context.res.statusCode = 404;
+  /**
+   * The file transfer failed: if nothing was written the handler may still answer; a body cut
+   * short is destroyed, so that the client sees it end (as under Express).
+   */
+  #releaseFileTransfer(error: Error): void {
+    if (this.#answer === 'file') this.#answer = 'none';
+    else if (this.#stream && !this.#stream.writableEnded) this.#stream.destroy(error);
   }
 
   /**
@@ -452,7 +451,7 @@ export class BridgeResponse extends EventEmitter {
     return this;
   }
 
-  /** A body written in pieces: a stream Koa pipes to the socket (see `openBodyStream`). */
+  /** A body written in pieces (a file too): a stream Koa pipes to the socket (see `openBodyStream`). */
   #openStream(): void {
     this.#stream = openBodyStream(this);
     this.#handToKoa(this.#stream);
@@ -501,7 +500,7 @@ export class BridgeResponse extends EventEmitter {
   }
 
   #answerStarted(): boolean {
-    return this.#answer === 'head' || this.#answer === 'body' || (this.#answer === 'file' && this.#context.res.headersSent);
+    return this.#answer === 'head' || this.#answer === 'body';
   }
 
   #claim(attempt: string): boolean {

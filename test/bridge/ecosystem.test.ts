@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
 import { bothAppsForFile, MOUNT, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
-import { BEARER, ECOSYSTEM_ROUTES, MORGAN_LINES, SIGNED_JWT, startUpstream, useUpstream } from '../helpers/ecosystem-routes.ts';
+import { BEARER, ECOSYSTEM_ROUTES, EXPIRED_JWT, MORGAN_LINES, SIGNED_JWT, startUpstream, useUpstream } from '../helpers/ecosystem-routes.ts';
 import type { ListeningApp } from '../helpers/koa-app.ts';
 
 /**
@@ -107,11 +107,14 @@ const PROBES: Probe[] = [
   { package: 'express-validator', name: 'a valid body, normalised', path: '/validate', init: JSON_POST({ email: 'Ada@Example.COM', age: '36' }) },
   { package: 'express-validator', name: 'an invalid body: 422 with the errors', path: '/validate', init: JSON_POST({ email: 'nope', age: 12 }) },
   { package: 'express-validator', name: 'a missing body: 422', path: '/validate', init: { method: 'POST' } },
+  { package: 'express-validator', name: 'a query validated and converted', path: '/validate-query?page=3' },
+  { package: 'express-validator', name: 'an invalid query: 400', path: '/validate-query?page=zero' },
   { package: 'cookie-parser', name: 'plain and signed cookies read', path: '/cookies', init: withHeaders({ cookie: 'a=1; b=j%3A%7B%22x%22%3A2%7D; s=s%3Aada.signature' }) },
   { package: 'cookie-parser', name: 'no cookies', path: '/cookies' },
   { package: 'cookie-parser', name: 'res.cookie signed with the parser\'s secret', path: '/cookies-set', headers: ['set-cookie'] },
   { package: 'jsonwebtoken', name: 'a valid token verified', path: '/jwt', init: withHeaders({ authorization: `Bearer ${SIGNED_JWT}` }) },
   { package: 'jsonwebtoken', name: 'a bad token is 401', path: '/jwt', init: withHeaders({ authorization: 'Bearer x.y.z' }) },
+  { package: 'jsonwebtoken', name: 'an expired token is 401', path: '/jwt', init: withHeaders({ authorization: `Bearer ${EXPIRED_JWT}` }) },
   { package: 'jsonwebtoken', name: 'a token signed from the body', path: '/jwt-sign', init: JSON_POST({ user: 'grace' }) },
   { package: 'zod', name: 'a valid body parsed', path: '/zod', init: JSON_POST({ name: 'ada', tags: ['a'] }) },
   { package: 'zod', name: 'an invalid body: 400 with the issues', path: '/zod', init: JSON_POST({ name: 'a', tags: [1, 2, 3, 4] }) },
@@ -128,6 +131,13 @@ const PROBES: Probe[] = [
   { package: 'http-errors', name: 'a thrown 404 reaches the error middleware', path: '/errors/404' },
   { package: 'http-errors', name: 'a thrown 503 reaches the error middleware', path: '/errors/503' },
   { package: 'http-errors', name: 'next(createError(409, {headers})) reaches the error middleware', path: '/errors-next' },
+  {
+    package: 'http-errors',
+    name: 'a thrown 422 with no error middleware',
+    path: '/errors-unhandled/422',
+    byDesign: 'the service answers the JSON error of SPEC §7 (the message of a 4xx) where Express renders HTML, at the same status',
+    check: (express, service) => notFoundAsJson(express, service, 422, { error: 'no error middleware for this one' }),
+  },
   { package: 'serve-static', name: 'a file', path: '/static/hello.txt', headers: STATIC_HEADERS },
   { package: 'serve-static', name: 'a HEAD of a file keeps its length', path: '/static/hello.txt', init: { method: 'HEAD' }, headers: STATIC_HEADERS },
   { package: 'serve-static', name: 'a byte range is 206', path: '/static/big.txt', init: withHeaders({ range: 'bytes=0-9' }), headers: STATIC_HEADERS },
@@ -149,14 +159,19 @@ const PROBES: Probe[] = [
     check: notFoundAsJson,
   },
   { package: 'serve-static', name: 'a missing file falls through: 404', path: '/static/missing.txt', byDesign: 'as above: a JSON 404 where Express renders HTML', check: notFoundAsJson },
-  { package: 'morgan', name: 'the answer is logged once it ends', path: '/morgan', check: morganLines },
+  { package: 'morgan', name: 'the answer is logged once it ends', path: '/morgan', check: morganLines('/morgan') },
+  { package: 'morgan', name: 'a sendFile answer is logged with its length', path: '/morgan-file', check: morganLines('/morgan-file') },
+  { package: 'morgan', name: 'a HEAD is logged', path: '/morgan', init: { method: 'HEAD' }, check: morganLines('/morgan', 'HEAD') },
   { package: 'on-finished', name: 'on-finished waits for the answer', path: '/on-finished' },
   { package: 'on-finished', name: 'headersSent and writableEnded tell the truth while streaming', path: '/on-finished-stream' },
-  { package: 'response-time', name: 'X-Response-Time is set', path: '/response-time', check: responseTimeSet },
+  { package: 'response-time', name: 'X-Response-Time is set', path: '/response-time', check: responseTimeSet(/^\d+\.\d{3}ms$/) },
+  { package: 'response-time', name: 'on a sendFile answer too', path: '/response-time-file', check: responseTimeSet(/^\d+\.\d{3}$/) },
   { package: 'compression', name: 'a large JSON answer is gzipped', path: '/compressed-json', init: withHeaders({ 'accept-encoding': 'gzip' }), headers: COMPRESSION_HEADERS },
   { package: 'compression', name: 'a small one is not', path: '/compressed-small', init: withHeaders({ 'accept-encoding': 'gzip' }), headers: COMPRESSION_HEADERS },
   { package: 'compression', name: 'res.send of a large text, deflated', path: '/compressed-text', init: withHeaders({ 'accept-encoding': 'deflate' }), headers: COMPRESSION_HEADERS },
   { package: 'compression', name: 'a streamed answer, gzipped', path: '/compressed-stream', init: withHeaders({ 'accept-encoding': 'gzip' }), headers: COMPRESSION_HEADERS },
+  { package: 'compression', name: 'a sendFile answer, gzipped', path: '/compressed-file', init: withHeaders({ 'accept-encoding': 'gzip' }), headers: ['content-encoding', 'vary', 'content-length', 'etag', 'last-modified'] },
+  { package: 'compression', name: 'a redirect, too small to compress', path: '/compressed-redirect', init: withHeaders({ 'accept-encoding': 'gzip' }), headers: [...COMPRESSION_HEADERS, 'location'] },
   { package: 'compression', name: 'no Accept-Encoding: as it is', path: '/compressed-json', headers: COMPRESSION_HEADERS },
   {
     package: 'compression',
@@ -176,9 +191,19 @@ const PROBES: Probe[] = [
   { package: 'http-proxy-middleware', name: 'a PUT body is forwarded', path: '/proxy/thing', init: JSON_POST({ put: true }, 'PUT') },
   { package: 'http-proxy-middleware', name: 'a urlencoded POST body is forwarded', path: '/proxy/form', init: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1&b=two' } },
   { package: 'body-parser', name: 'express.json() in the route skips a parsed body', path: '/json-in-route', init: JSON_POST({ a: 1 }) },
+  { package: 'body-parser', name: 'bodyParser.json() and urlencoded() in the route skip a parsed body', path: '/body-parser-json', init: JSON_POST({ nested: { a: [1] } }) },
+  { package: 'body-parser', name: 'express.json() in the route leaves a text body alone', path: '/json-in-route', init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'just text' } },
   { package: 'body-parser', name: 'express.urlencoded() in the route skips a parsed body', path: '/urlencoded-in-route', init: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1&b=2' } },
   { package: 'body-parser', name: 'express.raw() in the route skips a parsed body', path: '/raw-in-route', init: JSON_POST({ raw: false }) },
   { package: 'body-parser', name: 'express.json() in the route: malformed JSON is 400 in both', path: '/json-in-route', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' }, check: (express, service) => (express.status === 400 && service.status === 400 ? [] : [`status ${service.status}, Express ${express.status}`]) },
+  {
+    package: 'cors',
+    name: 'a preflight OPTIONS',
+    path: '/cors',
+    init: { method: 'OPTIONS', headers: { origin: 'https://x.example', 'access-control-request-method': 'PUT' } },
+    byDesign: "Express's router answers OPTIONS itself (200, Allow); the service answers a preflight only with `cors` configured, else 405 with Allow (SPEC §8.2, §8.11)",
+    check: (express, service) => (express.status === 200 && service.status === 405 && service.headers.get('allow') !== null ? [] : [`Express ${express.status}, service ${service.status}`]),
+  },
   { package: 'multer', name: 'a JSON body: multer skips it', path: '/multer-json', init: JSON_POST({ a: 1 }) },
   {
     package: 'multer',
@@ -207,9 +232,14 @@ function notFoundAsJson(express: Seen, service: Seen, status = 404, json: unknow
   return differences;
 }
 
-function responseTimeSet(express: Seen, service: Seen): string[] {
-  const pattern = /^\d+\.\d{3}ms$/;
-  return [express, service].flatMap((each, index) => (pattern.test(each.headers.get('x-response-time') ?? '') ? [] : [`${index ? 'service' : 'Express'} X-Response-Time ${each.headers.get('x-response-time')}`]));
+function responseTimeSet(pattern: RegExp): Check {
+  return (express, service) => {
+    const differences = compared({ package: '', name: '', path: '' })(express, service);
+    for (const [name, each] of [['Express', express], ['service', service]] as const) {
+      if (!pattern.test(each.headers.get('x-response-time') ?? '')) differences.push(`${name} X-Response-Time ${each.headers.get('x-response-time')}`);
+    }
+    return differences;
+  };
 }
 
 function sessionDifferences(express: Seen, service: Seen): string[] {
@@ -219,14 +249,17 @@ function sessionDifferences(express: Seen, service: Seen): string[] {
   return differences;
 }
 
-/** morgan's line, its response time aside, and that time a number. */
-function morganLines(express: Seen, service: Seen): string[] {
-  const differences = compared({ package: '', name: '', path: '' })(express, service);
-  const [want, got] = [MORGAN_LINES.express.at(-1) ?? '', MORGAN_LINES.bridge.at(-1) ?? ''];
-  const time = / \d+\.\d{3}$/;
-  if (!time.test(got)) differences.push(`no response time in ${got}`);
-  if (want.replace(time, '') !== got.replace(time, '')) differences.push(`morgan: ${got}, Express ${want}`);
-  return differences;
+/** morgan's line for `pathname`, its response time aside, and that time a number. */
+function morganLines(pathname: string, method = 'GET'): Check {
+  return (express, service) => {
+    const differences = compared({ package: '', name: '', path: '' })(express, service);
+    const lineOf = (lines: string[]) => lines.find((line) => line.startsWith(`${method} ${MOUNT}${pathname} `)) ?? '';
+    const [want, got] = [lineOf(MORGAN_LINES.express), lineOf(MORGAN_LINES.bridge)];
+    const time = / \d+\.\d{3}$/;
+    if (!time.test(got)) differences.push(`no response time in "${got}"`);
+    if (want.replace(time, '') !== got.replace(time, '')) differences.push(`morgan: ${got}, Express ${want}`);
+    return differences;
+  };
 }
 
 /** Per package: probes answered as under Express (or as the service documents), and what differs. */
@@ -244,7 +277,7 @@ async function compare(t: ExecutionContext, probe: Probe): Promise<void> {
   const express = await seen(apps.express(), 'express', probe.path, probe.init);
   const service = await seen(apps.bridge(), 'bridge', probe.path, probe.init);
   // morgan writes its line once the answer is finished, just after the client has it.
-  if (probe.check === morganLines) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (probe.package === 'morgan') await new Promise((resolve) => setTimeout(resolve, 50));
   const differences = (probe.check ?? compared(probe))(express, service);
   record(probe, differences);
   t.deepEqual(differences, [], probe.byDesign ? `by design: ${probe.byDesign}` : 'as under Express 5');

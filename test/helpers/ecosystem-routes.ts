@@ -9,7 +9,8 @@ import cors from 'cors';
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import session from 'express-session';
-import { body, validationResult } from 'express-validator';
+import bodyParser from 'body-parser';
+import { body, query, validationResult } from 'express-validator';
 import helmet from 'helmet';
 import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
 import createError from 'http-errors';
@@ -72,6 +73,7 @@ const SECRET = 'a-secret-for-tests-only';
 const USERS: Record<string, string> = { ada: 'lovelace', grace: 'hopper' };
 export const BEARER = 'token-of-ada';
 export const SIGNED_JWT = jwt.sign({ sub: 'ada', role: 'admin' }, SECRET, { algorithm: 'HS256', noTimestamp: true });
+export const EXPIRED_JWT = jwt.sign({ sub: 'ada', exp: 1_000_000_000 }, SECRET);
 
 const json = (value: unknown): Step => (_req, res) => res.json(value);
 
@@ -87,7 +89,7 @@ function staticFolder(): string {
   return root;
 }
 
-/** Lines morgan wrote, by app: `express` or `bridge`, told by the `X-App` request header. */
+/** Lines morgan wrote, by app: `express` or `bridge`, told by the `X-App` request header (each line names its URL). */
 export const MORGAN_LINES: Record<string, string[]> = { express: [], bridge: [] };
 
 /** The upstream http-proxy-middleware forwards to: it echoes what it received. */
@@ -163,6 +165,10 @@ export const ECOSYSTEM_ROUTES: EcosystemRoute[] = [
       return res.json({ email: req.body.email, age: req.body.age });
     },
   ),
+  r('get', '/validate-query', query('page').isInt({ min: 1 }).toInt(), (req: express.Request, res: express.Response) => {
+    const result = validationResult(req);
+    res.status(result.isEmpty() ? 200 : 400).json(result.isEmpty() ? { page: req.query.page ?? null } : { errors: result.array() });
+  }),
   // cookie-parser
   r('get', '/cookies', cookieParser(SECRET), (req: express.Request, res: express.Response) => res.json({ cookies: req.cookies, signed: req.signedCookies })),
   r('get', '/cookies-set', cookieParser(SECRET), (_req: express.Request, res: express.Response) => res.cookie('who', 'ada', { signed: true, httpOnly: true }).cookie('theme', { dark: true }).json({ set: true })),
@@ -192,6 +198,9 @@ export const ECOSYSTEM_ROUTES: EcosystemRoute[] = [
   r('get', '/errors/:status', (req: express.Request) => {
     throw createError(Number(req.params.status), 'made by http-errors');
   }, errorAnswer),
+  r('get', '/errors-unhandled/:status', (req: express.Request) => {
+    throw createError(Number(req.params.status), 'no error middleware for this one');
+  }),
   r('get', '/errors-next', (_req: express.Request, _res: express.Response, next: express.NextFunction) => next(createError(409, 'conflict', { headers: { 'X-Why': 'duplicate' } })), errorAnswer),
   // express-rate-limit (its own store per app: one budget each)
   r('get', '/limited', perApp(() => rateLimit({ windowMs: 60_000, limit: 2, standardHeaders: 'draft-7', legacyHeaders: false })), json({ ok: true })),
@@ -221,7 +230,12 @@ export const ECOSYSTEM_ROUTES: EcosystemRoute[] = [
     states.push({ headersSent: res.headersSent, writableEnded: res.writableEnded, finished: onFinished.isFinished(res) });
     res.end(JSON.stringify(states));
   }),
+  r('get', '/morgan-file', (req: express.Request, res: express.Response, next: express.NextFunction) => {
+    const lines = MORGAN_LINES[String(req.get('x-app'))];
+    morgan(':method :url :status :res[content-length] HTTP/:http-version :response-time', { stream: { write: (line: string) => lines?.push(line.trim()) } })(req, res, next);
+  }, (_req: express.Request, res: express.Response) => res.sendFile(path.join(STATIC_ROOT, 'big.txt'))),
   r('get', '/response-time', responseTime(), json({ timed: true })),
+  r('get', '/response-time-file', responseTime({ suffix: false }), (_req: express.Request, res: express.Response) => res.sendFile(path.join(STATIC_ROOT, 'hello.txt'))),
   // compression
   r('get', '/compressed-json', compression(), json(largeJson)),
   r('get', '/compressed-small', compression(), json({ small: true })),
@@ -231,6 +245,8 @@ export const ECOSYSTEM_ROUTES: EcosystemRoute[] = [
     for (let index = 0; index < 50; index++) res.write(`chunk ${index} of a streamed answer\n`);
     res.end('end\n');
   }),
+  r('get', '/compressed-file', compression(), (_req: express.Request, res: express.Response) => res.sendFile(path.join(STATIC_ROOT, 'big.txt'))),
+  r('get', '/compressed-redirect', compression(), (_req: express.Request, res: express.Response) => res.redirect(301, '/elsewhere')),
   r('get', '/compressed-error', compression(), (_req: express.Request, _res: express.Response, next: express.NextFunction) => next(createError(418, 'short and stout'))),
   // express-session
   r('get', '/session', memorySession(), (req: express.Request & { session: session.Session & { views?: number } }, res: express.Response) => {
@@ -247,6 +263,7 @@ export const ECOSYSTEM_ROUTES: EcosystemRoute[] = [
   r('put', '/proxy/*rest', proxied()),
   // body-parser / express.json() in a route: the body was parsed before the route in both apps
   r('post', '/json-in-route', express.json(), (req: express.Request, res: express.Response) => res.json({ body: req.body, consumed: req.readableEnded })),
+  r('post', '/body-parser-json', bodyParser.json(), bodyParser.urlencoded({ extended: true }), (req: express.Request, res: express.Response) => res.json({ body: req.body })),
   r('post', '/urlencoded-in-route', express.urlencoded({ extended: false }), (req: express.Request, res: express.Response) => res.json({ body: req.body })),
   r('post', '/raw-in-route', express.raw({ type: '*/*' }), (req: express.Request, res: express.Response) => res.json({ kind: Buffer.isBuffer(req.body) ? 'buffer' : typeof req.body, body: Buffer.isBuffer(req.body) ? req.body.toString() : req.body })),
   // multer
