@@ -220,6 +220,21 @@ const PROBES: Probe[] = [
   },
 ];
 
+for (const kind of ['json', 'send', 'redirect', 'sendStatus', 'end', 'file']) {
+  PROBES.push({ package: 'node:http', name: `res.${kind === 'file' ? 'sendFile' : kind} goes through the instance's writeHead and end`, path: `/wrapped/${kind}`, headers: ['x-write-head', 'x-end-saw', 'location'] });
+}
+PROBES.push({
+  package: 'node:http',
+  name: "an error answer goes through the instance's writeHead and end",
+  path: '/wrapped/error',
+  byDesign: 'the JSON error of SPEC §7 where Express renders HTML; both through the wrapped writeHead and end',
+  check: (express, service) => [
+    ...notFoundAsJson(express, service, 400, { error: 'refused' }),
+    ...['x-write-head', 'x-end-saw'].filter((name) => express.headers.get(name) !== service.headers.get(name) || service.headers.get(name) === null).map((name) => `${name}: ${service.headers.get(name)}, Express ${express.headers.get(name)}`),
+  ],
+});
+PROBES.push({ package: 'node:http', name: 'headersSent, writableEnded, finished, socket and the HTTP version tell the truth', path: '/states' });
+
 /** The HEAD of `res.setHeader('Content-Length', n); res.end()` keeps n. */
 PROBES.push({ package: 'node:http', name: 'a HEAD after setHeader(Content-Length, 42) and end() keeps 42', path: '/declared-length', init: { method: 'HEAD' }, headers: ['content-length'] });
 

@@ -274,6 +274,53 @@ export const ECOSYSTEM_ROUTES: EcosystemRoute[] = [
   r('post', '/multer-json', upload.none(), (req: express.Request, res: express.Response) => res.json({ body: req.body })),
 ];
 
+/**
+ * What every answer goes through, as on-headers, compression and express-session see it: a
+ * route that replaces `res.writeHead` and `res.end` marks each call with a header, then answers
+ * the way `:kind` names.
+ */
+const ANSWERS: Record<string, Step> = {
+  json: (_req, res) => res.status(201).json({ a: 1 }),
+  send: (_req, res) => res.send('some text'),
+  redirect: (_req, res) => res.redirect('/elsewhere'),
+  sendStatus: (_req, res) => res.sendStatus(202),
+  end: (_req, res) => res.end('ended'),
+  file: (_req, res) => res.sendFile(path.join(STATIC_ROOT, 'hello.txt')),
+  error: (_req, _res, next) => next(createError(400, 'refused')),
+};
+ECOSYSTEM_ROUTES.push(
+  r('get', '/wrapped/:kind', (req: express.Request, res: express.Response, next: express.NextFunction) => {
+    const { writeHead, end } = res;
+    res.writeHead = function wrappedWriteHead(this: express.Response, ...values: unknown[]) {
+      this.setHeader('X-Write-Head', String(values[0]));
+      return (writeHead as (...values: unknown[]) => express.Response).apply(this, values);
+    } as typeof res.writeHead;
+    res.end = function wrappedEnd(this: express.Response, ...values: unknown[]) {
+      if (!this.headersSent) this.setHeader('X-End-Saw', typeof values[0] === 'string' || Buffer.isBuffer(values[0]) ? 'a body' : 'no body');
+      return (end as (...values: unknown[]) => express.Response).apply(this, values);
+    } as typeof res.end;
+    ANSWERS[String(req.params.kind)]?.(req, res, next);
+  }),
+  r('get', '/states', (req: express.Request, res: express.Response) => {
+    const states: Record<string, unknown> = {
+      implicitHeader: typeof (res as unknown as { _implicitHeader: unknown })._implicitHeader,
+      before: [res.headersSent, res.writableEnded, res.finished, res.writableFinished],
+      socket: typeof res.socket === 'object' && res.socket !== null && res.connection === res.socket,
+      http: [req.httpVersion, req.httpVersionMajor, req.httpVersionMinor],
+    };
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    states.afterWriteHead = [res.headersSent, res.writableEnded];
+    try {
+      res.setHeader('X-Late', '1');
+    } catch (error) {
+      states.setAfterWriteHead = (error as { code?: string }).code;
+    }
+    res.write('{"states":');
+    states.afterWrite = [res.headersSent, res.writableEnded];
+    res.end(`${JSON.stringify(states)}}`);
+  }),
+);
+
 /** A HEAD after `setHeader('Content-Length', n); end()` keeps n (only HEAD is sent here: a GET would promise bytes it never gets). */
 ECOSYSTEM_ROUTES.push(
   r('get', '/declared-length', (_req: express.Request, res: express.Response) => {
