@@ -49,9 +49,9 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
 function conclude(ctx: Context, state: RequestState, outcome: Outcome, next: () => Promise<void>, logger: Logger): Promise<void> | undefined {
   if (outcome.kind === 'passed') return outcome.resume(() => runInRequest(state, () => handOn(state, outcome.to, next)));
   if (outcome.kind === 'failed') {
-    // A file transfer had Koa stand aside: if it never started, the error answer goes through
-    // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes;
-    // if it was whole (its callback failed), the answer stands and the failure is only logged.
+    // An answer written past Koa (a 205) had Koa stand aside: if it never started, the error
+    // answer goes through Koa; if it broke off, it cannot be completed and, as in Express, the
+    // socket goes; if it was whole, the answer stands and the failure is only logged.
     if (!ctx.res.headersSent) ctx.respond = true;
     else if (!ctx.res.writableEnded) ctx.res.destroy();
     const res = state.exchange?.res;

@@ -18,9 +18,9 @@ import { appendedValue, checkedStatus, headerText, typeNamed, type HeaderValue }
 import { transferFile, type SendFileCallback, type SendFileOptions } from './send-file.ts';
 
 /**
- * The handler's answer: none yet, the head written (`writeHead`: status and headers fixed, the
- * body to come), a body handed to Koa (whole, or a stream written in pieces), or a file `send`
- * writes to the socket itself.
+ * The handler's answer: none yet, a file `sendFile` claimed (`send` has not written yet), the
+ * head written (`writeHead`: status and headers fixed, the body to come), or a body handed to
+ * Koa (whole, or a stream written in pieces).
  */
 type Answer = 'none' | 'head' | 'body' | 'file';
 
@@ -292,10 +292,7 @@ export class BridgeResponse extends EventEmitter {
   }
 
   write(chunk: string | Uint8Array, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean {
-    if (this.#answer === 'none' || this.#answer === 'file') {
-      if (this.#answer === 'none' && !this.#claim('write')) return false;
-      this._implicitHeader();
-    }
+    if (!this.#headFirst('write')) return false;
     if (this.#answer === 'head') this.#openStream();
     if (!this.#stream || this.#stream.writableEnded) {
       this.#completions.running?.reportLate('write');
@@ -319,10 +316,7 @@ export class BridgeResponse extends EventEmitter {
     const data = typeof chunk === 'function' ? undefined : chunk;
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;
     const done = typeof chunk === 'function' ? chunk : typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
-    if (this.#answer === 'none' || this.#answer === 'file') {
-      if (this.#answer === 'none' && !this.#claim('end')) return this;
-      this._implicitHeader();
-    }
+    if (!this.#headFirst('end')) return this;
     if (this.#answer === 'head') {
       if (done) this.once('finish', done);
       this.#ended = true;
@@ -358,6 +352,13 @@ export class BridgeResponse extends EventEmitter {
   /** Node's: the head with the status set so far, on the first `write`/`end`; through `this.writeHead`, so on-headers' listeners run. */
   _implicitHeader(): void {
     this.writeHead(this.statusCode);
+  }
+
+  /** Writes the head if it is not yet written (as Node does on the first `write`/`end`); false when this response may no longer answer. */
+  #headFirst(attempt: string): boolean {
+    if (this.#answer === 'none' && !this.#claim(attempt)) return false;
+    if (this.#answer === 'none' || this.#answer === 'file') this._implicitHeader();
+    return true;
   }
 
   /** Whether middleware replaced `end`, `write` or `writeHead` on this instance, to see the answer go out. */

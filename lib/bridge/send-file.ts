@@ -51,8 +51,8 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
   });
   if (options.headers) {
     const headers = options.headers;
-    file.on('headers', (raw: Context['res']) => {
-      for (const [name, value] of Object.entries(headers)) raw.setHeader(name, value);
+    file.on('headers', (response: Context['res']) => {
+      for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     });
   }
   file.pipe(target.response as Context['res']);
