@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import onFinished from 'on-finished';
+import { answerError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { requestState, runInRequest, type RequestState } from '../core/request-state.ts';
 import type { Completion, Outcome, PassedTo } from './completion.ts';
@@ -35,27 +36,40 @@ export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Mi
     invoke(handler, exchange, completion);
     // Most handlers answer before their function returns: no timer, no listener, no promise.
     const ended = completion.settledOutcome;
-    if (ended !== undefined) return conclude(ctx, state, ended, next);
+    if (ended !== undefined) return conclude(ctx, state, ended, next, options.logger);
     const stopWatching = watchCompletion(ctx, completion, options.handlerMs);
     return completion.outcome.then((outcome) => {
       stopWatching();
-      return conclude(ctx, state, outcome, next);
+      return conclude(ctx, state, outcome, next, options.logger);
     });
   };
 }
 
 /** What the chain does once the handler has ended: nothing more, hand on, or answer its failure. */
-function conclude(ctx: Context, state: RequestState, outcome: Outcome, next: () => Promise<void>): Promise<void> | undefined {
+function conclude(ctx: Context, state: RequestState, outcome: Outcome, next: () => Promise<void>, logger: Logger): Promise<void> | undefined {
   if (outcome.kind === 'passed') return outcome.resume(() => runInRequest(state, () => handOn(state, outcome.to, next)));
   if (outcome.kind === 'failed') {
-    // A file transfer had Koa stand aside: if it never started, the error answer goes through
-    // Koa; if it broke off, the answer cannot be completed and, as in Express, the socket goes;
-    // if it was whole (its callback failed), the answer stands and the failure is only logged.
+    // An answer written past Koa (a 205) had Koa stand aside: if it never started, the error
+    // answer goes through Koa; if it broke off, it cannot be completed and, as in Express, the
+    // socket goes; if it was whole, the answer stands and the failure is only logged.
     if (!ctx.res.headersSent) ctx.respond = true;
     else if (!ctx.res.writableEnded) ctx.res.destroy();
+    const res = state.exchange?.res;
+    if (res?.wrapped() && !res.headersSent) return answerThroughResponse(ctx, res, outcome.error, logger);
     throw outcome.error;
   }
   return undefined;
+}
+
+/**
+ * The error answer (SPEC §7), given through `res.writeHead`/`res.end` when middleware replaced
+ * them (compression, express-session...), so that it sees this answer too, as under Express.
+ * Unwrapped, the error goes on to the service's entry, which answers it the same way.
+ */
+function answerThroughResponse(ctx: Context, res: BridgeResponse, error: unknown, logger: Logger): Promise<void> {
+  requestState(ctx).givenUp = true;
+  answerError(ctx, error, logger);
+  return res.relayServiceAnswer(ctx.status, JSON.stringify(ctx.body));
 }
 
 /**

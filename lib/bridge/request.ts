@@ -6,6 +6,7 @@ import fresh from 'fresh';
 import type { Context } from 'koa';
 import rangeParser from 'range-parser';
 import { requestState, type ExpressRoute } from '../core/request-state.ts';
+import { expressApplication, type ExpressApplication } from './application.ts';
 import { RequestStream } from './request-stream.ts';
 import type { NextFunction } from './types.ts';
 import type { UploadedFiles } from './uploads.ts';
@@ -100,6 +101,11 @@ export class BridgeRequest<Response extends ResponseValidators = ResponseValidat
 
   get headers(): IncomingHttpHeaders {
     return this.#context.request.headers;
+  }
+
+  /** The application's settings, as Express middleware reads them (`req.app.get('trust proxy')`). */
+  get app(): ExpressApplication {
+    return expressApplication(this.#context.app);
   }
 
   /** Uploaded files by field; null for a multipart request without files, else undefined. */

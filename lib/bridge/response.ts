@@ -10,6 +10,7 @@ import type { Completions } from './completion.ts';
 import { setCookieValue, type CookieOptions } from './cookies.ts';
 import { downloadCall } from './download.ts';
 import { handlerFailure, headersSentError, type HeaderChange } from './errors.ts';
+import type { ExpressApplication } from './application.ts';
 import { BridgeRequest } from './request.ts';
 import { redirectBody, toBuffer, weakEtag, withCharset } from './response-bodies.ts';
 import { answerByFormat, jsonpCallback, jsonpScript, linkHeader, noViewEngine, type Formats } from './response-formats.ts';
@@ -17,10 +18,11 @@ import { appendedValue, checkedStatus, headerText, typeNamed, type HeaderValue }
 import { transferFile, type SendFileCallback, type SendFileOptions } from './send-file.ts';
 
 /**
- * The handler's answer: none yet, a body handed to Koa (whole, or a stream written in pieces),
- * or a file `send` writes to the socket itself.
+ * The handler's answer: none yet, a file `sendFile` claimed (`send` has not written yet), the
+ * head written (`writeHead`: status and headers fixed, the body to come), or a body handed to
+ * Koa (whole, or a stream written in pieces).
  */
-type Answer = 'none' | 'body' | 'file';
+type Answer = 'none' | 'head' | 'body' | 'file';
 
 type WriteCallback = (error?: Error | null) => void;
 
@@ -29,14 +31,24 @@ const HTML = 'text/html; charset=utf-8';
 const JSON_UTF8 = 'application/json; charset=utf-8';
 const OCTET_STREAM = 'application/octet-stream';
 
+/** What `end` hands Koa: a UTF-8 string as it is (Koa encodes it once), anything else as bytes. */
+function wholeBody(data: string | Uint8Array | undefined, encoding: BufferEncoding | undefined): string | Buffer {
+  if (data === undefined) return EMPTY;
+  if (typeof data === 'string' && (encoding === undefined || encoding === 'utf8' || encoding === 'utf-8')) return data.length === 0 ? EMPTY : data;
+  return toBuffer(data, encoding);
+}
+
 /**
  * Express 5's `res` over Koa's `ctx`. Status and headers are written straight through to Koa's
  * response, except the status, kept here until the answer is given: Koa starts every response
  * at 404, Express at 200, and a handler that sets a status and then calls `next()` must not
- * leak it. A whole body is handed to Koa as a Buffer with the headers Express would have set
- * (so Koa's own defaults never apply); a body written in pieces becomes a stream body;
- * `sendFile` is the one answer written to the socket directly. Every answer ends the bridged
- * function running (`completions`); a second one is ignored and reported.
+ * leak it. As in Node, every answer (`send`, `json`, `redirect`, `sendStatus`, a stream piped
+ * in) ends in `this.writeHead` (through `_implicitHeader`) and `this.end`/`this.write`, looked
+ * up on the instance when called: middleware that replaces them (compression, express-session,
+ * on-headers) sees every answer. The prototype's `end` hands a whole body to Koa, with the
+ * headers Express would have set (so Koa's own defaults never apply); `write` makes it a stream
+ * body, which is also how `sendFile` answers (`send` pipes the file into this response). Every
+ * answer ends the bridged function running (`completions`); a second one is ignored and reported.
  */
 export class BridgeResponse extends EventEmitter {
   /** Per request, shared by every bridged function of the request (custom auth, handler); no prototype, as in Express 5. */
@@ -47,6 +59,12 @@ export class BridgeResponse extends EventEmitter {
   #statusCode = 200;
   #answer: Answer = 'none';
   #stream: PassThrough | undefined;
+  /** `end` was called: no more body may come. */
+  #ended = false;
+  /** The service is giving its own answer (an error) through `end`, after the handler's function ended. */
+  #relaying = false;
+  /** Told when the relayed answer reaches Koa (middleware such as compression writes it later). */
+  #onHanded: (() => void) | undefined;
 
   constructor(context: Context, completions: Completions) {
     super();
@@ -64,9 +82,46 @@ export class BridgeResponse extends EventEmitter {
     this.#statusCode = code;
   }
 
-  /** True once the answer is given: headers can no longer change. */
+  /** True once the head is written (`writeHead`, or the first `write`/`end`): headers can no longer change. */
   get headersSent(): boolean {
-    return this.#answer === 'body' || this.#context.res.headersSent;
+    return this.#answer === 'head' || this.#answer === 'body' || this.#context.res.headersSent;
+  }
+
+  /** Node's head-written marker, which express-session reads instead of `headersSent`. */
+  get _header(): string | null {
+    return this.headersSent ? 'HTTP/1.1' : null;
+  }
+
+  /** `end` was called (Node's `finished` and `writableEnded`), by the handler or by the service answering. */
+  get writableEnded(): boolean {
+    return this.#ended || this.#context.res.writableEnded;
+  }
+
+  get finished(): boolean {
+    return this.writableEnded;
+  }
+
+  /** The whole answer was handed to the socket. */
+  get writableFinished(): boolean {
+    return this.#context.res.writableFinished;
+  }
+
+  get writable(): boolean {
+    return !this.writableEnded && !this.#context.res.destroyed;
+  }
+
+  get socket(): Context['res']['socket'] {
+    return this.#context.res.socket;
+  }
+
+  /** The deprecated name of `socket`, which older middleware still reads. */
+  get connection(): Context['res']['socket'] {
+    return this.#context.res.socket;
+  }
+
+  /** The settings Express middleware reads (`trust proxy`, `env`), as `req.app`. */
+  get app(): ExpressApplication {
+    return this.req.app;
   }
 
   status(code: number): this {
@@ -232,11 +287,13 @@ export class BridgeResponse extends EventEmitter {
     if (type) this.set('Content-Type', type);
     this.status(status);
     this.set('Content-Length', Buffer.byteLength(body));
-    this.#commitBody(Buffer.from(body), 'redirect');
+    if (this.#context.method === 'HEAD') this.end();
+    else this.end(body);
   }
 
   write(chunk: string | Uint8Array, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean {
-    if (this.#answer === 'none' && !this.#openStream('write')) return false;
+    if (!this.#headFirst('write')) return false;
+    if (this.#answer === 'head') this.#openStream();
     if (!this.#stream || this.#stream.writableEnded) {
       this.#completions.running?.reportLate('write');
       return false;
@@ -251,25 +308,83 @@ export class BridgeResponse extends EventEmitter {
     return done ? this.#stream.write(chunk, encoding, done) : this.#stream.write(chunk, encoding);
   }
 
+  /**
+   * Node's `end`: the head first if it is not written (`_implicitHeader`), then the body. A body
+   * never written in pieces goes to Koa whole; a stream body is ended.
+   */
   end(chunk?: string | Uint8Array | (() => void), encodingOrCallback?: BufferEncoding | (() => void), callback?: () => void): this {
     const data = typeof chunk === 'function' ? undefined : chunk;
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;
-    const done = [chunk, encodingOrCallback, callback].find((each) => typeof each === 'function') as (() => void) | undefined;
-    if (done) this.once('finish', done);
-    if (this.#stream && !this.#stream.writableEnded) {
+    const done = typeof chunk === 'function' ? chunk : typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
+    if (!this.#headFirst('end')) return this;
+    if (this.#answer === 'head') {
+      if (done) this.once('finish', done);
+      this.#ended = true;
+      this.#handToKoa(wholeBody(data, encoding));
+    } else if (this.#stream && !this.#stream.writableEnded) {
+      if (done) this.once('finish', done);
+      this.#ended = true;
       this.#stream.end(data === undefined ? undefined : toBuffer(data, encoding));
-    } else {
-      this.#commitBody(data === undefined ? EMPTY : toBuffer(data, encoding), 'end');
+    } else if (this.#answer !== 'none') {
+      this.#completions.running?.reportLate('end');
     }
     return this;
   }
 
   /** Node's `writeHead`: status and headers now, the body with `write`/`end`. */
-  writeHead(code: number, messageOrHeaders?: string | Record<string, string | number | string[]>, headers?: Record<string, string | number | string[]>): this {
+  writeHead(
+    code: number,
+    messageOrHeaders?: string | Record<string, string | number | string[]> | string[],
+    headers?: Record<string, string | number | string[]> | string[],
+  ): this {
+    if (this.#answer !== 'file' && !this.#claim('writeHead')) return this;
     this.status(code);
     const fields = typeof messageOrHeaders === 'object' ? messageOrHeaders : headers;
-    for (const [name, value] of Object.entries(fields ?? {})) this.setHeader(name, value);
+    if (Array.isArray(fields)) {
+      for (let index = 0; index + 1 < fields.length; index += 2) this.setHeader(fields[index] as string, fields[index + 1] as string);
+    } else if (fields) {
+      for (const name in fields) this.setHeader(name, fields[name] as string | number | string[]);
+    }
+    this.#answer = 'head';
     return this;
+  }
+
+  /** Node's: the head with the status set so far, on the first `write`/`end`; through `this.writeHead`, so on-headers' listeners run. */
+  _implicitHeader(): void {
+    this.writeHead(this.statusCode);
+  }
+
+  /** Writes the head if it is not yet written (as Node does on the first `write`/`end`); false when this response may no longer answer. */
+  #headFirst(attempt: string): boolean {
+    if (this.#answer === 'none' && !this.#claim(attempt)) return false;
+    if (this.#answer === 'none' || this.#answer === 'file') this._implicitHeader();
+    return true;
+  }
+
+  /** Whether middleware replaced `end`, `write` or `writeHead` on this instance, to see the answer go out. */
+  wrapped(): boolean {
+    return Object.hasOwn(this, 'end') || Object.hasOwn(this, 'writeHead') || Object.hasOwn(this, 'write');
+  }
+
+  /**
+   * The service's answer (an error of SPEC §7, already set on Koa's response) given through
+   * `this.writeHead`/`this.end`, so that the middleware that replaced them sees it.
+   */
+  relayServiceAnswer(status: number, json: string): Promise<void> {
+    const handed = new Promise<void>((resolve) => {
+      this.#onHanded = resolve;
+      this.once('close', resolve);
+    });
+    this.#relaying = true;
+    try {
+      this.#statusCode = status;
+      this.setHeader('Content-Type', JSON_UTF8);
+      this.setHeader('Content-Length', Buffer.byteLength(json));
+      this.end(json);
+    } finally {
+      this.#relaying = false;
+    }
+    return handed;
   }
 
   sendFile(filePath: string, optionsOrCallback?: SendFileOptions | SendFileCallback | null, callback?: SendFileCallback): void {
@@ -277,9 +392,10 @@ export class BridgeResponse extends EventEmitter {
     const done = typeof optionsOrCallback === 'function' ? optionsOrCallback : callback;
     const target = {
       context: this.#context,
+      response: this,
       next: (error?: unknown) => this.req.next(error),
       claim: () => this.#claimFileTransfer(),
-      release: () => this.#releaseFileTransfer(),
+      release: (error: Error) => this.#releaseFileTransfer(error),
     };
     transferFile(target, filePath, options, done);
   }
@@ -295,78 +411,81 @@ export class BridgeResponse extends EventEmitter {
     this.sendFile(call.filePath, call.options, call.callback);
   }
 
-  /** The answer is a file, which `send` writes to the socket itself: Koa stands aside. */
+  /** The answer is to be a file, which `send` writes into this response: no other answer may start meanwhile. */
   #claimFileTransfer(): boolean {
     if (!this.#claim('sendFile')) return false;
     this.#answer = 'file';
-    this.#context.respond = false;
-    // Raw, not ctx.status: should the file fail, Koa's untouched 404 must still be there.
-    this.#context.res.statusCode = this.statusCode;
     return true;
-  }
-
-  /** The file could not be sent and nothing was written: the handler may still answer. */
-  #releaseFileTransfer(): void {
-    if (this.#answer !== 'file' || this.#context.res.headersSent) return;
-    this.#answer = 'none';
-    this.#context.respond = true;
-    this.#context.res.statusCode = 404;
   }
 
   /**
-   * Express's `send` from here on: the ETag, 304 for a fresh GET, no body for 204 and 304. The
-   * length is Koa's to set, from the body it is handed: each header is set once.
+   * The file transfer failed: if nothing was written the handler may still answer; a body cut
+   * short is destroyed, so that the client sees it end (as under Express).
+   */
+  #releaseFileTransfer(error: Error): void {
+    if (this.#answer === 'file') this.#answer = 'none';
+    else if (this.#stream && !this.#stream.writableEnded) this.#stream.destroy(error);
+  }
+
+  /**
+   * Express's `send` from here on: the length, the ETag, 304 for a fresh GET, no body for 204
+   * and 304, then the body through `this.end` (none for a HEAD, the length kept). The length is
+   * set here only when something will read it before Koa sets it from the body: a HEAD (no body
+   * follows), or middleware that replaced `end`/`write`/`writeHead`.
    */
   #sendChunk(chunk: string | Buffer | undefined): this {
-    if (chunk !== undefined && !this.hasHeader('ETag')) this.setHeader('ETag', weakEtag(chunk));
+    if (chunk !== undefined) {
+      if (this.#context.method === 'HEAD' || this.wrapped()) this.setHeader('Content-Length', typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+      if (!this.hasHeader('ETag')) this.setHeader('ETag', weakEtag(chunk));
+    }
     if (this.req.fresh) this.status(304);
     if (this.statusCode === 204 || this.statusCode === 304) {
       for (const name of ['Content-Type', 'Content-Length', 'Transfer-Encoding']) this.removeHeader(name);
-      return this.#commitBody(EMPTY, 'send');
-    }
-    if (this.statusCode === 205) {
+      chunk = '';
+    } else if (this.statusCode === 205) {
       this.set('Content-Length', '0');
       this.removeHeader('Transfer-Encoding');
-      return this.#commitResetContent();
+      chunk = '';
     }
-    return this.#commitBody(chunk ?? EMPTY, 'send');
-  }
-
-  #commitBody(body: string | Buffer, attempt: string): this {
-    if (this.#claim(attempt)) this.#handToKoa(body);
+    if (this.#context.method === 'HEAD') this.end();
+    else this.end(chunk);
     return this;
   }
 
-  /** A body written in pieces: a stream Koa pipes to the socket (see `openBodyStream`). */
-  #openStream(attempt: string): boolean {
-    if (!this.#claim(attempt)) return false;
+  /** A body written in pieces (a file too): a stream Koa pipes to the socket (see `openBodyStream`). */
+  #openStream(): void {
     this.#stream = openBodyStream(this);
     this.#handToKoa(this.#stream);
-    return true;
   }
 
-  /** Koa writes the answer, with the headers as Express would have sent them. */
+  /**
+   * Koa writes the answer, with the headers as Express would have sent them: Koa sets the
+   * length of a whole body, but a HEAD keeps the length the handler declared for it.
+   */
   #handToKoa(body: string | Buffer | PassThrough): void {
     this.#answer = 'body';
-    const typed = this.hasHeader('Content-Type');
-    // Koa's response itself rather than ctx's delegates: one delegate function serves every
-    // property, and was a sixth of the bridge's cost on the heartbeat.
-    const { response } = this.#context;
-    response.status = this.statusCode;
-    response.body = body;
-    if (!typed) response.remove('Content-Type');
+    if (this.#statusCode === 205) {
+      this.#answerResetContent();
+    } else {
+      const typed = this.hasHeader('Content-Type');
+      const declared = body === EMPTY && this.#context.method === 'HEAD' ? this.getHeader('Content-Length') : undefined;
+      // Koa's response itself rather than ctx's delegates: one delegate function serves every
+      // property, and was a sixth of the bridge's cost on the heartbeat.
+      const { response } = this.#context;
+      response.status = this.#statusCode;
+      response.body = body;
+      if (!typed) response.remove('Content-Type');
+      if (declared !== undefined) this.#context.res.setHeader('Content-Length', declared);
+    }
     this.#completions.running?.settle({ kind: 'answered' });
+    this.#onHanded?.();
   }
 
   /** Koa strips every header of a 205; Express keeps the type with a zero length, so write it here. */
-  #commitResetContent(): this {
-    if (!this.#claim('send')) return this;
-    this.#answer = 'body';
+  #answerResetContent(): void {
     this.#context.respond = false;
     this.#context.res.statusCode = 205;
     this.#context.res.end();
-    this.#completions.running?.settle({ kind: 'answered' });
-    return this;
   }
 
   /**
@@ -382,12 +501,12 @@ export class BridgeResponse extends EventEmitter {
   }
 
   #answerStarted(): boolean {
-    return this.#answer === 'body' || (this.#answer === 'file' && this.#context.res.headersSent);
+    return this.#answer === 'head' || this.#answer === 'body';
   }
 
   #claim(attempt: string): boolean {
     const running = this.#completions.running;
-    if (this.#answer === 'none' && !running?.settled) return true;
+    if (this.#answer === 'none' && (this.#relaying || !running?.settled)) return true;
     running?.reportLate(attempt);
     return false;
   }

@@ -17,17 +17,19 @@ export type SendFileCallback = (error?: Error) => void;
 /** What a file transfer needs from the response it answers. */
 export interface FileTransferTarget {
   readonly context: Context;
+  /** The bridged response `send` writes into: its `writeHead`/`write`/`end`, so wrappers see the file. */
+  readonly response: NodeJS.WritableStream;
   readonly next: NextFunction;
   /** Takes the answer for the file; false when the request was already answered. */
   claim(): boolean;
-  /** The transfer failed before writing anything: the handler may answer another way. */
-  release(): void;
+  /** The transfer failed: before writing anything the handler may answer another way; else the body is cut. */
+  release(error: Error): void;
 }
 
 /**
  * Express 5's `res.sendFile` on `send`, the library Express itself uses: type, length,
  * Last-Modified, ETag, ranges, conditional requests and dotfiles behave identically. `send`
- * writes to the socket itself, so Koa stands aside (`ctx.respond = false`) until it fails.
+ * pipes the file into the bridged response, as Express's into its own.
  */
 export function transferFile(target: FileTransferTarget, filePath: unknown, options: SendFileOptions, callback?: SendFileCallback): void {
   if (!filePath) throw new TypeError('path argument is required to res.sendFile');
@@ -43,17 +45,17 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
   if (!target.claim()) return;
   const file = send(target.context.req, encodeURI(filePath), { ...options, etag: true });
   followTransfer(target, file, (error) => {
-    if (error && !target.context.res.headersSent) target.release();
+    if (error) target.release(error);
     if (callback) runCallback(target, callback, error);
     else afterTransfer(target, error);
   });
   if (options.headers) {
     const headers = options.headers;
-    file.on('headers', (raw: Context['res']) => {
-      for (const [name, value] of Object.entries(headers)) raw.setHeader(name, value);
+    file.on('headers', (response: Context['res']) => {
+      for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     });
   }
-  file.pipe(target.context.res);
+  file.pipe(target.response as Context['res']);
 }
 
 /**

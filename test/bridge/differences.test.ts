@@ -54,14 +54,24 @@ test('error answers are the JSON bodies of SPEC §7 where Express renders HTML, 
   }
 });
 
-test('no Express application: req.app and res.app are absent, settings keep Express\'s defaults', async (t) => {
+test('req.app and res.app are the settings alone, not an Express application; settings keep Express\'s defaults', async (t) => {
   const [expressApp, bridge] = await bothApps([
-    route('/app', (req, res) => res.json({ app: typeof req.app, resApp: typeof Reflect.get(res, 'app'), query: req.query })),
+    route('/app', (req, res) => {
+      const app = req.app as { get(name: string): unknown; use?: unknown; listen?: unknown };
+      res.json({
+        app: typeof app,
+        same: Reflect.get(res, 'app') === app,
+        trustProxy: app.get('trust proxy'),
+        queryParser: app.get('query parser'),
+        mountable: typeof app.use === 'function' || typeof app.listen === 'function',
+        query: req.query,
+      });
+    }),
   ]);
   const pathname = `${MOUNT}/app?a[b]=1&a[b]=2`;
   const [expected, actual] = await Promise.all([answerOf(expressApp, pathname), answerOf(bridge, pathname)]);
-  t.like(JSON.parse(expected.body), { app: 'function', resApp: 'function' });
-  t.deepEqual(JSON.parse(actual.body), { ...JSON.parse(expected.body), app: 'undefined', resApp: 'undefined' });
+  t.like(JSON.parse(expected.body), { app: 'function', same: true, trustProxy: false, queryParser: 'simple', mountable: true });
+  t.deepEqual(JSON.parse(actual.body), { ...JSON.parse(expected.body), app: 'object', mountable: false });
 });
 
 test('no X-Powered-By header, which an Express app sends unless told not to', async (t) => {
