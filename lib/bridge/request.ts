@@ -88,6 +88,18 @@ export class BridgeRequest<Response extends ResponseValidators = ResponseValidat
     this.#assigned.set('uid', value);
   }
 
+  /**
+   * The claims of the verified system JWT (`uid`, `tenant`, `username`, `role`, `iat`, `exp`),
+   * frozen; none on a route without system authentication, unless its code sets its own (as
+   * express-jwt does).
+   */
+  get auth(): Readonly<Record<string, unknown>> | undefined {
+    return this.#assignedOr('auth', () => requestState(this.#context).caller?.claims);
+  }
+  set auth(value: Readonly<Record<string, unknown>> | undefined) {
+    this.#assigned.set('auth', value);
+  }
+
   /** Node's `querystring` (Express's "simple" parser): repeated keys are arrays, `a[b]` stays a key. */
   get query(): ParsedUrlQuery {
     const search = this.url.indexOf('?');

@@ -68,6 +68,18 @@ test('system auth: a valid token reaches the handler with req.uid; another tenan
   t.is(foreign.status, 401);
 });
 
+test('req.auth: the verified token\'s claims, frozen, on a system-auth route; none on a public one; what a custom auth sets on its own', async (t) => {
+  const token = await tokenFor(plain, 'default', 'uid-42');
+  const response = await plain.fetch('/api/guarded/claims', { headers: { authorization: `Bearer ${token}` } });
+  t.is(response.status, 200);
+  const { auth, frozen } = (await json(response)) as { auth: { iat: unknown; exp: unknown }; frozen: boolean };
+  t.like(auth, { uid: 'uid-42', tenant: 'default' });
+  t.true(Number.isInteger(auth.iat) && Number.isInteger(auth.exp));
+  t.true(frozen);
+  t.deepEqual(await json(await plain.fetch('/api/guarded/claims-public', { headers: { authorization: `Bearer ${token}` } })), { auth: null, frozen: null });
+  t.deepEqual(await json(await plain.fetch('/api/guarded/claims-custom')), { auth: { apiKey: 'k1' }, frozen: false });
+});
+
 test('public: no token needed, and the answer carries the rate-limit headers', async (t) => {
   const tenant = await freshTenant(plain);
   const response = await plain.fetch('/api/guarded/public', { method: 'POST', headers: { ...JSON_TYPE, tenant }, body: '{"p":true}' });
