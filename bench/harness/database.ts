@@ -1,4 +1,5 @@
-import path from 'node:path';
+import { loadConfig } from '../../lib/config/index.ts';
+import { openDatabase } from '../../lib/db/open.ts';
 import { createDatabaseOn, type FreshDatabase } from '../../lib/testing/database.ts';
 
 /** A database made for one bench run on the run's PostgreSQL server, dropped at the end. */
@@ -10,17 +11,12 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
-interface DatabaseServer {
-  readonly url: string;
-  stop(): Promise<void>;
-}
-
 /**
  * Creates `spaceport_bench_<random>` on the server of DATABASE_URL or, when it is unset, on the
  * embedded PostgreSQL that `make run` uses (started for the run if it is not running).
  */
 export async function openScratchDatabase(env: NodeJS.ProcessEnv = process.env): Promise<ScratchDatabase> {
-  const server = await databaseServer(env);
+  const server = await openDatabase(loadConfig({ env }), () => {});
   let database: FreshDatabase;
   try {
     database = await createDatabaseOn(server.url, 'spaceport_bench');
@@ -39,11 +35,4 @@ export async function openScratchDatabase(env: NodeJS.ProcessEnv = process.env):
       }
     },
   };
-}
-
-/** Loaded only when needed: the embedded server is started only for a run without DATABASE_URL. */
-async function databaseServer(env: NodeJS.ProcessEnv): Promise<DatabaseServer> {
-  if (env.DATABASE_URL) return { url: env.DATABASE_URL, stop: async () => {} };
-  const { openEmbeddedDatabase } = await import('../../lib/db/embedded/index.ts');
-  return openEmbeddedDatabase(path.resolve(env.DATA_DIR ?? './.data'));
 }

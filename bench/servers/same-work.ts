@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { isTenantName } from '../../lib/values/tenant-name.ts';
 
 /**
  * The service's per-request work on the heartbeat, written once for the comparison servers that
@@ -9,7 +10,6 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
  * writes its own log line with its own framework's means.
  */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const TENANT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 const WINDOW_SECONDS = 60;
 /** Out of reach, as the bench raises the service's public budget: headers on every answer, never 429. */
 const BUDGET = 1_000_000_000;
@@ -25,7 +25,7 @@ export function requestIdFrom(offered: string | undefined): string {
 
 /** Whether `name` is a well-formed tenant of the tenants table; found names are cached. */
 export async function tenantExists(name: string): Promise<boolean> {
-  if (!TENANT.test(name)) return false;
+  if (!isTenantName(name)) return false;
   if (knownTenants.has(name)) return true;
   const found = await pool.query('select 1 from tenants where name = $1', [name]);
   if (found.rowCount === 0) return false;

@@ -90,6 +90,9 @@ test('make routes names the custom auth mode', async (t) => {
   const { stdout } = await makeRoutes(fixtureProjects('chain'));
   const modes = stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/\s{2,}/).slice(1, 4));
   t.deepEqual(modes.filter(([url]) => url.startsWith('/api/')), [
+    ['/api/guarded/claims', '/api/project/claims', 'system'],
+    ['/api/guarded/claims-public', '/api/project/claims-public', 'public'],
+    ['/api/guarded/claims-custom', '/api/project/claims-custom', 'custom'],
     ['/api/guarded/system', '/api/project/system', 'system'],
     ['/api/guarded/public', '/api/project/public', 'public'],
     ['/api/guarded/custom', '/api/project/custom', 'custom'],
