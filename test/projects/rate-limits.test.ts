@@ -21,6 +21,7 @@ export default [
   { method: 'GET', path: '/also-open', skipAuth: true, function: answer },
   { method: 'POST', path: '/report', rateLimit: { max: 2, windowMs: 60000, by: 'user' }, function: answer },
   { method: 'GET', path: '/mine', function: answer },
+  { method: 'GET', path: '/hook', auth: (req, res, next) => (req.get('x-api-key') === 'k' ? next() : res.status(401).json({ error: 'wrong key' })), rateLimit: { max: 1, windowMs: 60000, by: 'user' }, function: answer },
 ];
 `;
 
@@ -70,6 +71,16 @@ test('a JWT route limited by user: each user has a budget, shared across address
   const anonymous = await service.fetch('/api/limited/report', { method: 'POST' });
   t.is(anonymous.status, 401, 'system authentication answers before the limit counts');
   t.is(anonymous.headers.get('ratelimit-limit'), null);
+});
+
+test('on a custom-auth route a limit by user counts by IP, before the route’s auth runs', async (t) => {
+  const service = await startWithProjects(t, projects(), { expert: { http: { trustProxy: true } } });
+  const hook = (ip: string, key = 'wrong') => service.fetch('/api/limited/hook', fromIp(ip, { 'x-api-key': key }));
+  const refused = await hook('203.0.113.1');
+  t.is(refused.status, 401);
+  t.is(refused.headers.get('ratelimit-remaining'), '0', 'counted before the custom auth answered');
+  t.is((await hook('203.0.113.1', 'k')).status, 429, 'the budget is the address’s, whatever key it sends');
+  t.is((await hook('203.0.113.2', 'k')).status, 200);
 });
 
 const BAD_LIMITS = `
