@@ -43,7 +43,8 @@ test: $(STAMP) chromium
 # apt-get); elsewhere that test is skipped and counted (and fails under CI).
 CHROMIUM := /usr/bin/chromium
 chromium:
-	@[ -x $(CHROMIUM) ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
+	@[ -x $(CHROMIUM) ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		echo "chromium: installing Debian's chromium with apt-get, for the /docs browser test (once)" >&2 && apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 		echo "chromium: not installed here; the /docs browser test will be skipped" >&2
 

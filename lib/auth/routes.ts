@@ -26,7 +26,7 @@ export const loginArea: ServiceAreaDeclaration = {
       method: 'POST',
       path: '/auth/login',
       auth: 'public',
-      rateLimit: 'login',
+      rateLimit: { name: 'login', by: 'ip' },
       handler: ({ runtime }) => loginHandler(runtime),
       schema: serviceSchema({ body: credentials, responses: { 200: loggedIn } }),
       operationId: 'login',

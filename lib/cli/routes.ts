@@ -7,7 +7,7 @@ import { serviceRouteTable } from '../http/service-areas.ts';
 import { readCatalog } from '../projects/load.ts';
 import { projectRouteTable } from '../projects/mount.ts';
 import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';
-import type { ListedRoute } from '../routes/route-table.ts';
+import { describeRateLimit, type ListedRoute } from '../routes/route-table.ts';
 import type { CommandTable } from './command.ts';
 
 const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE', 'MIDDLEWARE'];
@@ -15,7 +15,7 @@ const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE', 'MI
 /**
  * `make routes`: every route the service would answer, its own first (PROJECT and FILE "-"),
  * then those of PROJECTS_DIR as it would mount them (SPEC §8.2), with the names of each route's
- * middleware in the order they run.
+ * middleware in the order they run and, in AUTH, a route's own rate limit (`system, 10/60s by user`).
  */
 export const routeCommands: CommandTable = {
   routes: async () => {
@@ -41,7 +41,7 @@ function formatTable(routes: readonly ListedRoute[]): string {
     route.method,
     route.urls[0] ?? '',
     route.urls[1] ?? '-',
-    route.auth,
+    route.ownRateLimit === undefined ? route.auth : `${route.auth}, ${describeRateLimit(route.ownRateLimit)}`,
     route.project ?? '-',
     route.file === undefined ? '-' : displayPath(route.file),
     route.middleware.length === 0 ? '-' : route.middleware.join(', '),

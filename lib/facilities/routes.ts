@@ -36,7 +36,10 @@ export interface Route {
   /** Starts with `/`; `:name` is a parameter (`req.params.name`). Matched case-insensitively. */
   path: `/${string}`;
   function: RouteHandler;
-  /** `true` makes the route public (no system JWT), rate-limited by `rateLimit.public`. */
+  /**
+   * `true` makes the route public (no system JWT), rate-limited by the configuration's
+   * `rateLimit.public` budget, shared by every public route, unless the route declares its own.
+   */
   skipAuth?: boolean;
   /** Custom authentication: answers the request itself or calls `next()`. Replaces the system JWT. */
   auth?: RouteHandler;
@@ -51,6 +54,13 @@ export interface Route {
    * Buffer (to check a webhook's signature over them); `req.body` is parsed as usual.
    */
   rawBody?: boolean;
+  /**
+   * The route's own budget, per tenant: at most `max` requests per `windowMs` milliseconds by
+   * client IP (checked before authentication) or by `user`, the uid of the system JWT (checked
+   * right after it; a route without system authentication counts by IP). Answers carry the
+   * `RateLimit-*` headers; past the budget, 429 with `Retry-After`.
+   */
+  rateLimit?: { max: number; windowMs: number; by: 'ip' | 'user' };
   /** One line for `/openapi.json` and the `/docs` page. */
   summary?: string;
   description?: string;

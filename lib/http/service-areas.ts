@@ -4,7 +4,7 @@ import { loginArea } from '../auth/routes.ts';
 import { systemAuthentication } from '../auth/system-auth.ts';
 import { jsonBody } from '../core/json-body.ts';
 import type { AreaTraits } from '../routes/area-traits.ts';
-import { namedRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
+import { routeRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
 import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
 import { paramsOf, Router } from '../routes/router.ts';
 import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from '../routes/service-area.ts';
@@ -48,7 +48,7 @@ function serviceChainSettings(traits: AreaTraits, parts: ServiceParts): ChainSet
   return {
     traits,
     referer: undefined,
-    rateLimit: namedRateLimits(runtime),
+    rateLimit: routeRateLimits(runtime),
     systemAuthentication: systemAuthentication(runtime),
     readFields: jsonBody(runtime.config.limits.jsonBytes),
     readFieldsWithBytes: undefined,

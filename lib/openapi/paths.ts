@@ -82,13 +82,14 @@ function componentName(route: ListedRoute, part: string, schema: JsonObject): st
 function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string): JsonObject {
   const parameters = declaredParameters(declared, rename);
   const requestBody = declared.body === undefined ? (takesBody(route.method) ? { required: false, content: ANY_BODY } : undefined) : declaredRequestBody(declared.body);
-  const description = [route.description, authenticationNote(route)].filter(Boolean).join('\n\n');
+  const description = [route.description, authenticationNote(route), rateLimitNote(route)].filter(Boolean).join('\n\n');
   return {
     ...(route.operationId === undefined ? {} : { operationId: route.operationId }),
     tags: route.tags !== undefined && route.tags.length > 0 ? route.tags : [route.project ?? 'system'],
     summary: route.summary ?? `${route.method} ${route.path} of project ${route.project}`,
     ...(description === '' ? {} : { description }),
     'x-spaceport-auth': route.auth,
+    ...(route.ownRateLimit === undefined ? {} : { 'x-spaceport-rate-limit': { ...route.ownRateLimit } }),
     ...AUTHENTICATION[route.auth],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody === undefined ? {} : { requestBody }),
@@ -112,6 +113,12 @@ function authenticationNote(route: ListedRoute): string | undefined {
     case 'custom':
       return "Custom authentication: the project's own `auth` function decides (no standard scheme).";
     default:
-      return route.rateLimited ? 'Public; rate-limited per client address and tenant.' : undefined;
+      return route.rateLimited && route.ownRateLimit === undefined ? 'Public; rate-limited per client address and tenant.' : undefined;
   }
+}
+
+function rateLimitNote({ ownRateLimit, auth }: ListedRoute): string | undefined {
+  if (ownRateLimit === undefined) return undefined;
+  const whom = ownRateLimit.by === 'user' && auth === 'system' ? 'caller (JWT uid)' : 'client address';
+  return `Rate-limited: ${ownRateLimit.max} requests per ${ownRateLimit.windowMs / 1000} s per ${whom} and tenant (its own budget).`;
 }

@@ -1,5 +1,5 @@
 import type { RouteHandler } from '../bridge/index.ts';
-import type { AuthMode, RouteDeclaration } from '../routes/declaration.ts';
+import type { AuthMode, RateLimitKey, RouteDeclaration, RouteRateLimit } from '../routes/declaration.ts';
 import type { HttpMethod } from '../routes/methods.ts';
 import type { CompiledRouteSchema } from '../routes/schemas.ts';
 
@@ -17,6 +17,8 @@ export interface RouteDefinition {
   readonly auth: RouteFunction | undefined;
   /** Run in order after the body is read and checked, before `handler`. */
   readonly middleware: readonly RouteFunction[];
+  /** The route's own budget, per tenant; undefined: a public route shares the public budget. */
+  readonly rateLimit: OwnRateLimit | undefined;
   /** The route also gets `req.rawBody`, the exact bytes of a JSON, urlencoded or text body. */
   readonly rawBody: boolean;
   readonly summary: string | undefined;
@@ -24,6 +26,13 @@ export interface RouteDefinition {
   readonly tags: readonly string[];
   /** The declared request and answer schemas, compiled; undefined when none is declared. */
   readonly schema: CompiledRouteSchema | undefined;
+}
+
+/** A route file's `rateLimit`: at most `max` requests per `windowMs` by IP or by user. */
+export interface OwnRateLimit {
+  readonly max: number;
+  readonly windowMs: number;
+  readonly by: RateLimitKey;
 }
 
 /** A project whose route file loaded and validated. */
@@ -39,16 +48,16 @@ export type ProjectRoute = RouteDeclaration<RouteFunction>;
 
 /**
  * The route file's words in the shared shape: `skipAuth` is a public route with the public rate
- * limit; a custom `auth` wins over `skipAuth`, even `skipAuth: true` (it runs, rate-limited, and
- * system authentication is skipped).
+ * limit unless the route declares its own; a custom `auth` wins over `skipAuth`, even `skipAuth:
+ * true` (it runs, rate-limited, and system authentication is skipped).
  */
-export function projectRoute(route: RouteDefinition): ProjectRoute {
+export function projectRoute(project: string, route: RouteDefinition): ProjectRoute {
   return Object.freeze({
     method: route.method,
     path: route.path,
     auth: authModeOf(route),
     authenticate: route.auth,
-    rateLimit: route.skipAuth ? 'public' : undefined,
+    rateLimit: rateLimitOf(project, route),
     handler: route.handler,
     middleware: route.middleware,
     rawBody: route.rawBody,
@@ -62,4 +71,9 @@ export function projectRoute(route: RouteDefinition): ProjectRoute {
 function authModeOf(route: Pick<RouteDefinition, 'skipAuth' | 'auth'>): AuthMode {
   if (route.auth !== undefined) return 'custom';
   return route.skipAuth ? 'public' : 'system';
+}
+
+function rateLimitOf(project: string, route: RouteDefinition): RouteRateLimit | undefined {
+  if (route.rateLimit !== undefined) return { name: 'route', ...route.rateLimit, scope: `${project} ${route.method} ${route.path}` };
+  return route.skipAuth ? { name: 'public', by: 'ip' } : undefined;
 }

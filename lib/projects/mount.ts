@@ -5,7 +5,7 @@ import { exchangeFor } from '../bridge/exchange.ts';
 import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
 import type { AreaTraits } from '../routes/area-traits.ts';
-import { namedRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
+import { routeRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
 import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
 import { Router } from '../routes/router.ts';
 import { projectRoute, type ProjectDefinition, type RouteFunction } from './definition.ts';
@@ -37,7 +37,7 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
   const routers = new Map<string, Router>();
   for (const project of projects) {
     const router = new Router(project.name);
-    for (const route of project.routes) router.add(route.method, route.path, routeChain(projectRoute(route), settings));
+    for (const route of project.routes) router.add(route.method, route.path, routeChain(projectRoute(project.name, route), settings));
     routers.set(project.name, router);
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);
   }
@@ -51,7 +51,7 @@ function projectChainSettings(runtime: Runtime): ChainSettings<RouteFunction> {
   return {
     traits: projectTraits(config.referer.enabled),
     referer: config.referer.enabled ? refererValidation(config.referer) : undefined,
-    rateLimit: namedRateLimits(runtime),
+    rateLimit: routeRateLimits(runtime),
     systemAuthentication: systemAuthentication(runtime),
     readFields: bodies.fields,
     readFieldsWithBytes: bodies.fieldsWithBytes,
@@ -67,7 +67,7 @@ export function projectRouteTable(projects: readonly ProjectDefinition[], defaul
   return Object.freeze(
     projects.flatMap((project) => {
       const mounts = (project.name === defaultProject ? [project.name, DEFAULT_MOUNT] : [project.name]).map((mount) => `/api/${mount}`);
-      return listRoutes(project.routes.map(projectRoute), traits, { mounts, project: project.name, file: project.file });
+      return listRoutes(project.routes.map((route) => projectRoute(project.name, route)), traits, { mounts, project: project.name, file: project.file });
     }),
   );
 }

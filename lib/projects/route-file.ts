@@ -1,11 +1,13 @@
-import { HTTP_METHODS, type HttpMethod, type RouteDefinition, type RouteFunction } from './definition.ts';
+import { HTTP_METHODS, type HttpMethod, type OwnRateLimit, type RouteDefinition, type RouteFunction } from './definition.ts';
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
 import { pathPattern } from '../routes/router.ts';
 import type { RouteProblem } from './problems.ts';
 import { kindOf } from '../values/kind-of.ts';
 import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
-const KNOWN_PROPERTIES = new Set(['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'summary', 'description', 'tags', 'schema']);
+const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'schema'];
+const RATE_LIMIT_PROPERTIES = ['max', 'windowMs', 'by'];
+const RATE_LIMIT_KEYS = ['ip', 'user'];
 
 export interface ValidatedRoutes {
   readonly routes: readonly RouteDefinition[];
@@ -65,11 +67,52 @@ function problemsOfRoute(candidate: unknown): string[] {
   if (auth !== undefined && typeof auth !== 'function') reasons.push(`auth must be a function (got ${kindOf(auth)})`);
   reasons.push(...middlewareProblems(candidate.middleware));
   if (candidate.rawBody !== undefined && typeof candidate.rawBody !== 'boolean') reasons.push(`rawBody must be a boolean (got ${kindOf(candidate.rawBody)})`);
+  reasons.push(...rateLimitProblems(candidate.rateLimit));
   reasons.push(...documentationProblems(candidate));
-  for (const key of Object.keys(candidate)) {
-    if (!KNOWN_PROPERTIES.has(key)) reasons.push(`unknown property "${key}"`);
-  }
+  reasons.push(...unknownPropertyProblems(candidate, KNOWN_PROPERTIES, ''));
   return reasons;
+}
+
+/** `rateLimit`: `{max, windowMs, by}`, positive whole numbers and `by` "ip" or "user". */
+function rateLimitProblems(rateLimit: unknown): string[] {
+  if (rateLimit === undefined) return [];
+  if (!isRecord(rateLimit)) return [`rateLimit must be an object {max, windowMs, by} (got ${kindOf(rateLimit)})`];
+  const reasons: string[] = [];
+  for (const key of ['max', 'windowMs'] as const) {
+    const value = rateLimit[key];
+    if (!Number.isSafeInteger(value) || (value as number) <= 0) reasons.push(`rateLimit.${key} must be a positive integer (got ${describe(value)})`);
+  }
+  if (!RATE_LIMIT_KEYS.includes(rateLimit.by as string)) reasons.push(`rateLimit.by must be "ip" or "user" (got ${describe(rateLimit.by)})`);
+  reasons.push(...unknownPropertyProblems(rateLimit, RATE_LIMIT_PROPERTIES, 'rateLimit.'));
+  return reasons;
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value) : kindOf(value);
+}
+
+/** An unknown property, with the known one it is a letter or a case away from, if any. */
+function unknownPropertyProblems(candidate: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
+  return Object.keys(candidate)
+    .filter((key) => !known.includes(key))
+    .map((key) => {
+      const near = known.find((name) => name.toLowerCase() === key.toLowerCase() || editDistance(name, key) === 1);
+      return `unknown property "${prefix}${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
+    });
+}
+
+/** Levenshtein distance: the fewest insertions, deletions and substitutions from one word to the other. */
+function editDistance(from: string, to: string): number {
+  let previous = Array.from({ length: to.length + 1 }, (_, index) => index);
+  for (let row = 1; row <= from.length; row++) {
+    const current = [row];
+    for (let column = 1; column <= to.length; column++) {
+      const substitution = previous[column - 1] + (from[row - 1] === to[column - 1] ? 0 : 1);
+      current.push(Math.min(previous[column] + 1, current[column - 1] + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[to.length];
 }
 
 /** `middleware`: Express-style functions, run in order before `function`. */
@@ -99,11 +142,16 @@ function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchem
     auth: route.auth as RouteFunction | undefined,
     middleware: Object.freeze([...((route.middleware as RouteFunction[] | undefined) ?? [])]),
     rawBody: route.rawBody === true,
+    rateLimit: route.rateLimit === undefined ? undefined : ownRateLimit(route.rateLimit as OwnRateLimit),
     summary: route.summary as string | undefined,
     description: route.description as string | undefined,
     tags: Object.freeze([...((route.tags as string[] | undefined) ?? [])]),
     schema,
   });
+}
+
+function ownRateLimit({ max, windowMs, by }: OwnRateLimit): OwnRateLimit {
+  return Object.freeze({ max, windowMs, by });
 }
 
 /** The router's own parser decides, on the pattern it will register: what validates is what mounts. */

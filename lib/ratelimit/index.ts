@@ -3,11 +3,19 @@ import type { Context, Middleware, Next } from 'koa';
 import { requestState } from '../core/request-state.ts';
 import type { RateLimitBudget, Runtime, Spent } from '../core/runtime.ts';
 
-export type RateLimitOptions = RateLimitBudget;
+export interface RateLimitOptions extends RateLimitBudget {
+  /** Whom the budget counts: the client's IP (the default), or the caller's verified uid (its IP without one). */
+  readonly by?: 'ip' | 'user';
+  /**
+   * Counts apart from the other limits of the same name and budget (a route's own limit, named
+   * `route` in the metrics whatever its route): its counts are kept under their own keys.
+   */
+  readonly scope?: string;
+}
 export { RateLimitCounters } from './counters.ts';
 
 /**
- * Limits requests per client IP and tenant (SPEC §8.6): every answer carries `RateLimit-Limit`,
+ * Limits requests per client IP (or caller) and tenant (SPEC §8.6): every answer carries `RateLimit-Limit`,
  * `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window resets); past the limit
  * the answer is 429 `{error}` with `Retry-After`. Every request that reaches it counts. In memory
  * it answers without a promise.
@@ -26,8 +34,20 @@ export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middlewa
     }
     return next();
   };
+  const keyOf = clientKey(options);
   return (ctx, next) => {
-    const spent = counter(`${requestState(ctx).tenant ?? ''}|${ctx.ip}`);
+    const spent = counter(keyOf(ctx));
     return spent instanceof Promise ? spent.then((counted) => admit(ctx, counted, next)) : admit(ctx, spent, next);
+  };
+}
+
+/** The key a request is counted under: its scope, its tenant and its client. */
+function clientKey({ by = 'ip', scope }: RateLimitOptions): (ctx: Context) => string {
+  const prefix = scope === undefined ? '' : `${scope}|`;
+  if (by === 'ip') return (ctx) => `${prefix}${requestState(ctx).tenant ?? ''}|${ctx.ip}`;
+  return (ctx) => {
+    const state = requestState(ctx);
+    const uid = state.caller?.uid;
+    return `${prefix}${state.tenant ?? ''}|${uid === undefined ? `ip:${ctx.ip}` : `uid:${uid}`}`;
   };
 }

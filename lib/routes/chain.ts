@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 import type { Runtime } from '../core/runtime.ts';
 import { rateLimit } from '../ratelimit/index.ts';
 import type { AreaTraits } from './area-traits.ts';
-import type { RateLimitName, RouteDeclaration } from './declaration.ts';
+import { countsByUser, type RouteDeclaration, type RouteRateLimit } from './declaration.ts';
 import { schemaCheckStep } from './request-validation.ts';
 import type { RequestPart } from './schemas.ts';
 
@@ -15,7 +15,7 @@ export interface ChainSettings<Handler> {
   readonly traits: AreaTraits;
   /** Runs first on every route of the area (projects: referer validation, when enabled). */
   readonly referer: Middleware | undefined;
-  readonly rateLimit: (name: RateLimitName) => Middleware;
+  readonly rateLimit: (limit: RouteRateLimit) => Middleware;
   readonly systemAuthentication: Middleware;
   /** Reads a body that holds no files: before a custom `authenticate` (which may need it), else after the guards. */
   readonly readFields: Middleware;
@@ -30,8 +30,8 @@ export interface ChainSettings<Handler> {
 }
 
 /**
- * One route's chain after the tenant step, composed once at start-up: referer → named rate
- * limit → authentication (a custom `authenticate`, with the non-file body read just before
+ * One route's chain after the tenant step, composed once at start-up: referer → rate limit by
+ * IP → authentication (a custom `authenticate`, with the non-file body read just before
  * it, or system authentication unless public) → guards (a role) → the declared params and
  * query schemas → body reading (keeping its bytes for a route declaring `rawBody`) → the
  * declared body schema → the route's middleware → handler. No body is read before
@@ -43,9 +43,12 @@ export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: 
   const readsBody = settings.traits.everyRouteReadsBody || route.schema?.checks.body !== undefined;
   const readFields = route.rawBody === true && settings.readFieldsWithBytes !== undefined ? settings.readFieldsWithBytes : settings.readFields;
   if (settings.referer !== undefined) chain.push(settings.referer);
-  if (route.rateLimit !== undefined) chain.push(settings.rateLimit(route.rateLimit));
+  const limit = route.rateLimit === undefined ? undefined : settings.rateLimit(route.rateLimit);
+  const byUser = countsByUser(route);
+  if (limit !== undefined && !byUser) chain.push(limit);
   if (route.authenticate !== undefined) chain.push(readFields, settings.invoke(route.authenticate));
   else if (route.auth === 'system') chain.push(settings.systemAuthentication);
+  if (limit !== undefined && byUser) chain.push(limit);
   for (const guard of route.guards ?? []) chain.push(settings.invoke(guard));
   chain.push(...schemaCheckStep(route.schema, ['params', 'query'], settings.readPart));
   if (readsBody && route.authenticate === undefined) chain.push(readFields);
@@ -56,15 +59,19 @@ export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: 
   return compose(chain);
 }
 
-/** The configured rate limits by name, each created on first use and shared by the area's routes. */
-export function namedRateLimits(runtime: Runtime): (name: RateLimitName) => Middleware {
-  const limits = new Map<RateLimitName, Middleware>();
-  return (name) => {
-    let limit = limits.get(name);
-    if (limit === undefined) {
-      limit = rateLimit(runtime, { name, ...runtime.config.rateLimit[name] });
-      limits.set(name, limit);
+/**
+ * A route's rate limit: a configured one is created on first use and shared by the area's
+ * routes naming it; a route's own budget is counted apart from every other route's, by its scope.
+ */
+export function routeRateLimits(runtime: Runtime): (limit: RouteRateLimit) => Middleware {
+  const named = new Map<string, Middleware>();
+  return (limit) => {
+    if (limit.name === 'route') return rateLimit(runtime, limit);
+    let shared = named.get(limit.name);
+    if (shared === undefined) {
+      shared = rateLimit(runtime, { name: limit.name, by: 'ip', ...runtime.config.rateLimit[limit.name] });
+      named.set(limit.name, shared);
     }
-    return limit;
+    return shared;
   };
 }

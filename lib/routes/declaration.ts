@@ -22,8 +22,11 @@ export interface RouteDeclaration<Handler> {
   readonly auth: AuthMode;
   /** Runs in place of system authentication when `auth` is `custom`. */
   readonly authenticate?: Handler;
-  /** A named rate limit (`public`, `login`) checked before authentication and before the body is read. */
-  readonly rateLimit?: RateLimitName;
+  /**
+   * The route's rate limit, before the body is read: by IP before authentication, by user right
+   * after system authentication.
+   */
+  readonly rateLimit?: RouteRateLimit;
   /** Steps run after authentication and before the body is read (a role check). */
   readonly guards?: readonly Handler[];
   /** Steps run after the body is read and its schema checked, before the handler (a project route's `middleware`). */
@@ -46,3 +49,21 @@ export interface RouteDeclaration<Handler> {
 
 /** The rate limits of `rateLimit` in the configuration. */
 export type RateLimitName = 'public' | 'login';
+
+/** Whom a budget counts: the client's IP, or the uid system authentication verified. */
+export type RateLimitKey = 'ip' | 'user';
+
+/**
+ * A route's rate limit: a configured one (`public`, `login`), whose budget the routes naming it
+ * share per IP and tenant, or the route's own budget per tenant (`route`), which `scope` tells
+ * apart from every other route's. A budget by user on a route without system authentication
+ * counts by IP.
+ */
+export type RouteRateLimit =
+  | { readonly name: RateLimitName; readonly by: 'ip' }
+  | { readonly name: 'route'; readonly by: RateLimitKey; readonly max: number; readonly windowMs: number; readonly scope: string };
+
+/** Where the chain checks a route's limit: before authentication, or right after system authentication. */
+export function countsByUser<Handler>(route: RouteDeclaration<Handler>): boolean {
+  return route.rateLimit?.by === 'user' && route.auth === 'system' && route.authenticate === undefined;
+}

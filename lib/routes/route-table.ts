@@ -1,5 +1,5 @@
 import type { AreaTraits } from './area-traits.ts';
-import type { AuthMode, RouteDeclaration } from './declaration.ts';
+import type { AuthMode, RateLimitKey, RouteDeclaration } from './declaration.ts';
 import type { JsonObject } from '../values/json.ts';
 import type { HttpMethod } from './methods.ts';
 import type { SchemaDocuments } from './schemas.ts';
@@ -19,6 +19,8 @@ export interface ListedRoute {
   readonly auth: AuthMode;
   /** Rate-limited (its answers carry the `RateLimit-*` headers). */
   readonly rateLimited: boolean;
+  /** The route's own budget, when it declares one (by user on a route without system authentication counts by IP). */
+  readonly ownRateLimit?: { readonly max: number; readonly windowMs: number; readonly by: RateLimitKey };
   /** The names of the route's middleware, in order (`anonymous` for a function without one). */
   readonly middleware: readonly string[];
   /** Takes the `tenant` header. */
@@ -53,6 +55,7 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
         urls: Object.freeze(place.mounts.map((mount) => `${mount}${route.path}`)),
         auth: route.auth,
         rateLimited: route.rateLimit !== undefined,
+        ownRateLimit: ownRateLimitOf(route),
         middleware: Object.freeze((route.middleware ?? []).map(functionName)),
         tenant: traits.tenant,
         summary: route.summary,
@@ -65,6 +68,16 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
       }),
     ),
   );
+}
+
+function ownRateLimitOf<Handler>({ rateLimit }: RouteDeclaration<Handler>): ListedRoute['ownRateLimit'] {
+  return rateLimit?.name === 'route' ? Object.freeze({ max: rateLimit.max, windowMs: rateLimit.windowMs, by: rateLimit.by }) : undefined;
+}
+
+/** A route's own budget in a few words: `10/60s by user`. */
+export function describeRateLimit({ max, windowMs, by }: NonNullable<ListedRoute['ownRateLimit']>): string {
+  const window = windowMs % 1000 === 0 ? `${windowMs / 1000}s` : `${windowMs}ms`;
+  return `${max}/${window} by ${by}`;
 }
 
 function functionName(step: unknown): string {

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { fixtureProjects } from '../helpers/projects.ts';
+import { fixtureProjects, writeTree } from '../helpers/projects.ts';
 
 const run = promisify(execFile);
 const REPOSITORY = path.resolve(import.meta.dirname, '../..');
@@ -121,4 +121,21 @@ test('make routes over an empty projects folder says so', async (t) => {
   const lines = stdout.trim().split('\n');
   t.is(lines.at(-1), `no project routes in ${fixtureProjects('does-not-exist')}`);
   t.true(lines.some((line) => line.startsWith('GET     /healthz')), 'the service\'s own routes are listed still');
+});
+
+test('make routes shows a route’s own rate limit in the AUTH cell', async (t) => {
+  const routes = `const answer = (req, res) => res.json({});
+export default [
+  { method: 'POST', path: '/report', rateLimit: { max: 10, windowMs: 60000, by: 'user' }, function: answer },
+  { method: 'GET', path: '/search', skipAuth: true, rateLimit: { max: 5, windowMs: 1500, by: 'ip' }, function: answer },
+  { method: 'GET', path: '/open', skipAuth: true, function: answer },
+];
+`;
+  const { code, stdout, stderr } = await makeRoutes(writeTree({ 'limited/api/routes.js': routes }));
+  t.is(code, 0, stderr);
+  const rows = stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/));
+  const authOf = (url: string) => rows.find((row) => row[1] === url)?.[3];
+  t.is(authOf('/api/limited/report'), 'system, 10/60s by user');
+  t.is(authOf('/api/limited/search'), 'public, 5/1500ms by ip');
+  t.is(authOf('/api/limited/open'), 'public');
 });

@@ -91,7 +91,7 @@ const route = ({ method, path, auth, urls, schemas }: Synthetic): ListedRoute =>
     method,
     path,
     auth,
-    rateLimit: auth === 'public' ? ('public' as const) : undefined,
+    rateLimit: auth === 'public' ? ({ name: 'public', by: 'ip' } as const) : undefined,
     handler: () => {},
     schema: schemas === undefined ? undefined : { checks: {}, documents: schemas },
   };

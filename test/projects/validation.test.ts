@@ -25,7 +25,7 @@ const EXPECTED_REPORT = [
   `  ${badRoutes} #4 POST /not-a-function: function must be a function (got string)`,
   `  ${badRoutes} #5 GET /skip: skipAuth must be a boolean (got string)`,
   `  ${badRoutes} #6 GET /auth: auth must be a function (got boolean)`,
-  `  ${badRoutes} #7 GET /extra: unknown property "middlewares"`,
+  `  ${badRoutes} #7 GET /extra: unknown property "middlewares" (did you mean "middleware"?)`,
   `  ${badRoutes} #8 GET /bad/(pattern: path is not a valid route pattern (Unexpected ( at index 5: /bad/(pattern)`,
   `  ${badRoutes} #9 (no method) (no path): a route must be an object (got string)`,
   `  ${badRoutes} #10 (no method) /no-method: method is missing`,

@@ -26,14 +26,28 @@ export function createDevLog(): DevLog {
   };
 }
 
-/** A request's line reads `GET /api/shop/orders 200 3.1 ms`; its tenant and request id follow. */
-function shortRequestLine(line: string): string {
+/** What pino-pretty prints on a line's first row (or leaves out): not folded into a request's message. */
+const LINE_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'name']);
+
+/**
+ * A request's line is one row: `GET /api/shop/orders 200 3.1 ms tenant=default reqId=…`, its
+ * other fields folded into the message (pino-pretty would print each on a row of its own).
+ */
+export function shortRequestLine(line: string): string {
   if (!line.includes('"msg":"request"')) return line;
   try {
     const { msg, method, url, status, ms, ...rest } = JSON.parse(line) as RequestLine;
     if (msg !== 'request') return line;
-    return JSON.stringify({ ...rest, msg: `${String(method)} ${String(url)} ${String(status)} ${String(ms)} ms` });
+    const kept = Object.fromEntries(Object.entries(rest).filter(([field]) => LINE_FIELDS.has(field)));
+    const folded = Object.entries(rest)
+      .filter(([field, value]) => !LINE_FIELDS.has(field) && value !== undefined)
+      .map(([field, value]) => `${field}=${fieldText(value)}`);
+    return JSON.stringify({ ...kept, msg: [`${String(method)} ${String(url)} ${String(status)} ${String(ms)} ms`, ...folded].join(' ') });
   } catch {
     return line;
   }
+}
+
+function fieldText(value: unknown): string {
+  return typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
 }
