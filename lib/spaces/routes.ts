@@ -4,7 +4,7 @@ import { paramsOf } from '../routes/router.ts';
 import { checkedBody, serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler, type ServiceRoute } from '../routes/service-area.ts';
 import { callerAccess, loadCallerAccess, requireAdmin } from './caller.ts';
 import { allowedVersions, etagOf, noneMatchHolds } from './etag.ts';
-import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, StaleVersion, type StoredSpace } from './store.ts';
+import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, StaleVersion, type AllowedVersions, type StoredSpace } from './store.ts';
 import {
   createSpaceBody,
   historyAnswer,
@@ -130,12 +130,11 @@ async function listSpaces(ctx: Context): Promise<void> {
 async function showSpace(ctx: Context): Promise<void> {
   const name = spaceNameParameter(ctx);
   const stored = name === undefined ? undefined : await findVisibleSpace(name, callerAccess(ctx));
-  if (stored !== undefined && noneMatchHolds(ctx.get('If-None-Match') || undefined, etagOf(stored, callerAccess(ctx)))) {
-    ctx.set('ETag', etagOf(stored, callerAccess(ctx)));
-    ctx.status = 304;
-    return;
-  }
   answerSpace(ctx, stored);
+  if (noneMatchHolds(ctx.get('If-None-Match') || undefined, ctx.response.get('ETag'))) {
+    ctx.status = 304;
+    ctx.body = null;
+  }
 }
 
 async function createSpace(ctx: Context): Promise<void> {
@@ -166,7 +165,7 @@ async function showHistory(ctx: Context): Promise<void> {
   ctx.body = { success: true, data: page.events, total: page.total };
 }
 
-function ifMatch(ctx: Context) {
+function ifMatch(ctx: Context): AllowedVersions {
   return allowedVersions(ctx.get('If-Match') || undefined);
 }
 
