@@ -24,12 +24,14 @@ export function errorResponses(...statuses: number[]): JsonObject {
 }
 
 const ERROR_RESPONSE_NAMES: Readonly<Record<number, string>> = {
+  304: 'NotModified',
   400: 'BadRequest',
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
   409: 'Conflict',
+  412: 'PreconditionFailed',
   413: 'PayloadTooLarge',
   429: 'TooManyRequests',
   500: 'InternalError',
@@ -69,6 +71,8 @@ const responses: JsonObject = {
   NotFound: jsonResponse('Unknown route, missing resource, or feature disabled.', errorReference),
   MethodNotAllowed: jsonResponse('Known path, other method.', errorReference, { Allow: { schema: { type: 'string' } } }),
   Conflict: jsonResponse('Conflict with an existing resource.', errorReference),
+  NotModified: { description: '`If-None-Match` names the current ETag: no body.', headers: { ETag: { schema: { type: 'string' } } } },
+  PreconditionFailed: jsonResponse('`If-Match` names none of the current ETags: nothing changed.', errorReference),
   PayloadTooLarge: jsonResponse('Body, file or file count over the limits.', errorReference),
   TooManyRequests: jsonResponse('Rate limit reached.', errorReference, {
     ...rateLimitHeaders,

@@ -3,13 +3,27 @@ import type { Context } from 'koa';
 import { paramsOf } from '../routes/router.ts';
 import { checkedBody, serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler, type ServiceRoute } from '../routes/service-area.ts';
 import { callerAccess, loadCallerAccess, requireAdmin } from './caller.ts';
-import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, type Space } from './store.ts';
-import { createSpaceBody, isSpaceName, replaceSpaceBody, spaceAnswer, spaceList, type SpaceCreateBody, type SpaceReplaceBody } from './validation.ts';
+import { allowedVersions, etagOf, noneMatchHolds } from './etag.ts';
+import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, StaleVersion, type AllowedVersions, type StoredSpace } from './store.ts';
+import {
+  createSpaceBody,
+  historyAnswer,
+  historyPageOf,
+  historyQuery,
+  isSpaceName,
+  replaceSpaceBody,
+  spaceAnswer,
+  spaceList,
+  type SpaceCreateBody,
+  type SpaceReplaceBody,
+} from './validation.ts';
 
 const FEATURE_NOTE = 'Answers 404 `{error: "spaces feature is disabled"}` while `spaces.enabled` is false.';
 const tags = ['spaces'];
 const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
 const admin: ServiceHandler = () => requireAdmin;
+const ETAG_HEADER = { ETag: { schema: { type: 'string' }, description: "The space's strong validator, for `If-Match` and `If-None-Match`." } };
+const IF_MATCH_NOTE = 'With `If-Match` (one or more ETags, or `*`), a space whose ETag is none of them answers 412 and is not changed.';
 
 /**
  * The `/spaces` API (SPEC §6). Checks run in the spec's order: tenant, the feature switch,
@@ -37,8 +51,10 @@ const spaceRoutes: readonly ServiceRoute[] = [
     schema: serviceSchema({ responses: { 200: spaceAnswer } }),
     operationId: 'getSpace',
     summary: 'One space, when visible to the caller',
-    description: FEATURE_NOTE,
+    description: `${FEATURE_NOTE} With \`If-None-Match\` naming its ETag (or \`*\`), answers 304 without a body.`,
     tags,
+    errors: [304],
+    answerHeaders: { 200: ETAG_HEADER },
   },
   {
     method: 'POST',
@@ -52,7 +68,7 @@ const spaceRoutes: readonly ServiceRoute[] = [
     description: FEATURE_NOTE,
     tags,
     errors: [403, 409],
-    answerHeaders: { 201: { Location: { schema: { type: 'string' }, description: '`/spaces/<name>`, the name percent-encoded.' } } },
+    answerHeaders: { 201: { Location: { schema: { type: 'string' }, description: '`/spaces/<name>`, the name percent-encoded.' }, ...ETAG_HEADER } },
   },
   {
     method: 'PUT',
@@ -63,9 +79,10 @@ const spaceRoutes: readonly ServiceRoute[] = [
     schema: serviceSchema({ body: replaceSpaceBody, responses: { 200: spaceAnswer } }),
     operationId: 'replaceSpaceSchemas',
     summary: "Replace a space's schema list (admin)",
-    description: FEATURE_NOTE,
+    description: `${FEATURE_NOTE} ${IF_MATCH_NOTE}`,
     tags,
-    errors: [403],
+    errors: [403, 412],
+    answerHeaders: { 200: ETAG_HEADER },
   },
   {
     method: 'DELETE',
@@ -76,7 +93,21 @@ const spaceRoutes: readonly ServiceRoute[] = [
     schema: serviceSchema({ responses: { 200: spaceAnswer } }),
     operationId: 'deleteSpace',
     summary: 'Delete a space (admin)',
-    description: FEATURE_NOTE,
+    description: `${FEATURE_NOTE} ${IF_MATCH_NOTE}`,
+    tags,
+    errors: [403, 412],
+    answerHeaders: { 200: ETAG_HEADER },
+  },
+  {
+    method: 'GET',
+    path: '/spaces/:name/history',
+    auth: 'system',
+    guards: [loadCaller, admin],
+    handler: () => showHistory,
+    schema: serviceSchema({ query: historyQuery, responses: { 200: historyAnswer } }),
+    operationId: 'getSpaceHistory',
+    summary: "A space's changes, newest first (admin)",
+    description: `${FEATURE_NOTE} Kept after a delete; 404 only for a name that never existed in the tenant. \`?limit\` (1-1000, default 100) and \`?before=<at>\` page through it.`,
     tags,
     errors: [403],
   },
@@ -98,29 +129,54 @@ async function listSpaces(ctx: Context): Promise<void> {
 
 async function showSpace(ctx: Context): Promise<void> {
   const name = spaceNameParameter(ctx);
-  const space = name === undefined ? undefined : await findVisibleSpace(name, callerAccess(ctx));
-  answerSpace(ctx, space);
+  const stored = name === undefined ? undefined : await findVisibleSpace(name, callerAccess(ctx));
+  answerSpace(ctx, stored);
+  if (noneMatchHolds(ctx.get('If-None-Match') || undefined, ctx.response.get('ETag'))) {
+    ctx.status = 304;
+    ctx.body = null;
+  }
 }
 
 async function createSpace(ctx: Context): Promise<void> {
   const { name, schemas = [] } = checkedBody<SpaceCreateBody>(ctx);
-  const space = await insertSpace({ name, schemas });
-  if (space === undefined) throw createError(409, 'a space with this name already exists');
+  const stored = await insertSpace({ name, schemas });
+  if (stored === undefined) throw createError(409, 'a space with this name already exists');
+  ctx.set('Location', `/spaces/${encodeURIComponent(stored.space.name)}`);
+  answerSpace(ctx, stored);
   ctx.status = 201;
-  ctx.set('Location', `/spaces/${encodeURIComponent(space.name)}`);
-  ctx.body = { success: true, data: space };
 }
 
 async function replaceSchemas(ctx: Context): Promise<void> {
   const { name: named, schemas } = checkedBody<SpaceReplaceBody>(ctx);
   if (named !== undefined && named !== paramsOf(ctx).name) throw createError(400, 'name cannot be changed (spaces are not renamed)');
   const name = spaceNameParameter(ctx);
-  answerSpace(ctx, name === undefined ? undefined : await replaceSpaceSchemas(name, schemas));
+  answerSpace(ctx, name === undefined ? undefined : await unlessStale(replaceSpaceSchemas(name, schemas, ifMatch(ctx))));
 }
 
 async function removeSpace(ctx: Context): Promise<void> {
   const name = spaceNameParameter(ctx);
-  answerSpace(ctx, name === undefined ? undefined : await deleteSpace(name));
+  answerSpace(ctx, name === undefined ? undefined : await unlessStale(deleteSpace(name, ifMatch(ctx))));
+}
+
+async function showHistory(ctx: Context): Promise<void> {
+  const name = spaceNameParameter(ctx);
+  const page = name === undefined ? undefined : await spaceHistory(name, historyPageOf(ctx.query));
+  if (page === undefined) throw createError(404, 'space not found');
+  ctx.body = { success: true, data: page.events, total: page.total };
+}
+
+function ifMatch(ctx: Context): AllowedVersions {
+  return allowedVersions(ctx.get('If-Match') || undefined);
+}
+
+/** A write refused by `If-Match` is 412 (SPEC §6.5). */
+async function unlessStale(writing: Promise<StoredSpace | undefined>): Promise<StoredSpace | undefined> {
+  try {
+    return await writing;
+  } catch (error) {
+    if (error instanceof StaleVersion) throw createError(412, 'the space has changed since the ETag given in If-Match');
+    throw error;
+  }
 }
 
 /** The `:name` of the URL when it could name a space at all; no query is made for anything else. */
@@ -129,7 +185,8 @@ function spaceNameParameter(ctx: Context): string | undefined {
   return typeof name === 'string' && isSpaceName(name) ? name : undefined;
 }
 
-function answerSpace(ctx: Context, space: Space | undefined): void {
-  if (space === undefined) throw createError(404, 'space not found');
-  ctx.body = { success: true, data: space };
+function answerSpace(ctx: Context, stored: StoredSpace | undefined): void {
+  if (stored === undefined) throw createError(404, 'space not found');
+  ctx.set('ETag', etagOf(stored, callerAccess(ctx)));
+  ctx.body = { success: true, data: stored.space };
 }

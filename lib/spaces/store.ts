@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
-import { sql, statementOf } from '../db/statement.ts';
+import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
+import type { TransactionStatement } from '../db/tenant-database.ts';
 import { requestScope, tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import type { NameGrant, SpaceAccess } from './access.ts';
+import { eventInsert, readHistory, type HistoryPage, type PageRequest } from './history.ts';
 import type { SpaceDraft } from './validation.ts';
 
 /** A space as the API shows it (SPEC §6.1). */
@@ -17,10 +19,11 @@ interface SpaceRow {
   schemas: string[];
   created_at: Date;
   updated_at: Date;
+  version: string;
 }
 
 const TABLE = 'spaces';
-const COLUMNS = ['name', 'schemas', 'created_at', 'updated_at'];
+const COLUMNS = ['name', 'schemas', 'created_at', 'updated_at', 'version'];
 
 function tenantScope(): TenantScope {
   return requestScope('the spaces store');
@@ -38,42 +41,90 @@ export async function listVisibleSpaces(access: SpaceAccess): Promise<Space[]> {
 }
 
 /** The space `name` as `access` sees it, or undefined when it is absent or hidden. */
-export async function findVisibleSpace(name: string, access: SpaceAccess): Promise<Space | undefined> {
+export async function findVisibleSpace(name: string, access: SpaceAccess): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
   const [row] = await rowsOf(scope, visibleSpaces(scope.tenant, access, namedSpace(name)).limit(1));
-  return row && spaceOfRow(row);
+  return row && storedOfRow(row);
 }
 
-/** Creates the space; undefined when the name is taken (the primary key decides, SPEC §6.4). */
-export async function insertSpace(draft: SpaceDraft): Promise<Space | undefined> {
+/** A space with its version, the strong validator its ETag carries (SPEC §6.5). */
+export interface StoredSpace {
+  readonly space: Space;
+  readonly version: string;
+}
+
+/**
+ * The versions a write may replace (`If-Match`), or undefined for any (no header, or `*`).
+ * The check is part of the write's own statement, under the row lock the transaction took.
+ */
+export type AllowedVersions = readonly string[] | undefined;
+
+/** The space exists but its version is none of the allowed ones: nothing was changed. */
+export class StaleVersion extends Error {
+  override name = 'StaleVersion';
+  constructor() {
+    super('the space has changed since the version given');
+  }
+}
+
+/** Creates the space and its `created` event; undefined when the name is taken (the primary key decides, SPEC §6.4). */
+export async function insertSpace(draft: SpaceDraft): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
   const inserting = sql(TABLE)
     .insert({ tenant: scope.tenant, name: draft.name, schemas: [...draft.schemas] })
     .onConflict(['tenant', 'name'])
     .ignore()
     .returning(COLUMNS);
-  const [row] = await rowsOf(scope, inserting);
-  return row && spaceOfRow(row);
+  return inTransaction(scope, async (run) => {
+    const [row] = (await run(statementOf(inserting))).rows as SpaceRow[];
+    if (row === undefined) return undefined;
+    await run(statementOf(eventInsert(scope.tenant, row.name, 'created', undefined, row.schemas)));
+    return storedOfRow(row);
+  });
 }
 
-/** Replaces the schema list; undefined when there is no such space. */
-export async function replaceSpaceSchemas(name: string, schemas: readonly string[]): Promise<Space | undefined> {
+/** Replaces the schema list, with its `updated` event; undefined when there is no such space. */
+export async function replaceSpaceSchemas(name: string, schemas: readonly string[], allowed?: AllowedVersions): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
-  const updating = tenantRows(TABLE, scope.tenant, namedSpace(name))
-    .update({ schemas: [...schemas], updated_at: sql.fn.now() })
-    .returning(COLUMNS);
-  const [row] = await rowsOf(scope, updating);
-  return row && spaceOfRow(row);
+  const changes = { schemas: [...schemas], updated_at: sql.fn.now(), version: sql.raw('gen_random_uuid()') };
+  return changeSpace(scope, name, allowed, 'updated', (rows) => rows.update(changes).returning(COLUMNS));
 }
 
-/** Deletes the space and returns it as it was; undefined when there is no such space. */
-export async function deleteSpace(name: string): Promise<Space | undefined> {
+/** Deletes the space, with its `deleted` event, and returns it as it was; undefined when there is no such space. */
+export async function deleteSpace(name: string, allowed?: AllowedVersions): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
-  const [row] = await rowsOf(scope, tenantRows(TABLE, scope.tenant, namedSpace(name)).delete().returning(COLUMNS));
-  return row && spaceOfRow(row);
+  return changeSpace(scope, name, allowed, 'deleted', (rows) => rows.delete().returning(COLUMNS));
 }
 
-function namedSpace(name: string): { sql: string; bindings: string[] } {
+/**
+ * One change of an existing space in one transaction: lock the row (what it was: the event's
+ * `before`), write it where its version is an allowed one, add the event. Any failure, the
+ * event's included, rolls the whole change back (SPEC §6.6).
+ */
+async function changeSpace(
+  scope: TenantScope,
+  name: string,
+  allowed: AllowedVersions,
+  action: 'updated' | 'deleted',
+  write: (rows: Knex.QueryBuilder) => Knex.QueryBuilder,
+): Promise<StoredSpace | undefined> {
+  return inTransaction(scope, async (run) => {
+    const locking = tenantRows(TABLE, scope.tenant, namedSpace(name)).select('schemas').forUpdate();
+    const [before] = (await run(statementOf(locking))).rows as Array<Pick<SpaceRow, 'schemas'>>;
+    if (before === undefined) return undefined;
+    const conditions = allowed === undefined ? [namedSpace(name)] : [namedSpace(name), { sql: 'version = any(?::uuid[])', bindings: [[...allowed]] }];
+    const [row] = (await run(statementOf(write(tenantRows(TABLE, scope.tenant, ...conditions))))).rows as SpaceRow[];
+    if (row === undefined) throw new StaleVersion();
+    await run(statementOf(eventInsert(scope.tenant, name, action, before.schemas, action === 'deleted' ? undefined : row.schemas)));
+    return storedOfRow(row);
+  });
+}
+
+function inTransaction<Result>(scope: TenantScope, work: (run: TransactionStatement) => Promise<Result>): Promise<Result> {
+  return scope.database.transaction(scope.tenant, work, scope.stillWanted);
+}
+
+function namedSpace(name: string): SqlFragment {
   return { sql: 'name = ?', bindings: [name] };
 }
 
@@ -81,11 +132,11 @@ function namedSpace(name: string): { sql: string; bindings: string[] } {
  * SPEC §6.2 in SQL: the space list and the schema permissions both apply. A space with no
  * schemas passes the schema condition; otherwise it needs one readable schema.
  */
-function visibleSpaces(tenant: string, access: SpaceAccess, ...conditions: Array<{ sql: string; bindings: string[] }>): Knex.QueryBuilder {
+function visibleSpaces(tenant: string, access: SpaceAccess, ...conditions: SqlFragment[]): Knex.QueryBuilder {
   const visibility = [...conditions];
   if (!access.spaces.all) visibility.push({ sql: 'name = any(?::text[])', bindings: [[...access.spaces.names]] as never });
   if (!access.schemas.all) visibility.push({ sql: 'cardinality(schemas) = 0 or schemas && ?::text[]', bindings: [[...access.schemas.names]] as never });
-  return tenantRows(TABLE, tenant, ...visibility).select('name', 'created_at', 'updated_at', shownSchemas(access.schemas));
+  return tenantRows(TABLE, tenant, ...visibility).select('name', 'created_at', 'updated_at', 'version', shownSchemas(access.schemas));
 }
 
 /** The readable schemas of each space, in their stored order. */
@@ -95,6 +146,15 @@ function shownSchemas(readable: NameGrant): Knex.Raw | string {
     'array(select listed.schema from unnest(schemas) with ordinality as listed(schema, position) where listed.schema = any(?::text[]) order by listed.position) as schemas',
     [[...readable.names]],
   );
+}
+
+/** The events of the space `name`, newest first (SPEC §6.6); undefined when the name never existed. */
+export function spaceHistory(name: string, page: PageRequest): Promise<HistoryPage | undefined> {
+  return readHistory(tenantScope(), name, page);
+}
+
+function storedOfRow(row: SpaceRow): StoredSpace {
+  return { space: spaceOfRow(row), version: row.version };
 }
 
 function spaceOfRow(row: SpaceRow): Space {

@@ -91,3 +91,39 @@ export interface SpaceDraft {
   readonly name: string;
   readonly schemas: readonly string[];
 }
+
+const HISTORY_LIMIT_MAX = 1000;
+const HISTORY_LIMIT_DEFAULT = 100;
+
+/** The query of `GET /spaces/:name/history`: a page size and where the page ends. */
+export const historyQuery = z
+  .object({
+    limit: z
+      .string()
+      .regex(/^[1-9]\d{0,3}$/, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
+      .refine((value) => Number(value) <= HISTORY_LIMIT_MAX, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
+      .optional()
+      .meta({ description: `Events per page, 1 to ${HISTORY_LIMIT_MAX} (default ${HISTORY_LIMIT_DEFAULT}).` }),
+    before: z.iso.datetime({ error: 'must be an ISO 8601 UTC time' }).optional().meta({ description: 'Only events older than this `at` (the last one of the previous page).' }),
+  })
+  .meta({ title: 'SpaceHistoryQuery' });
+
+/** The page a checked history query asks for. */
+export function historyPageOf(query: Record<string, unknown>): { limit: number; before?: Date } {
+  const limit = typeof query.limit === 'string' ? Number(query.limit) : HISTORY_LIMIT_DEFAULT;
+  return typeof query.before === 'string' ? { limit, before: new Date(query.before) } : { limit };
+}
+
+const recordedSchemas = z.object({ schemas: z.array(z.string()) }).nullable();
+
+const spaceEvent = z.object({
+  action: z.enum(['created', 'updated', 'deleted', 'restored', 'purged']),
+  at: z.iso.datetime(),
+  actor: z.object({ uid: z.string(), username: z.string().nullable() }).nullable().meta({ description: 'Who made the change; null when no account did.' }),
+  requestId: z.string(),
+  before: recordedSchemas,
+  after: recordedSchemas,
+});
+
+/** The answer of `GET /spaces/:name/history`: a page of events, newest first, and the count of all. */
+export const historyAnswer = z.object({ success: z.literal(true), data: z.array(spaceEvent), total: z.int().min(0) }).meta({ title: 'SpaceHistory' });

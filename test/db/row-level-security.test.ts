@@ -22,6 +22,7 @@ test.before(async () => {
     { tenant: 'beta', collection: 'notes', id: 'n1', doc: { _id: 'n1', owner: 'beta' } },
   ]);
   await database.knex('spaces').insert({ tenant: 'alpha', name: 'ops', schemas: ['s1'] });
+  await database.knex('space_events').insert({ tenant: 'alpha', space: 'ops', action: 'created', at: new Date(), after: { schemas: ['s1'] } });
 });
 test.after.always(async () => {
   await Promise.all([database?.close(), worlds?.close(), spaces?.close()]);
@@ -33,7 +34,7 @@ test.serial('every table with a tenant column has row-level security, forced, wi
            (select string_agg(p.qual, ' ') from pg_policies p where p.tablename = c.relname) as policy
     from pg_class c join pg_attribute a on a.attrelid = c.oid and a.attname = 'tenant' and not a.attisdropped
     where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace order by 1`);
-  t.deepEqual(rows.map((row: { table: string }) => row.table), ['documents', 'spaces']);
+  t.deepEqual(rows.map((row: { table: string }) => row.table), ['documents', 'space_events', 'spaces']);
   for (const row of rows as Array<{ table: string; enabled: boolean; forced: boolean; policy: string }>) {
     t.true(row.enabled && row.forced, row.table);
     t.regex(row.policy, /current_setting\('spaceport\.tenant'::text, true\)/, row.table);
@@ -58,7 +59,7 @@ test.serial('the restricted role cannot switch row-level security off', async (t
 });
 
 test.serial('without a tenant a session sees no tenant row at all', async (t) => {
-  for (const table of ['documents', 'spaces']) {
+  for (const table of ['documents', 'spaces', 'space_events']) {
     const { rows } = await database.tenantDatabase.query(NO_TENANT, { sql: `select count(*)::int as count from ${table}`, bindings: [] });
     t.is(rows[0]?.count, 0, table);
   }

@@ -80,6 +80,7 @@ const route: fc.Arbitrary<Route> = fc.oneof(
   ),
   fc.constantFrom(...sampleRoutes('/api/sample'), ...sampleRoutes('/api/project')),
   fc.tuple(fc.constantFrom('GET', 'PUT', 'DELETE'), spaceName).map(([method, name]): Route => ({ method, path: `/spaces/${name}`, body: method === 'PUT' ? 'space' : 'none' })),
+  spaceName.map((name): Route => ({ method: 'GET', path: `/spaces/${name}/history`, body: 'none' })),
 );
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT', 'PROPFIND', 'SEARCH', 'QUERY', 'get', 'Post', 'FOO', 'M-SEARCH', 'PRI', 'G E T', ''];

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type { SpaceAccess } from '../../lib/spaces/access.ts';
-import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, type Space } from '../../lib/spaces/store.ts';
+import type { HistoryPage } from '../../lib/spaces/history.ts';
+import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, type Space, type StoredSpace } from '../../lib/spaces/store.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import { runInTenant } from '../../lib/tenancy/index.ts';
 import { migratedDatabase, type MigratedDatabase, type TenantDatabaseRoute } from './database.ts';
@@ -38,7 +39,8 @@ type SpaceCommand =
   | { kind: 'find'; name: string; access: SpaceAccess }
   | { kind: 'insert'; name: string; schemas: string[] }
   | { kind: 'replace'; name: string; schemas: string[] }
-  | { kind: 'delete'; name: string };
+  | { kind: 'delete'; name: string }
+  | { kind: 'history'; name: string; limit: number };
 
 const command: fc.Arbitrary<SpaceCommand> = fc.oneof(
   access.map((given) => ({ kind: 'list', access: given }) as const),
@@ -46,6 +48,7 @@ const command: fc.Arbitrary<SpaceCommand> = fc.oneof(
   fc.record({ name, schemas: names }).map((given) => ({ kind: 'insert', ...given }) as const),
   fc.record({ name, schemas: names }).map((given) => ({ kind: 'replace', ...given }) as const),
   name.map((given) => ({ kind: 'delete', name: given }) as const),
+  fc.record({ name, limit: fc.integer({ min: 1, max: 5 }) }).map((given) => ({ kind: 'history', ...given }) as const),
 );
 
 /** Steps of the case: in each, alpha and beta run one command each, at once. */
@@ -54,7 +57,7 @@ export type SpaceCase = Array<{ alpha: SpaceCommand; beta: SpaceCommand }>;
 
 /** Runs every step in every world and throws at the first difference. */
 export async function checkSpaceIsolation(worlds: SpaceWorlds, steps: SpaceCase): Promise<void> {
-  await Promise.all([worlds.shared, worlds.alphaAlone, worlds.betaAlone].map((world) => world.knex('spaces').delete()));
+  await Promise.all([worlds.shared, worlds.alphaAlone, worlds.betaAlone].flatMap((world) => [world.knex('spaces').delete(), world.knex('space_events').delete()]));
   for (const [index, step] of steps.entries()) {
     const [alphaShared, betaShared, alphaAlone, betaAlone] = await Promise.all([
       run(worlds.shared, 'alpha', step.alpha),
@@ -69,11 +72,14 @@ export async function checkSpaceIsolation(worlds: SpaceWorlds, steps: SpaceCase)
     const alone = tenant === 'alpha' ? worlds.alphaAlone : worlds.betaAlone;
     const [inShared, inAlone] = await Promise.all([storedSpaces(worlds.shared, tenant), storedSpaces(alone, tenant)]);
     if (!isDeepStrictEqual(inShared, inAlone)) throw new Error(`${tenant}'s stored spaces differ beside the other tenant`);
+    const [eventsShared, eventsAlone] = await Promise.all([storedEvents(worlds.shared, tenant), storedEvents(alone, tenant)]);
+    if (!isDeepStrictEqual(eventsShared, eventsAlone)) throw new Error(`${tenant}'s space events differ beside the other tenant`);
   }
 }
 
 /** A space without its timestamps, which differ between worlds. */
-function shape(space: Space | undefined): unknown {
+function shape(stored: Space | StoredSpace | undefined): unknown {
+  const space = stored !== undefined && 'space' in stored ? stored.space : stored;
   return space && { name: space.name, schemas: space.schemas };
 }
 
@@ -91,8 +97,19 @@ function run(world: MigratedDatabase, tenant: string, given: SpaceCommand): Prom
         return shape(await replaceSpaceSchemas(given.name, given.schemas));
       case 'delete':
         return shape(await deleteSpace(given.name));
+      case 'history':
+        return historyShape(await spaceHistory(given.name, { limit: given.limit }));
     }
   });
+}
+
+/** A page of history without its times and request ids, which differ between worlds. */
+function historyShape(page: HistoryPage | undefined): unknown {
+  return page && { total: page.total, events: page.events.map(({ action, before, after }) => ({ action, before, after })) };
+}
+
+async function storedEvents(world: MigratedDatabase, tenant: string): Promise<unknown[]> {
+  return world.knex('space_events').where({ tenant }).select('space', 'action', 'before', 'after').orderBy('id');
 }
 
 async function storedSpaces(world: MigratedDatabase, tenant: string): Promise<unknown[]> {

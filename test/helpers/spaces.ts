@@ -38,6 +38,8 @@ export interface CallOptions {
   /** Sent as it is, with `contentType`. */
   readonly raw?: string;
   readonly contentType?: string;
+  /** Further request headers (`If-Match`...). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface CallResult {
@@ -48,7 +50,7 @@ export interface CallResult {
 
 /** One HTTP call to the service; the body is parsed as JSON (every spaces answer is JSON). */
 export async function call(service: ServiceUnderTest, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   if (options.as) headers.tenant = options.as.tenant;
   if (options.as?.token) headers.authorization = `Bearer ${options.as.token}`;
   let body: string | undefined = options.raw;

@@ -115,7 +115,7 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.is(document.openapi, '3.1.0');
   t.is(await validationErrors(document), undefined);
   t.deepEqual(undeclaredPathParameters(document), []);
-  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}']);
+  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}', '/spaces/{name}/history']);
 });
 
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {
@@ -129,6 +129,17 @@ test('the document describes the spaces bodies, answers, errors and the bearer s
   const item = document.paths['/spaces/{name}'];
   t.deepEqual(Object.keys(item).sort(), ['delete', 'get', 'parameters', 'put']);
   t.deepEqual(item.put.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/SpaceReplace' });
+  t.deepEqual(item.put.responses['412'], { $ref: '#/components/responses/PreconditionFailed' });
+  t.deepEqual(item.delete.responses['412'], { $ref: '#/components/responses/PreconditionFailed' });
+  t.deepEqual(item.get.responses['304'], { $ref: '#/components/responses/NotModified' });
+  for (const answer of [item.get.responses['200'], item.put.responses['200'], item.delete.responses['200'], spaces.post.responses['201']]) t.truthy(answer.headers.ETag);
+  const history = document.paths['/spaces/{name}/history'].get;
+  t.deepEqual(Object.keys(history.responses).sort(), ['200', '400', '401', '403', '404', '503']);
+  t.deepEqual(
+    (history.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
+    ['limit', 'before'],
+  );
+  t.deepEqual((document.components.schemas.SpaceHistory.properties as { data: { items: { required: unknown } } }).data.items.required, ['action', 'at', 'actor', 'requestId', 'before', 'after']);
   t.deepEqual((document.components.schemas.SpaceAnswer.properties as { data: { required: unknown } }).data.required, ['name', 'schemas', 'createdAt', 'updatedAt']);
   const space = (document.components.schemas.SpaceCreate as unknown as { properties: Record<string, unknown> }).properties;
   t.like(space, { name: { minLength: 1, maxLength: 64 }, schemas: { maxItems: 1000, items: { minLength: 1, maxLength: 128 } } }, 'the limits the body schema checks');

@@ -1,0 +1,108 @@
+import type { Knex } from 'knex';
+import { currentRequest } from '../core/request-state.ts';
+import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
+import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
+
+/** What happened to a space (SPEC §6.6). */
+export type SpaceAction = 'created' | 'updated' | 'deleted';
+
+/** One change of a space as `GET /spaces/:name/history` shows it; never a password or hash (only schemas are recorded). */
+export interface SpaceEvent {
+  readonly action: string;
+  readonly at: string;
+  readonly actor: { readonly uid: string; readonly username: string | null } | null;
+  readonly requestId: string;
+  readonly before: { readonly schemas: readonly string[] } | null;
+  readonly after: { readonly schemas: readonly string[] } | null;
+}
+
+export interface HistoryPage {
+  readonly events: SpaceEvent[];
+  /** Every event of the name, whatever the page. */
+  readonly total: number;
+}
+
+export interface PageRequest {
+  readonly limit: number;
+  /** Only events strictly older than this. */
+  readonly before?: Date;
+}
+
+interface EventRow {
+  action: string;
+  at: Date;
+  actor_uid: string | null;
+  actor_username: string | null;
+  request_id: string;
+  before: { schemas: string[] } | null;
+  after: { schemas: string[] } | null;
+}
+
+const TABLE = 'space_events';
+
+/**
+ * The insert of one event, to run in the change's transaction. Its time is the clock's, in
+ * milliseconds (what the API shows and `?before=` pages by), and always after the space's
+ * previous event: the change holds the space's row lock, so a space's events are strictly
+ * ordered, and paging by `at` never skips one.
+ */
+export function eventInsert(tenant: string, space: string, action: SpaceAction, before: readonly string[] | undefined, after: readonly string[] | undefined): Knex.QueryBuilder {
+  const request = currentRequest();
+  const caller = request?.caller;
+  const username = caller?.claims.username;
+  const latest = tenantRows(TABLE, tenant, namedSpace(space)).max('at');
+  return sql(TABLE).insert({
+    tenant,
+    space,
+    action,
+    at: sql.raw("greatest(date_trunc('milliseconds', clock_timestamp()), (?) + interval '1 millisecond')", [latest]),
+    actor_uid: caller?.uid ?? null,
+    actor_username: typeof username === 'string' ? username : null,
+    request_id: request?.requestId ?? '',
+    before: before === undefined ? null : JSON.stringify({ schemas: before }),
+    after: after === undefined ? null : JSON.stringify({ schemas: after }),
+  });
+}
+
+/** The events of `space`, newest first; undefined when the name never had an event nor a live space. */
+export async function readHistory(scope: TenantScope, space: string, page: PageRequest): Promise<HistoryPage | undefined> {
+  const total = await countEvents(scope, space);
+  if (total === 0 && !(await spaceExists(scope, space))) return undefined;
+  const conditions = [namedSpace(space), ...(page.before === undefined ? [] : [{ sql: 'at < ?', bindings: [page.before.toISOString()] }])];
+  const rows = tenantRows(TABLE, scope.tenant, ...conditions)
+    .select('action', 'at', 'actor_uid', 'actor_username', 'request_id', 'before', 'after')
+    .orderBy([
+      { column: 'at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(page.limit);
+  const { rows: found } = await scope.database.query<EventRow>(scope.tenant, statementOf(rows));
+  return { events: found.map(eventOfRow), total };
+}
+
+async function countEvents(scope: TenantScope, space: string): Promise<number> {
+  const counting = tenantRows(TABLE, scope.tenant, namedSpace(space)).count({ n: '*' });
+  const { rows } = await scope.database.query<{ n: string }>(scope.tenant, statementOf(counting));
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** A space made before history was kept has no event yet: its history is empty, not absent. */
+async function spaceExists(scope: TenantScope, space: string): Promise<boolean> {
+  const { rows } = await scope.database.query(scope.tenant, statementOf(tenantRows('spaces', scope.tenant, { sql: 'name = ?', bindings: [space] }).select('name').limit(1)));
+  return rows.length > 0;
+}
+
+function namedSpace(space: string): SqlFragment {
+  return { sql: 'space = ?', bindings: [space] };
+}
+
+function eventOfRow(row: EventRow): SpaceEvent {
+  return {
+    action: row.action,
+    at: row.at.toISOString(),
+    actor: row.actor_uid === null ? null : { uid: row.actor_uid, username: row.actor_username },
+    requestId: row.request_id,
+    before: row.before,
+    after: row.after,
+  };
+}
