@@ -1,9 +1,9 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { RouteHandler } from '../bridge/index.ts';
+import type { HttpMethod } from '../routes/methods.ts';
 
 export type { BridgeRequest as Request, BridgeResponse as Response, NextFunction, RouteHandler, UploadedFile } from '../bridge/index.ts';
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** A JSON Schema object (draft 2020-12, OpenAPI 3.1's dialect). */
 export interface JsonSchema {
@@ -32,7 +32,7 @@ export interface RouteSchema {
 /** One entry of a project's `api/routes.js` default export, an array of routes (SPEC §8.1). */
 export interface Route {
   /** GET, POST, PUT or DELETE, in any case. A GET route also answers HEAD. */
-  method: Method | Lowercase<Method>;
+  method: HttpMethod | Lowercase<HttpMethod>;
   /** Starts with `/`; `:name` is a parameter (`req.params.name`). Matched case-insensitively. */
   path: `/${string}`;
   function: RouteHandler;
