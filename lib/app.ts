@@ -27,7 +27,9 @@ export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?:
   const otherwise = withTenant(runtime, (ctx) => {
     throw nothingAnswers(ctx.method);
   });
-  const app = new Koa({ proxy: runtime.config.http.trustProxy });
+  // One trusted proxy: the client address is the last X-Forwarded-For entry, the one that proxy
+  // appended; the entries before it are whatever the client sent.
+  const app = new Koa({ proxy: runtime.config.http.trustProxy, maxIpsCount: 1 });
   app.silent = true;
   app.use(requestEntry({ logger: runtime.logger, runtime, areas, otherwise, bodyPace }));
   return app;

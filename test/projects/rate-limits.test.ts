@@ -47,6 +47,15 @@ test('a public route limited by IP has its own budget, with the RateLimit header
   t.deepEqual(rejections.map((sample) => [sample.labels.limit, sample.value]), [['route', 1]], 'a bounded label, not the URL');
 });
 
+test('behind a trusted proxy the client cannot pick its address: the entry the proxy appended to X-Forwarded-For counts', async (t) => {
+  const service = await startWithProjects(t, projects(), { expert: { http: { trustProxy: true } } });
+  // What an appending proxy (nginx's $proxy_add_x_forwarded_for, AWS ALB) passes on: the
+  // client's own header, then the address the proxy saw.
+  const answers = [];
+  for (const spoofed of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) answers.push(await service.fetch('/api/limited/search', fromIp(`${spoofed}, 203.0.113.7`)));
+  t.deepEqual(statuses(answers), [200, 200, 429]);
+});
+
 test('routes without their own limit keep sharing the public budget', async (t) => {
   const service = await startWithProjects(t, projects(), { expert: { rateLimit: { public: { windowMs: 60_000, max: 2 } } } });
   t.is((await service.fetch('/api/limited/open')).headers.get('ratelimit-remaining'), '1');
