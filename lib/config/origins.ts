@@ -23,15 +23,21 @@ export function parseOriginEntry(entry: string): OriginEntry | undefined {
   const [, scheme, wildcard, host, port] = parts;
   // An exact origin always names its scheme: `example.com` alone is no origin.
   if (scheme === undefined && wildcard === undefined) return undefined;
+  // `*.com` would let every site of a top-level domain in: a pattern names a domain of two labels at least.
+  if (wildcard !== undefined && !host.includes('.')) return undefined;
   const url = new URL(`${scheme ?? 'https'}://${host}${port === undefined ? '' : `:${port}`}`);
   return { scheme: scheme === undefined ? undefined : (`${scheme.toLowerCase()}:` as 'http:' | 'https:'), hostname: url.hostname, subdomains: wildcard !== undefined, port: url.port };
 }
 
-/** Whether the `Origin` header `origin` is one of `entries`. */
+/**
+ * Whether the `Origin` header `origin` is one of `entries`. Only an origin as browsers send it
+ * counts (`scheme://host[:port]`, in lower case): a value with a path, user info or upper case
+ * would be echoed back in `Access-Control-Allow-Origin` otherwise.
+ */
 export function originAllowed(entries: readonly OriginEntry[], origin: string): boolean {
   if (!URL.canParse(origin)) return false;
   const url = new URL(origin);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (url.origin !== origin || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
   return entries.some((entry) => entryAllows(entry, url));
 }
 

@@ -21,6 +21,8 @@ const invalid: Array<[string, unknown, RegExp]> = [
   ['a URL with a path', { origins: ['https://app.example.com/'] }, /cors\.origins\.0: must be an origin/],
   ['a host without its scheme', { origins: ['app.example.com'] }, /cors\.origins\.0: must be an origin/],
   ['another scheme', { origins: ['ftp://app.example.com'] }, /cors\.origins\.0: must be an origin/],
+  ['a pattern over a whole top-level domain', { origins: ['*.com'] }, /cors\.origins\.0: must be an origin/],
+  ['a pattern over a whole top-level domain, with its scheme', { origins: ['https://*.io'] }, /cors\.origins\.0: must be an origin/],
   ['no origin at all', { origins: [] }, /cors\.origins: must list at least one origin/],
   ['origins missing', { credentials: true }, /cors\.origins: /],
   ['a non-boolean credentials', { origins: ['https://a.example.com'], credentials: 'yes' }, /cors\.credentials: /],
@@ -41,7 +43,10 @@ const entries = (list: string[]) => list.map((entry) => parseOriginEntry(entry) 
 test('an exact origin allows that scheme, host and port only', (t) => {
   const allowed = entries(['https://app.example.com', 'http://localhost:8080']);
   t.true(originAllowed(allowed, 'https://app.example.com'));
-  t.true(originAllowed(allowed, 'https://APP.example.com:443'));
+  // Only the serialised origin a browser sends; anything else would be echoed back as it came.
+  for (const odd of ['https://APP.example.com', 'https://app.example.com:443', 'https://evil.com@app.example.com', 'https://app.example.com/evil', 'https://app.example.com.']) {
+    t.false(originAllowed(allowed, odd), odd);
+  }
   t.true(originAllowed(allowed, 'http://localhost:8080'));
   t.false(originAllowed(allowed, 'http://app.example.com'));
   t.false(originAllowed(allowed, 'https://app.example.com:8443'));
