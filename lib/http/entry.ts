@@ -21,8 +21,8 @@ export interface EntryOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CLIENT_LEFT = 499;
-/** Query names whose values are credentials (`usertoken`, `access_token`, `pwd`, `jwt`, `sig`...). */
-const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|session/i;
+/** Query names whose values are credentials (`usertoken`, `access_token`, `pwd`, `jwt`, `sig`, an OAuth `code`, a CAS `ticket`...). */
+const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|session|^code$|ticket/i;
 
 /**
  * The one way into the service: gives the request its id and state, routes it once, by the

@@ -104,7 +104,11 @@ export const historyQuery = z
       .refine((value) => Number(value) <= HISTORY_LIMIT_MAX, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
       .optional()
       .meta({ description: `Events per page, 1 to ${HISTORY_LIMIT_MAX} (default ${HISTORY_LIMIT_DEFAULT}).` }),
-    before: z.iso.datetime({ error: 'must be an ISO 8601 UTC time' }).optional().meta({ description: 'Only events older than this `at` (the last one of the previous page).' }),
+    before: z.iso
+      .datetime({ error: 'must be an ISO 8601 UTC time' })
+      // PostgreSQL has no year 0: zod's pattern accepts 0000, which would be a 500.
+      .refine((value) => !value.startsWith('0000'), 'must be an ISO 8601 UTC time from year 1 on')
+      .optional().meta({ description: 'Only events older than this `at` (the last one of the previous page).' }),
   })
   .meta({ title: 'SpaceHistoryQuery' });
 

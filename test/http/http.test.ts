@@ -123,7 +123,7 @@ test('one JSON log line per request with method, url, status, ms, tenant and req
 });
 
 test('credentials in the query string do not reach the log; the rest of the URL is logged as received', async (t) => {
-  const names = ['usertoken', 'access_token', 'pass', 'pwd', 'jwt', 'auth', 'sig', 'api%5Fkey', 'session'];
+  const names = ['usertoken', 'access_token', 'pass', 'pwd', 'jwt', 'auth', 'sig', 'api%5Fkey', 'session', 'code', 'ticket'];
   const query = names.map((name, index) => `${name}=s3cret-${index}`).join('&');
   await service.fetch(`/x?${query}&page=2&a=%22%7D%5Cx`, { headers: { 'x-request-id': 'log-line-2' } });
   await new Promise((resolve) => setTimeout(resolve, 20));

@@ -96,7 +96,7 @@ test('?limit and ?before page through the history without a gap or an overlap', 
 
 test('a wrong ?limit or ?before is 400 naming it', async (t) => {
   await call(service, 'POST', '/spaces', { as: admin, json: { name: 'strict' } });
-  for (const [query, field] of [['?limit=0', 'limit'], ['?limit=1001', 'limit'], ['?limit=abc', 'limit'], ['?limit=2.5', 'limit'], ['?before=yesterday', 'before']]) {
+  for (const [query, field] of [['?limit=0', 'limit'], ['?limit=1001', 'limit'], ['?limit=abc', 'limit'], ['?limit=2.5', 'limit'], ['?before=yesterday', 'before'], ['?before=0000-01-01T00:00:00Z', 'before']]) {
     const answer = await history('strict', query);
     t.is(answer.status, 400, query);
     t.regex(String(answer.body.error), new RegExp(field as string), query);
