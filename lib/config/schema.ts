@@ -140,7 +140,7 @@ export const environmentSchema = z.object({
   PROJECTS_DIR: z.string().min(1).default('./projects'),
   REDIS_URL: z.string().refine(opensAsRedisUrl, 'must be a redis:// or rediss:// URL with a valid port, a percent-encoded user and password, and a database number if any').optional(),
   LOG_LEVEL: logLevel.default('info'),
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').regex(/^\S+$/, 'must hold no space (a bearer token is one word)').optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
 });
 

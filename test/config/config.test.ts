@@ -114,6 +114,8 @@ test('invalid environment variables are refused with the variable named', (t) =>
   }
   t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_URL: 'mysql://x' }, expert: {} }), { message: /DATABASE_URL/ });
   t.throws(() => loadConfig({ env: { ...baseEnv(), LOG_LEVEL: 'loud' }, expert: {} }), { message: /LOG_LEVEL/ });
+  // A bearer token is one word: one with a space could never be sent, and /metrics would be 401 for ever.
+  t.throws(() => loadConfig({ env: { ...baseEnv(), METRICS_TOKEN: 'two words of token text' }, expert: {} }), { message: /METRICS_TOKEN: must hold no space/ });
 });
 
 test('DATABASE_POOL_MAX sizes the pool: 10 by default, a whole number from 1 to 1000', (t) => {
