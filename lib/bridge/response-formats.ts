@@ -79,6 +79,6 @@ export function linkHeader(previous: unknown, links: Record<string, unknown>): s
 /** What `res.render` fails with: there is no view engine (SPEC §10), and what to write instead. */
 export function noViewEngine(): Error {
   return new Error(
-    'res.render is not available: spaceport has no view engine (SPEC §10). Build the HTML in the handler and answer it with res.send(html), or answer a static page with res.sendFile(path)',
+    'res.render is not available: spaceport has no view engine. Build the HTML in the handler and answer it with res.send(html), or answer a static page with res.sendFile(path)',
   );
 }
