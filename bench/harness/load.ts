@@ -53,12 +53,19 @@ export interface Subject {
  * Measures the subjects in turn, `settings.rounds` times over, and gives each its median run (by
  * req/s): the speed of a shared machine drifts by a tenth and more within a minute, and servers
  * measured one after the other would each get a different machine. Measured in turn, each round
- * compares them on about the same one, and a median leaves out a round that drift spoiled.
+ * compares them on about the same one, and a median leaves out a round that drift spoiled. The
+ * order turns from round to round.
  */
 export async function measureInTurn<const Subjects extends readonly Subject[]>(subjects: Subjects, settings: BenchSettings): Promise<OnePerItem<Subjects, Measurement>> {
   const runs: Measurement[][] = subjects.map(() => []);
   for (let round = 0; round < settings.rounds; round += 1) {
-    for (const [index, subject] of subjects.entries()) runs[index]?.push(await measure(subject.target, settings, subject.server));
+    // Each round starts one subject further on: a place in the turn (first after a pause, right
+    // after a heavier server) is a cost of its own, shared out this way instead of always paid by one.
+    for (let step = 0; step < subjects.length; step += 1) {
+      const index = (round + step) % subjects.length;
+      const subject = subjects[index] as Subject;
+      runs[index]?.push(await measure(subject.target, settings, subject.server));
+    }
   }
   return runs.map(medianRun) as OnePerItem<Subjects, Measurement>;
 }
