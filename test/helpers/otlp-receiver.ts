@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './koa-app.ts';
 
 /** An attribute value as OTLP/JSON writes it. */
 interface AnyValue {
@@ -54,14 +54,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  return { url: `http://127.0.0.1:${port}`, spans, contentTypes, close };
+  const { url, close } = await listenOnLoopback(server);
+  return { url, spans, contentTypes, close };
 }
 
 function decoded(request: ExportRequest): ReceivedSpan[] {
