@@ -125,7 +125,7 @@ test('a restore racing creates of the same name ends with exactly one live space
     t.is(rows[0].deleted_at, null);
     const winner = answers.find((answer) => answer.status === 200 || answer.status === 201);
     winners[winner?.status === 200 ? 'restore' : 'create'] += 1;
-    t.deepEqual(rows[0].schemas, (winner?.body.data as { schemas: string[] }).schemas);
+    t.deepEqual(rows[0].schemas, (winner?.body.data as { schemas: string[] } | undefined)?.schemas);
     await remove('contested');
     await create('contested', ['reset']);
     await remove('contested');
