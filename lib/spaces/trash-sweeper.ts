@@ -6,7 +6,7 @@ import { purgeExpiredSpaces } from './trash.ts';
 export interface TrashSweeper {
   /** Runs one sweep now (the timer's work); answers how many spaces it purged. */
   sweep(): Promise<number>;
-  /** Stops the timer and waits for a sweep under way, which stops after its current tenant. */
+  /** Stops the timer and waits for a sweep under way, which stops after its current transaction. */
   stop(): Promise<void>;
 }
 
@@ -49,12 +49,13 @@ export function startTrashSweeper(options: TrashSweeperOptions): TrashSweeper {
   };
 }
 
+/** `stillWanted` is asked between transactions: a stop lets the one under way commit. */
 async function sweepTenants(options: TrashSweeperOptions, stillWanted: () => boolean): Promise<number> {
   const { rows } = await options.database.query<{ name: string }>(NO_TENANT, { sql: 'select name from tenants order by name', bindings: [] });
   let purged = 0;
   for (const { name } of rows) {
     if (!stillWanted()) break;
-    purged += await purgeExpiredSpaces({ database: options.database, tenant: name, stillWanted }, options.trashDays);
+    purged += await purgeExpiredSpaces({ database: options.database, tenant: name, stillWanted: () => true }, options.trashDays, stillWanted);
   }
   if (purged > 0) options.logger.info({ purged }, 'trashed spaces purged');
   return purged;

@@ -55,14 +55,15 @@ export async function purgeTrashedCopy(run: TransactionStatement, tenant: string
  * Purges the tenant's spaces trashed more than `days` ago, each with its `purged` event in the
  * transaction that deletes it; answers how many. Rows another purge (another instance) has
  * locked are skipped, and rows it purged are gone by the time the lock is granted: each space
- * is purged, and its event written, exactly once.
+ * is purged, and its event written, exactly once. `keepGoing` is asked between transactions,
+ * so a stop never rolls one back.
  */
-export async function purgeExpiredSpaces(scope: TenantScope, days: number): Promise<number> {
+export async function purgeExpiredSpaces(scope: TenantScope, days: number, keepGoing: () => boolean = () => true): Promise<number> {
   let purged = 0;
   for (;;) {
     const batch = await inTransaction(scope, (run) => purgeBatch(run, scope.tenant, days));
     purged += batch;
-    if (batch < PURGE_BATCH || !scope.stillWanted()) return purged;
+    if (batch < PURGE_BATCH || !keepGoing()) return purged;
   }
 }
 

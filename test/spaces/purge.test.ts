@@ -85,3 +85,21 @@ test.serial('each instance purges on its own timer, without any request, and sto
   t.deepEqual(await service.runtime.knex('spaces').where({ tenant }).pluck('name'), ['after-close']);
   t.false(sweeping.logText().includes('purge of trashed spaces failed'));
 });
+
+test.serial('a stop during a sweep lets the transaction under way commit, and no more: every purged space has its event', async (t) => {
+  const tenant = await newTenant(service);
+  await trashed(tenant, names('old', 1500), LONG_AGO());
+  const database = new TenantDatabase(await testDatabaseUrl());
+  t.teardown(() => database.close());
+  const sweeper = startTrashSweeper({ database, trashDays: TRASH_DAYS, intervalMs: 3_600_000, logger: service.runtime.logger });
+  const sweeping = sweeper.sweep();
+  // Stopped once the first transaction has committed, while later ones are on their way.
+  while ((await purgedEvents(tenant)).length === 0) await sleep(5);
+  await sweeper.stop();
+  const purged = await sweeping;
+  const left = Number((await service.runtime.knex('spaces').where({ tenant }).count({ n: '*' }).first())?.n);
+  t.is(left, 1500 - purged);
+  t.is((await purgedEvents(tenant)).length, purged);
+  t.true(purged % 100 === 0 || purged === 1500, `purged ${purged}`);
+  t.log(`purged ${purged} of 1500 before the stop took effect`);
+});
