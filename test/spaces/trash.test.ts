@@ -146,3 +146,16 @@ test('spaces.trashDays 0 deletes at once: no trash, nothing to restore', async (
   t.deepEqual((await call(immediate, 'GET', '/spaces?trashed=true', { as: ownAdmin })).body, { success: true, data: [], total: 0 });
   t.is((await call(immediate, 'POST', `${spacePath('gone')}/restore`, { as: ownAdmin })).status, 404);
 });
+
+test('20 parallel creates of a name in the trash: exactly one 201, nineteen 409, one purge of the trashed copy', async (t) => {
+  await create('crowded', ['old']);
+  await remove('crowded');
+  const statuses = (await Promise.all(Array.from({ length: 20 }, (_, index) => create('crowded', [`s${index}`])))).map((answer) => answer.status);
+  t.deepEqual(
+    statuses.filter((status) => status === 201),
+    [201],
+  );
+  t.is(statuses.filter((status) => status === 409).length, 19);
+  t.deepEqual(await actions('crowded'), ['created', 'deleted', 'purged', 'created']);
+  t.is(await service.runtime.knex('spaces').where({ tenant, name: 'crowded' }).count({ n: '*' }).first().then((row) => Number(row?.n)), 1);
+});
