@@ -14,9 +14,15 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('create index spaces_trashed on spaces (tenant, deleted_at) where deleted_at is not null');
 }
 
-/** Trashed spaces are purged first: without the column they would come back to life. */
+/**
+ * Trashed spaces are purged first: without the column they would come back to life. Forced
+ * row-level security would show the owner no row (no tenant is set here), so it is lifted for
+ * this delete alone, inside the migration's transaction.
+ */
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('alter table spaces no force row level security');
   await knex('spaces').whereNotNull('deleted_at').delete();
+  await knex.raw('alter table spaces force row level security');
   await knex.raw('drop index spaces_trashed');
   await knex.schema.alterTable('spaces', (table) => {
     table.dropColumn('deleted_at');

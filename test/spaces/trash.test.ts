@@ -1,4 +1,7 @@
 import test from 'ava';
+import { migrateLatest } from '../../lib/db/migrations.ts';
+import * as trashMigration from '../../migrations/20261126000007_space_trash.ts';
+import { freshKnex } from '../helpers/database.ts';
 import { call, callerWith, listedNames, newTenant, spacePath, type Caller, type CallResult } from '../helpers/spaces.ts';
 import { serviceForFile, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
 
@@ -158,4 +161,19 @@ test('20 parallel creates of a name in the trash: exactly one 201, nineteen 409,
   t.is(statuses.filter((status) => status === 409).length, 19);
   t.deepEqual(await actions('crowded'), ['created', 'deleted', 'purged', 'created']);
   t.is(await service.runtime.knex('spaces').where({ tenant, name: 'crowded' }).count({ n: '*' }).first().then((row) => Number(row?.n)), 1);
+});
+
+test('the trash migration runs down and up again; down purges the trash rather than bring it back to life', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  await knex('tenants').insert({ name: 'acme' });
+  await knex('spaces').insert([
+    { tenant: 'acme', name: 'live', schemas: [] },
+    { tenant: 'acme', name: 'binned', schemas: [], deleted_at: new Date() },
+  ]);
+  await knex.transaction((transaction) => trashMigration.down(transaction));
+  t.false(await knex.schema.hasColumn('spaces', 'deleted_at'));
+  t.deepEqual(await knex('spaces').pluck('name'), ['live']);
+  await knex.transaction((transaction) => trashMigration.up(transaction));
+  t.deepEqual(await knex('spaces').whereNull('deleted_at').pluck('name'), ['live']);
 });
