@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { AccountActor } from '../auth/account-events.ts';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 
@@ -9,13 +10,11 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 /** The actor value that names `make user`, besides any account whose uid or username it is. */
 export const CLI_ACTOR = 'cli';
 
-type Actor = { readonly uid: string; readonly username: string | null } | { readonly cli: true } | null;
-
 /** One event as `GET /audit` shows it; never a password or hash (space events record schemas, account events field names). */
 export type AuditEvent = {
   readonly action: string;
   readonly at: string;
-  readonly actor: Actor;
+  readonly actor: AccountActor;
   readonly requestId: string;
 } & (
   | { readonly target: { readonly name: string }; readonly before: unknown; readonly after: unknown }
@@ -167,7 +166,7 @@ function eventOfRow(row: EventRow): AuditEvent {
   return { ...common, target: { uid: row.target_uid ?? '', username: row.target_name }, fields: row.fields ?? [] };
 }
 
-function actorOfRow(row: EventRow): Actor {
+function actorOfRow(row: EventRow): AccountActor {
   if (row.actor_cli) return { cli: true };
   return row.actor_uid === null ? null : { uid: row.actor_uid, username: row.actor_username };
 }

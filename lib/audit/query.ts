@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { historyPageOf, historyQuery } from '../spaces/validation.ts';
+import { isStorableText } from '../values/storable-text.ts';
 import { AUDIT_ACTIONS, CLI_ACTOR, type AuditAction, type AuditRequest } from './events.ts';
 
 /**
@@ -18,6 +19,8 @@ export const auditQuery = z
       actor: z
         .string({ error: 'must be given once' })
         .min(1, 'must not be empty')
+        // PostgreSQL text cannot hold them: refused here rather than failing as a 500.
+        .refine(isStorableText, 'must not contain NUL or unpaired surrogates')
         .optional()
         .meta({ description: `Only events made by the account with this uid or username (as it was when it acted); \`${CLI_ACTOR}\` also matches changes made by \`make user\`.` }),
     },

@@ -159,6 +159,7 @@ test('a wrong ?limit, ?before, ?action or ?actor, or any other parameter, is 400
     ['?action=created', /^query\.action: must be one of space\.created, /],
     ['?actor=', /^query\.actor: must not be empty/],
     ['?actor=a&actor=b', /^query\.actor: /],
+    ['?actor=%00', /^query\.actor: must not contain NUL/],
     ['?limt=3', /^query: unknown parameter: limt$/],
     ['?foo=1&limit=2&bar=', /^query: unknown parameters: foo, bar$/],
   ];
