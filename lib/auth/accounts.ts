@@ -1,5 +1,13 @@
+import { isDeepStrictEqual } from 'node:util';
+import { statementOf } from '../db/statement.ts';
+import type { TenantDatabase, TransactionStatement } from '../db/tenant-database.ts';
+import { translateWriteError } from '../documents/errors.ts';
+import { newDocumentId } from '../documents/ids.ts';
 import { DuplicateKeyError, documentStore, type Document } from '../documents/index.ts';
-import type { TenantDatabase } from '../db/tenant-database.ts';
+import { DOCUMENTS, insertStatement } from '../documents/statements.ts';
+import { toStorableValue } from '../documents/values.ts';
+import { tenantRows } from '../tenancy/scope.ts';
+import { accountEventInsert, requestActor, type AccountActor, type AccountTarget } from './account-events.ts';
 import { hashPassword } from './passwords.ts';
 
 /** An account as the rest of the service sees it (SPEC §5.1): never the password hash. */
@@ -51,39 +59,73 @@ export async function findAccountDocument(database: TenantDatabase, tenant: stri
   return (await accounts(database, tenant).findOne({ username: { $eq: username } })) ?? undefined;
 }
 
+/** What `saveAccount` takes besides the account. */
+export interface SaveOptions {
+  /** Who makes the change, as its event names it: by default the request's caller, null outside a request. */
+  readonly actor?: AccountActor;
+}
+
 /**
  * Creates the account named by `input.username`, or updates it: fields left out keep their
- * values. The password is hashed (scrypt, salted) before it is stored.
+ * values. The password is hashed (scrypt, salted) before it is stored. The change and its event
+ * (`account_events`, shown by `GET /audit`) are written in one transaction: no change without
+ * its event. An update that changes nothing writes nothing.
  */
-export async function saveAccount(database: TenantDatabase, tenant: string, input: AccountInput): Promise<{ account: Account; created: boolean }> {
+export async function saveAccount(database: TenantDatabase, tenant: string, input: AccountInput, options: SaveOptions = {}): Promise<{ account: Account; created: boolean }> {
   const fields = await storedFields(input);
-  const collection = accounts(database, tenant);
+  const actor = options.actor === undefined ? requestActor() : options.actor;
   for (let attempt = 0; ; attempt++) {
-    const existing = await collection.findOne({ username: { $eq: input.username } });
-    if (existing) {
-      await collection.updateOne({ _id: { $eq: existing._id } }, { $set: fields });
-      return { account: accountFromDocument({ ...existing, ...fields }), created: false };
-    }
-    if (fields.password === undefined) throw new TypeError('a new account needs a password');
     try {
-      const document = { role: 'member', ...fields };
-      const { insertedId } = await collection.insertOne(document);
-      return { account: accountFromDocument({ ...document, _id: insertedId }), created: true };
+      return await database.transaction(tenant, (run) => saveInTransaction(run, tenant, fields, actor));
     } catch (error) {
+      const translated = translateWriteError(error, ACCOUNTS);
       // A concurrent save created the same username first: update that one instead.
-      if (!(error instanceof DuplicateKeyError) || attempt > 0) throw error;
+      if (!(translated instanceof DuplicateKeyError) || attempt > 0) throw translated;
     }
   }
 }
 
-async function storedFields(input: AccountInput): Promise<Record<string, unknown>> {
+async function saveInTransaction(run: TransactionStatement, tenant: string, fields: StoredFields, actor: AccountActor): Promise<{ account: Account; created: boolean }> {
+  const locking = tenantRows(DOCUMENTS, tenant, { sql: 'collection = ? and account_username = ?', bindings: [ACCOUNTS, fields.username] }).select('doc').forUpdate();
+  const [existing] = (await run(statementOf(locking))).rows as Array<{ doc: Document }>;
+  if (existing !== undefined) {
+    const changed = changedFields(existing.doc, fields);
+    const document = { ...existing.doc, ...fields };
+    if (changed.length > 0) {
+      const writing = tenantRows(DOCUMENTS, tenant, { sql: 'collection = ? and id = ?', bindings: [ACCOUNTS, document._id] }).update({ doc: JSON.stringify(document) });
+      await run(statementOf(writing));
+      await run(statementOf(accountEventInsert(tenant, targetOf(document), 'updated', changed, actor)));
+    }
+    return { account: accountFromDocument(document), created: false };
+  }
+  if (fields.password === undefined) throw new TypeError('a new account needs a password');
+  const document: Document = { _id: newDocumentId(), role: 'member', ...fields };
+  await run(insertStatement(tenant, ACCOUNTS, JSON.stringify([document])));
+  await run(statementOf(accountEventInsert(tenant, targetOf(document), 'created', Object.keys(document).filter((name) => name !== '_id'), actor)));
+  return { account: accountFromDocument(document), created: true };
+}
+
+/** The names of the fields `fields` changes; a password given counts as changed (each hash is salted anew). */
+function changedFields(stored: Document, fields: StoredFields): string[] {
+  return Object.keys(fields).filter((name) => name === 'password' || !isDeepStrictEqual(stored[name], fields[name]));
+}
+
+function targetOf(document: Document): AccountTarget {
+  return { uid: String(document._id), username: String(document.username) };
+}
+
+/** The fields to store, as JSON: the password already hashed. */
+type StoredFields = Record<string, unknown> & { readonly username: string };
+
+async function storedFields(input: AccountInput): Promise<StoredFields> {
   validateAccountInput(input);
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input)) {
     if (value !== undefined) fields[name] = value;
   }
   if (input.password !== undefined) fields.password = await hashPassword(input.password);
-  return fields;
+  // Checked as the document store checks a document: JSON it can hold, keys it allows.
+  return toStorableValue({ ...fields, username: input.username }, 'account') as StoredFields;
 }
 
 function validateAccountInput(input: AccountInput): void {

@@ -38,7 +38,7 @@ export const accountCommands: CommandTable = {
     const input = accountInput(flags, required(flags, 'username', USAGE.user));
     return withRuntime(async (runtime) => {
       await requireTenant(runtime, tenant);
-      const { account, created } = await saveAccount(runtime.tenantDatabase, tenant, input);
+      const { account, created } = await saveAccount(runtime.tenantDatabase, tenant, input, { actor: { cli: true } });
       return `${created ? 'created' : 'updated'} account ${account.username} (uid ${account.uid}, role ${account.role}) in tenant ${tenant}`;
     });
   },

@@ -9,13 +9,14 @@ import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
 import { paramsOf, Router } from '../routes/router.ts';
 import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from '../routes/service-area.ts';
 import { spacesArea } from '../spaces/routes.ts';
+import { auditArea } from '../audit/routes.ts';
 import { withTenant } from '../tenancy/index.ts';
 import type { Area } from '../core/area.ts';
 import { withCrossOrigin } from './cors.ts';
 import { systemArea } from './system-routes.ts';
 
 /** The service's own areas, by the first path segments they answer. */
-export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea];
+export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea, auditArea];
 
 /** The service's own routes, as `make routes` and `/openapi.json` list them: no database, no configuration needed. */
 export function serviceRouteTable(): readonly ListedRoute[] {

@@ -6,6 +6,7 @@ const SERVICE_TAGS: readonly JsonObject[] = [
   { name: 'system', description: 'Health and this document; no tenant.' },
   { name: 'auth', description: 'System authentication.' },
   { name: 'spaces', description: 'Named groups of schemas (internal beta, behind `spaces.enabled`).' },
+  { name: 'audit', description: "The tenant's record of space and account changes (admin)." },
 ];
 
 /** The OpenAPI 3.1 document of every route the service answers, its own and the projects' (SPEC §12), from their declarations. */

@@ -72,6 +72,7 @@ test('make routes lists the service\'s own routes first, PROJECT and FILE "-"', 
     ['DELETE', '/spaces/:name', '-', 'system', '-', '-', '-'],
     ['GET', '/spaces/:name/history', '-', 'system', '-', '-', '-'],
     ['POST', '/spaces/:name/restore', '-', 'system', '-', '-', '-'],
+    ['GET', '/audit', '-', 'system', '-', '-', '-'],
     ['GET', '/api/alpha/echo', '-', 'public', 'alpha', mountingFile('alpha'), '-'],
   ]);
 });

@@ -7,6 +7,7 @@ import { NO_TENANT, TENANT_ROLE } from '../../lib/db/tenant-database.ts';
 import { dropApplicationTenantConditionForTest, tenantRows } from '../../lib/tenancy/scope.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 import { checkIsolation, isolationCase, isolationWorlds, OPERATIONS_PER_CASE, type IsolationWorlds } from '../helpers/isolation.ts';
+import { auditCase, auditWorlds, checkAuditIsolation, type AuditWorlds } from '../helpers/audit-isolation.ts';
 import { checkSpaceIsolation, spaceCase, spaceWorlds, type SpaceWorlds } from '../helpers/space-isolation.ts';
 
 /** `make test-stress` runs these properties many more times (test/stress/isolation.test.ts). */
@@ -15,17 +16,19 @@ const RUNS = 150;
 let database: MigratedDatabase;
 let worlds: IsolationWorlds;
 let spaces: SpaceWorlds;
+let audits: AuditWorlds;
 test.before(async () => {
-  [database, worlds, spaces] = await Promise.all([migratedDatabase(['alpha', 'beta']), isolationWorlds(), spaceWorlds()]);
+  [database, worlds, spaces, audits] = await Promise.all([migratedDatabase(['alpha', 'beta']), isolationWorlds(), spaceWorlds(), auditWorlds()]);
   await database.knex('documents').insert([
     { tenant: 'alpha', collection: 'notes', id: 'n1', doc: { _id: 'n1', owner: 'alpha' } },
     { tenant: 'beta', collection: 'notes', id: 'n1', doc: { _id: 'n1', owner: 'beta' } },
   ]);
   await database.knex('spaces').insert({ tenant: 'alpha', name: 'ops', schemas: ['s1'] });
   await database.knex('space_events').insert({ tenant: 'alpha', space: 'ops', action: 'created', at: new Date(), after: { schemas: ['s1'] } });
+  await database.knex('account_events').insert({ tenant: 'alpha', account_uid: 'u1', account_username: 'ann', action: 'created', at: new Date(), fields: ['username'] });
 });
 test.after.always(async () => {
-  await Promise.all([database?.close(), worlds?.close(), spaces?.close()]);
+  await Promise.all([database?.close(), worlds?.close(), spaces?.close(), audits?.close()]);
 });
 
 test.serial('every table with a tenant column has row-level security, forced, with the tenant policy', async (t) => {
@@ -34,7 +37,7 @@ test.serial('every table with a tenant column has row-level security, forced, wi
            (select string_agg(p.qual, ' ') from pg_policies p where p.tablename = c.relname) as policy
     from pg_class c join pg_attribute a on a.attrelid = c.oid and a.attname = 'tenant' and not a.attisdropped
     where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace order by 1`);
-  t.deepEqual(rows.map((row: { table: string }) => row.table), ['documents', 'space_events', 'spaces']);
+  t.deepEqual(rows.map((row: { table: string }) => row.table), ['account_events', 'documents', 'space_events', 'spaces']);
   for (const row of rows as Array<{ table: string; enabled: boolean; forced: boolean; policy: string }>) {
     t.true(row.enabled && row.forced, row.table);
     t.regex(row.policy, /current_setting\('spaceport\.tenant'::text, true\)/, row.table);
@@ -59,7 +62,7 @@ test.serial('the restricted role cannot switch row-level security off', async (t
 });
 
 test.serial('without a tenant a session sees no tenant row at all', async (t) => {
-  for (const table of ['documents', 'spaces', 'space_events']) {
+  for (const table of ['documents', 'spaces', 'space_events', 'account_events']) {
     const { rows } = await database.tenantDatabase.query(NO_TENANT, { sql: `select count(*)::int as count from ${table}`, bindings: [] });
     t.is(rows[0]?.count, 0, table);
   }
@@ -105,6 +108,16 @@ test.serial(`row-level security alone keeps spaces apart, under concurrent write
   const restore = dropApplicationTenantConditionForTest();
   try {
     await fc.assert(fc.asyncProperty(spaceCase, (steps) => checkSpaceIsolation(spaces, steps)), { numRuns: RUNS });
+  } finally {
+    restore();
+  }
+  t.pass();
+});
+
+test.serial(`row-level security alone keeps the audit apart: account and space events, every filter (${RUNS} cases)`, async (t) => {
+  const restore = dropApplicationTenantConditionForTest();
+  try {
+    await fc.assert(fc.asyncProperty(auditCase, (steps) => checkAuditIsolation(audits, steps)), { numRuns: RUNS });
   } finally {
     restore();
   }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { MigratedDatabase, TenantDatabaseRoute } from './database.ts';
+import { auditCase, auditWorlds, checkAuditIsolation } from './audit-isolation.ts';
 import { checkIsolation, isolationCase, isolationWorlds } from './isolation.ts';
 import { checkSpaceIsolation, spaceCase, spaceWorlds } from './space-isolation.ts';
 
@@ -31,6 +32,11 @@ export function documentLane(runs: number, options: LaneOptions = {}): Promise<v
 /** The spaces isolation property (test/helpers/space-isolation.ts), `runs` cases. */
 export function spaceLane(runs: number, options: LaneOptions = {}): Promise<void> {
   return propertyLane(runs, options, spaceWorlds, spaceCase, checkSpaceIsolation);
+}
+
+/** The audit isolation property (test/helpers/audit-isolation.ts), `runs` cases. */
+export function auditLane(runs: number, options: LaneOptions = {}): Promise<void> {
+  return propertyLane(runs, options, auditWorlds, auditCase, checkAuditIsolation);
 }
 
 interface Worlds {

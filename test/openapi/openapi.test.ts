@@ -115,7 +115,7 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.is(document.openapi, '3.1.0');
   t.is(await validationErrors(document), undefined);
   t.deepEqual(undeclaredPathParameters(document), []);
-  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}', '/spaces/{name}/history', '/spaces/{name}/restore']);
+  t.deepEqual(Object.keys(document.paths).sort(), ['/audit', '/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}', '/spaces/{name}/history', '/spaces/{name}/restore']);
 });
 
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {
@@ -156,6 +156,23 @@ test('the document describes the spaces bodies, answers, errors and the bearer s
   t.deepEqual(document.paths['/auth/login'].post.security, []);
   t.deepEqual(document.paths['/healthz'].get.security, []);
   t.deepEqual(Object.keys(document.paths['/auth/login'].post.responses).sort(), ['200', '400', '401', '413', '429', '503']);
+});
+
+test('the document describes GET /audit: admin, its filters, both kinds of event, no 404 of the spaces switch', async (t) => {
+  const document = (await (await service.fetch('/openapi.json')).json()) as Document;
+  const audit = document.paths['/audit'].get;
+  t.deepEqual(audit.security, [{ bearerAuth: [] }]);
+  t.deepEqual(audit.tags, ['audit']);
+  t.deepEqual(Object.keys(audit.responses).sort(), ['200', '400', '401', '403', '503']);
+  t.deepEqual(
+    (audit.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
+    ['limit', 'before', 'action', 'actor'],
+  );
+  const kinds = (document.components.schemas.AuditEvents.properties as { data: { items: { anyOf: Array<{ required: unknown }> } } }).data.items.anyOf;
+  t.deepEqual(kinds.map((kind) => kind.required), [
+    ['action', 'at', 'actor', 'requestId', 'target', 'before', 'after'],
+    ['action', 'at', 'actor', 'requestId', 'target', 'fields'],
+  ]);
 });
 
 test('project routes: every URL, :param written {param} and declared, security per auth mode', async (t) => {

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
 import { OPERATIONS_PER_CASE } from '../helpers/isolation.ts';
-import { documentLane, inLanes, spaceLane } from '../helpers/isolation-lanes.ts';
+import { auditLane, documentLane, inLanes, spaceLane } from '../helpers/isolation-lanes.ts';
 
 /**
  * The isolation properties of `make test` (test/documents/isolation-property.test.ts,
@@ -33,12 +33,19 @@ test.serial(`spaces, both walls: ${SPACE_CASES} generated command sequences, con
   t.pass();
 });
 
-test.serial(`row-level security alone: ${RLS_ALONE_CASES} filters and ${SPACE_CASES} space sequences, no leak`, async (t) => {
+test.serial(`audit, both walls: ${SPACE_CASES} generated sequences of account and space changes and filtered reads, no leak`, async (t) => {
+  t.timeout(LIMIT_MS);
+  await inLanes(SPACE_CASES, auditLane);
+  t.pass();
+});
+
+test.serial(`row-level security alone: ${RLS_ALONE_CASES} filters, ${SPACE_CASES} space sequences and ${SPACE_CASES} audit sequences, no leak`, async (t) => {
   t.timeout(LIMIT_MS);
   const restore = dropApplicationTenantConditionForTest();
   try {
     await inLanes(RLS_ALONE_CASES, documentLane);
     await inLanes(SPACE_CASES, spaceLane);
+    await inLanes(SPACE_CASES, auditLane);
   } finally {
     restore();
   }

@@ -5,7 +5,7 @@ import { NO_TENANT, TENANT_ROLE, TENANT_SETTING, TenantDatabase } from '../../li
 import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
 import { migratedDatabase, serverUrl, type MigratedDatabase, type TenantDatabaseRoute } from '../helpers/database.ts';
 import { OPERATIONS_PER_CASE } from '../helpers/isolation.ts';
-import { documentLane, inLanes, spaceLane, type LaneOptions } from '../helpers/isolation-lanes.ts';
+import { auditLane, documentLane, inLanes, spaceLane, type LaneOptions } from '../helpers/isolation-lanes.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.ts';
 import { addReport, emptyReport, leftoverScopes, probeScopes, sharedBackends, type ProbeReport } from '../helpers/scope-probes.ts';
 
@@ -88,13 +88,14 @@ poolerTest(`through PgBouncer (transaction mode), spaces, both walls: ${SPACE_CA
   await withProbes(t, (report) => inLanes(SPACE_CASES, (runs) => spaceLane(runs, throughPooler(report))));
 });
 
-poolerTest(`through PgBouncer (transaction mode), row-level security alone: ${RLS_ALONE_DOCUMENT_CASES} filters and ${SPACE_CASES} space sequences, no leak`, async (t) => {
+poolerTest(`through PgBouncer (transaction mode), row-level security alone: ${RLS_ALONE_DOCUMENT_CASES} filters, ${SPACE_CASES} space sequences and ${SPACE_CASES} audit sequences, no leak`, async (t) => {
   started();
   const restore = dropApplicationTenantConditionForTest();
   try {
     await withProbes(t, async (report) => {
       await inLanes(RLS_ALONE_DOCUMENT_CASES, (runs) => documentLane(runs, throughPooler(report)));
       await inLanes(SPACE_CASES, (runs) => spaceLane(runs, throughPooler(report)));
+      await inLanes(SPACE_CASES, (runs) => auditLane(runs, throughPooler(report)));
     });
   } finally {
     restore();

@@ -1,0 +1,42 @@
+import type { Context } from 'koa';
+import { serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler } from '../routes/service-area.ts';
+import { loadCallerAccess, requireAdmin } from '../spaces/caller.ts';
+import { requestScope } from '../tenancy/scope.ts';
+import { readAudit } from './events.ts';
+import { auditQuery, auditAnswer, auditRequestOf } from './query.ts';
+
+const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
+const admin: ServiceHandler = () => requireAdmin;
+
+/**
+ * `GET /audit`: the tenant's space and account events. It answers whether or not the spaces
+ * feature is on: the accounts' events are the tenant's whatever the switch, and the spaces'
+ * events written while it was on stay part of the record. Authentication and the admin check
+ * are the spaces API's own (401, then 403), so both answer alike.
+ */
+export const auditArea: ServiceAreaDeclaration = {
+  segments: ['audit'],
+  traits: serviceTraits({ tenant: true }),
+  crossOrigin: true,
+  routes: [
+    {
+      method: 'GET',
+      path: '/audit',
+      auth: 'system',
+      guards: [loadCaller, admin],
+      handler: () => showAudit,
+      schema: serviceSchema({ query: auditQuery, responses: { 200: auditAnswer } }),
+      operationId: 'getAudit',
+      summary: "The tenant's space and account events, newest first (admin)",
+      description:
+        '`?limit` (1-1000, default 100) and `?before=<at>` page through it; events sharing the last `at` of a page are never split between pages, so a page may hold a few more than `limit`. `?action=` and `?actor=` filter. Answers also while the spaces feature is off.',
+      tags: ['audit'],
+      errors: [403],
+    },
+  ],
+};
+
+async function showAudit(ctx: Context): Promise<void> {
+  const page = await readAudit(requestScope('the audit'), auditRequestOf(ctx.query));
+  ctx.body = { success: true, data: page.events, total: page.total };
+}

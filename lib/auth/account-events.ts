@@ -1,0 +1,52 @@
+import type { Knex } from 'knex';
+import { currentRequest } from '../core/request-state.ts';
+import { sql } from '../db/statement.ts';
+import { tenantRows } from '../tenancy/scope.ts';
+
+/**
+ * Who changed an account: an account (its uid and username, from its token), `make user`
+ * (`{cli: true}`), or null when neither is known (a tool or test acting outside a request).
+ */
+export type AccountActor = { readonly uid: string; readonly username: string | null } | { readonly cli: true } | null;
+
+/** The account an event is about, as it was named when the event was written. */
+export interface AccountTarget {
+  readonly uid: string;
+  readonly username: string;
+}
+
+export type AccountAction = 'created' | 'updated';
+
+const TABLE = 'account_events';
+
+/** The caller of the request being served, when there is one; null outside a request. */
+export function requestActor(): AccountActor {
+  const caller = currentRequest()?.caller;
+  if (caller === undefined) return null;
+  const username = caller.claims.username;
+  return { uid: caller.uid, username: typeof username === 'string' ? username : null };
+}
+
+/**
+ * The insert of one account event, to run in the change's transaction. `fields` are the names
+ * of the fields set or changed, never their values: no password or hash can reach an event.
+ * The time is the clock's in milliseconds, after the account's previous event (the change holds
+ * the account's row lock, so one account's events are strictly ordered).
+ */
+export function accountEventInsert(tenant: string, target: AccountTarget, action: AccountAction, fields: readonly string[], actor: AccountActor): Knex.QueryBuilder {
+  const request = currentRequest();
+  const latest = tenantRows(TABLE, tenant, { sql: 'account_uid = ?', bindings: [target.uid] }).max('at');
+  const byAccount = actor !== null && 'uid' in actor ? actor : undefined;
+  return sql(TABLE).insert({
+    tenant,
+    account_uid: target.uid,
+    account_username: target.username,
+    action,
+    at: sql.raw("greatest(date_trunc('milliseconds', clock_timestamp()), (?) + interval '1 millisecond')", [latest]),
+    actor_uid: byAccount?.uid ?? null,
+    actor_username: byAccount?.username ?? null,
+    actor_cli: actor !== null && 'cli' in actor,
+    request_id: request?.requestId ?? '',
+    fields: [...fields].sort(),
+  });
+}
