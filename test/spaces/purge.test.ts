@@ -96,10 +96,12 @@ test.serial('a stop during a sweep lets the transaction under way commit, and no
   // Stopped once the first transaction has committed, while later ones are on their way.
   while ((await purgedEvents(tenant)).length === 0) await sleep(5);
   await sweeper.stop();
-  const purged = await sweeping;
+  // The sweep goes through every tenant: spaces left expired by the tests before count in its total.
+  const purgedEverywhere = await sweeping;
+  const purged = (await purgedEvents(tenant)).length;
   const left = Number((await service.runtime.knex('spaces').where({ tenant }).count({ n: '*' }).first())?.n);
   t.is(left, 1500 - purged);
-  t.is((await purgedEvents(tenant)).length, purged);
+  t.true(purgedEverywhere >= purged);
   t.true(purged % 100 === 0 || purged === 1500, `purged ${purged}`);
   t.log(`purged ${purged} of 1500 before the stop took effect`);
 });
