@@ -42,6 +42,21 @@ test('a user sees only their own notes, and a tenant only its own', async (t) =>
   t.like(await (await app.get('/api/__project__/notes', { as: stranger, tenant: 'elsewhere' })).json(), { total: 0 });
 });
 
+test('POST /files keeps a file, and GET /files/:name sends it back', async (t) => {
+  const form = new FormData();
+  form.append('file', new Blob(['line one\n'], { type: 'text/plain' }), 'report.txt');
+  const uploaded = await app.post('/api/__project__/files', { as: app.user, body: form });
+  t.is(uploaded.status, 201);
+  t.deepEqual(await uploaded.json(), { success: true, data: { name: 'report.txt', size: 9 } });
+  const downloaded = await app.get('/api/__project__/files/report.txt', { as: app.user });
+  t.is(downloaded.status, 200);
+  t.is(downloaded.headers.get('content-disposition'), 'attachment; filename=report.txt');
+  t.is(await downloaded.text(), 'line one\n');
+  await app.createTenant('elsewhere');
+  const stranger = await app.createUser({ username: 'stranger' }, { tenant: 'elsewhere' });
+  t.is((await app.get('/api/__project__/files/report.txt', { as: stranger, tenant: 'elsewhere' })).status, 404, "another tenant's files are apart");
+});
+
 test('GET /partner/status needs the API key', async (t) => {
   t.is((await app.get('/api/__project__/partner/status')).status, 401);
   t.is((await app.get('/api/__project__/partner/status', { headers: { 'x-api-key': 'wrong' } })).status, 401);
