@@ -63,7 +63,7 @@ export async function uploadFile(req, res) {
  * @param {Response} res
  */
 export function downloadFile(req, res) {
-  res.download(req.params.name, { root: filesFolder(req) });
+  res.download(String(req.params.name), { root: filesFolder(req) });
 }
 
 /**

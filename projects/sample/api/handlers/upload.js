@@ -32,7 +32,7 @@ export async function upload(req, res) {
  * @param {Response} res
  */
 export function download(req, res) {
-  res.download(req.params.name, { root: uploadFolder() });
+  res.download(String(req.params.name), { root: uploadFolder() });
 }
 
 /** The `uploadDir` setting; a relative one is under the service's data folder. */
