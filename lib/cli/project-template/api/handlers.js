@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { config, db } from 'spaceport';
 import settings from './settings.js';
-/** @import { NextFunction, Request, Response } from 'spaceport' */
+/** @import { NextFunction, Request, Response, UploadedFile } from 'spaceport' */
 
 /**
  * `GET /ping` (public).
@@ -40,13 +40,13 @@ export async function listNotes(req, res) {
 
 /**
  * `POST /files` (system JWT): keeps the multipart field `file` in the tenant's folder under its
- * base name (the service already strips directories from client file names).
+ * base name (the service already strips directories from client file names). The route's
+ * schema has checked that one file came in that field.
  * @param {Request} req
  * @param {Response} res
  */
 export async function uploadFile(req, res) {
-  const file = req.files?.file;
-  if (!file || Array.isArray(file)) return res.status(400).json({ error: 'send one file in the multipart field "file"' });
+  const file = /** @type {UploadedFile} */ (req.files?.file);
   const name = path.basename(file.name);
   const folder = filesFolder(req);
   await mkdir(folder, { recursive: true });

@@ -27,10 +27,16 @@ test('POST /notes without a token is 401', async (t) => {
   t.is(response.status, 401);
 });
 
-test('POST /notes with a body its schema refuses is 400, naming the field', async (t) => {
-  const response = await app.post('/api/__project__/notes', { as: app.user, json: { text: 42 } });
+test('POST /notes with a body its schema refuses is 400, naming every field at fault', async (t) => {
+  const response = await app.post('/api/__project__/notes', { as: app.user, json: { text: 42, pinned: true } });
   t.is(response.status, 400);
-  t.deepEqual(await response.json(), { error: 'body.text: must be a string' });
+  t.deepEqual(await response.json(), {
+    error: 'body.pinned: is not allowed',
+    errors: [
+      { path: 'body.pinned', message: 'is not allowed' },
+      { path: 'body.text', message: 'must be a string' },
+    ],
+  });
 });
 
 test('a user sees only their own notes, and a tenant only its own', async (t) => {
@@ -52,6 +58,8 @@ test('POST /files keeps a file, and GET /files/:name sends it back', async (t) =
   t.is(downloaded.status, 200);
   t.is(downloaded.headers.get('content-disposition'), 'attachment; filename=report.txt');
   t.is(await downloaded.text(), 'line one\n');
+  const empty = await app.post('/api/__project__/files', { as: app.user, body: new FormData() });
+  t.is(empty.status, 400, 'the schema wants a file');
   await app.createTenant('elsewhere');
   const stranger = await app.createUser({ username: 'stranger' }, { tenant: 'elsewhere' });
   t.is((await app.get('/api/__project__/files/report.txt', { as: stranger, tenant: 'elsewhere' })).status, 404, "another tenant's files are apart");
