@@ -7,6 +7,12 @@ import type { CompiledRouteSchema, RequestPart } from './schemas.ts';
 /** What the schema steps read of a request: a part, or `files`, the files of a multipart body (`req.files`). */
 export type ReadPart = (ctx: Context, part: RequestPart | 'files') => unknown;
 
+/**
+ * The most problems one answer lists: a body of thousands of wrong items (within the body
+ * limit) would otherwise get an answer larger than itself, and cost as much to write.
+ */
+export const MOST_PROBLEMS = 100;
+
 /** The params and query problems of requests whose body is still to be read and checked. */
 const awaitingBody = new WeakMap<Context, readonly FieldProblem[]>();
 
@@ -76,8 +82,8 @@ export async function partProblems(part: RequestPart, check: SchemaCheck, value:
   return onePerField((await check(value)).map(({ path, message }) => ({ path: fieldName(part, path), message })));
 }
 
-/** A field a validator faults twice (too short and off its pattern) is named once, by its first problem. */
+/** A field a validator faults twice (too short and off its pattern) is named once, by its first problem; at most MOST_PROBLEMS of them. */
 function onePerField(problems: readonly FieldProblem[]): FieldProblem[] {
   const seen = new Set<string>();
-  return problems.filter(({ path }) => !seen.has(path) && seen.add(path));
+  return problems.filter(({ path }) => !seen.has(path) && seen.add(path)).slice(0, MOST_PROBLEMS);
 }

@@ -65,6 +65,17 @@ test('a zod body wrong in several places names every one, with zod’s messages'
   t.is(answer.body.error, `body.name: ${answer.body.errors?.[0]?.message}`);
 });
 
+test('a body with thousands of wrong items lists the first 100 problems', async (t) => {
+  const answer = await postJson('/api/forms/signup', { name: 'ann', email: 'ann@example.com', age: 30, role: 'member', tags: Array.from({ length: 5000 }, (_, index) => index) });
+  t.is(answer.status, 400);
+  t.is(answer.body.errors?.length, 100);
+  t.deepEqual(answer.body.errors?.slice(0, 2), [
+    { path: 'body.tags', message: 'must NOT have more than 3 items' },
+    { path: 'body.tags[0]', message: 'must be a string' },
+  ]);
+  t.is(answer.body.errors?.at(-1)?.path, 'body.tags[98]');
+});
+
 test('params, query and body problems come together in one 400, params first', async (t) => {
   const answer = await postJson('/api/forms/teams/blue/members?notify=maybe&page=0', { name: 'ann', email: 'ann@example.com', age: -1, role: 'owner' }, 'PUT');
   t.deepEqual(
