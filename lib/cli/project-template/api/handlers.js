@@ -48,6 +48,7 @@ export async function listNotes(req, res) {
 export async function uploadFile(req, res) {
   const file = /** @type {UploadedFile} */ (req.files?.file);
   const name = path.basename(file.name);
+  if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
   const folder = filesFolder(req);
   await mkdir(folder, { recursive: true });
   await file.mv(path.join(folder, name));

@@ -60,6 +60,9 @@ test('POST /files keeps a file, and GET /files/:name sends it back', async (t) =
   t.is(await downloaded.text(), 'line one\n');
   const empty = await app.post('/api/__project__/files', { as: app.user, body: new FormData() });
   t.is(empty.status, 400, 'the schema wants a file');
+  const dotDot = new FormData();
+  dotDot.append('file', new Blob(['x']), '..');
+  t.is((await app.post('/api/__project__/files', { as: app.user, body: dotDot })).status, 400, 'a name that is no file name');
   await app.createTenant('elsewhere');
   const stranger = await app.createUser({ username: 'stranger' }, { tenant: 'elsewhere' });
   t.is((await app.get('/api/__project__/files/report.txt', { as: stranger, tenant: 'elsewhere' })).status, 404, "another tenant's files are apart");
