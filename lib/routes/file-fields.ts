@@ -45,7 +45,7 @@ function isFile(schema: Readonly<Record<string, unknown>>): boolean {
  */
 export function withFilesChecked(declared: FileFields, bodyViolations: readonly Violation[], files: unknown): Violation[] {
   const names = new Set(declared.fields.map((field) => field.name));
-  const kept = bodyViolations.filter((violation) => !names.has(String(violation.path[0])));
+  const kept = bodyViolations.filter((violation) => violation.path.length === 0 || !names.has(String(violation.path[0])));
   const received: Record<string, unknown> = isPlainObject(files) ? files : {};
   const fileViolations = declared.fields.flatMap((field) => fieldViolations(field, countOf(received[field.name])));
   const strangers = declared.closed ? Object.keys(received).filter((name) => !names.has(name)) : [];
