@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import onFinished from 'on-finished';
 import send from 'send';
 import statuses from 'statuses';
+import { requestState } from '../core/request-state.ts';
 import type { NextFunction } from './types.ts';
 
 export interface SendFileOptions extends send.SendOptions {
@@ -45,6 +46,7 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
   if (!target.claim()) return;
   const file = send(target.context.req, encodeURI(filePath), { ...options, etag: true });
   followTransfer(target, file, (error) => {
+    if (error) warnOfDotSegment(target, filePath, options, error);
     if (error) target.release(error);
     if (callback) runCallback(target, callback, error);
     else afterTransfer(target, error);
@@ -56,6 +58,25 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
     });
   }
   file.pipe(target.response as Context['res']);
+}
+
+/**
+ * Express refuses a whole path with a segment that starts with a dot (`dotfiles: 'ignore'`) as
+ * if the file were missing, and spaceport answers the same 404; the route's author, who may
+ * have kept the file in the default data folder, `./.data`, is told why in the log.
+ */
+function warnOfDotSegment(target: FileTransferTarget, filePath: string, options: SendFileOptions, error: Error & { status?: number }): void {
+  if (error.status !== 404 || options.root || (options.dotfiles !== undefined && options.dotfiles !== 'ignore')) return;
+  const segment = path
+    .resolve(filePath)
+    .split(path.sep)
+    .find((part) => part.length > 1 && part.startsWith('.'));
+  if (segment === undefined) return;
+  const state = requestState(target.context);
+  state.runtime?.logger.warn(
+    { requestId: state.requestId, segment },
+    `res.sendFile/res.download answered 404: the path has a segment starting with a dot ("${segment}"), which Express refuses; give the file's name relative to the folder as \`root\`: res.download(name, { root: folder })`,
+  );
 }
 
 /**

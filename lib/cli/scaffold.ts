@@ -11,8 +11,8 @@ const USAGE = 'usage: make project NAME=<name>';
 
 /**
  * `make project NAME=shop` (SPEC §13): a new project in PROJECTS_DIR that passes its own tests
- * and `make check` as it is: a public route, a JWT route using `db` with its schemas, a
- * custom-auth route reading a secret setting, the settings, and the tests.
+ * and `make check` as it is: a public route, a JWT route using `db` with its schemas, an upload
+ * and its download from the data folder, a custom-auth route reading a secret setting, the settings, and the tests.
  */
 export const scaffoldCommands: CommandTable = {
   project: async ([name, ...rest]) => {

@@ -61,6 +61,9 @@ const cors = z
   })
   .optional();
 
+/** Where the service keeps its files unless DATA_DIR says otherwise, from the working directory. */
+export const DEFAULT_DATA_DIR = './.data';
+
 const tenantName = z.string().regex(TENANT_NAME, 'must be a valid tenant name');
 
 /**
@@ -147,7 +150,7 @@ export const environmentSchema = z.object({
   REDIS_URL: z.string().refine(opensAsRedisUrl, 'must be a redis:// or rediss:// URL with a valid port, a percent-encoded user and password, and a database number if any').optional(),
   LOG_LEVEL: logLevel.default('info'),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').regex(/^\S+$/, 'must hold no space (a bearer token is one word)').optional(),
-  DATA_DIR: z.string().min(1).default('./.data'),
+  DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
 });
 
 export type Environment = z.output<typeof environmentSchema>;

@@ -35,6 +35,29 @@ export function methodNotAllowed(allowed: Iterable<string>): Error {
   return createError(405, 'Method Not Allowed', { headers: { Allow: [...new Set(allowed)].join(', ') } });
 }
 
+/** A field a route's declared schema refuses: where (`body.email`, `query.page`, `params.id`) and why. */
+export interface FieldProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * 400 for a request its route's declared schemas refuse (SPEC §8.13): answered `{error,
+ * errors}`, `error` the first problem as `path: message`, `errors` every field at fault.
+ */
+export class InvalidRequest extends Error {
+  readonly status = 400;
+  readonly expose = true;
+  readonly problems: readonly FieldProblem[];
+
+  constructor(problems: readonly FieldProblem[]) {
+    const [first] = problems;
+    super(first === undefined ? 'invalid request' : `${first.path}: ${first.message}`);
+    this.name = 'InvalidRequest';
+    this.problems = Object.freeze(problems.map(({ path, message }) => Object.freeze({ path, message })));
+  }
+}
+
 /** 401 with the Bearer challenge of system authentication (SPEC §5.3). */
 export function unauthorized(message: string): Error {
   return createError(401, message, { headers: { 'WWW-Authenticate': 'Bearer' } });
@@ -77,7 +100,7 @@ export function isErrorStatus(status: number): boolean {
 /** The status, body and headers an error is answered with, and whether it gets a log line of its own. */
 interface ErrorAnswer {
   status: number;
-  body: { error: string } | { success: false; message: string };
+  body: { error: string; errors?: readonly FieldProblem[] } | { success: false; message: string };
   headers: Readonly<Record<string, string | string[]>>;
   /** Names of the error's headers Node would refuse to send (a CR, LF or NUL, a character beyond latin1, a bad name): left out. */
   dropped: readonly string[];
@@ -95,6 +118,7 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   }
   const status = statusOf(error) ?? 500;
   const { headers, dropped } = headersOf(error);
+  if (error instanceof InvalidRequest) return { status, body: { error: error.message, errors: error.problems }, headers, dropped };
   if (status < 500) return { status, body: { error: messageOf(error) || 'Error' }, headers, dropped };
   // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
   if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, dropped, log: { message: 'server error', stack: false } };

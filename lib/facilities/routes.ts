@@ -17,9 +17,12 @@ export interface ValidatorSchema {
 
 /**
  * What a route declares about its requests and answers. Request schemas are checked after
- * authentication and before the handler (a 400 `{error}` naming the field); params and query
- * are strings, checked as JSON Schema coerces them (`"5"` is an integer), and the handler still
- * gets them as sent. Answers are documented, not checked.
+ * authentication and before the handler: a 400 `{error, errors: [{path, message}]}`, `error`
+ * the first problem (`body.text: must be a string`), `errors` every field at fault in params,
+ * query and body. Params and query are strings, checked as JSON Schema coerces them (`"5"` is
+ * an integer), and the handler still gets them as sent. A multipart body's files are declared
+ * in `body` as properties `{type: "string", format: "binary"}` and checked against the files
+ * received. Answers are documented, not checked.
  */
 export interface RouteSchema {
   params?: JsonSchema | ValidatorSchema;

@@ -54,7 +54,7 @@ function serviceChainSettings(traits: AreaTraits, parts: ServiceParts): ChainSet
     readFields: jsonBody(runtime.config.limits.jsonBytes),
     readFieldsWithBytes: undefined,
     readFiles: undefined,
-    readPart: (ctx, part) => (part === 'params' ? paramsOf(ctx) : part === 'query' ? ctx.query : ctx.request.body),
+    readPart: (ctx, part) => (part === 'params' ? paramsOf(ctx) : part === 'query' ? ctx.query : part === 'body' ? ctx.request.body : undefined),
     invoke: (handler) => handler(parts),
   };
 }

@@ -1,11 +1,10 @@
 import compose from 'koa-compose';
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import type { Runtime } from '../core/runtime.ts';
 import { rateLimit } from '../ratelimit/index.ts';
 import type { AreaTraits } from './area-traits.ts';
 import { countsByUser, type RouteDeclaration, type RouteRateLimit } from './declaration.ts';
-import { schemaCheckStep } from './request-validation.ts';
-import type { RequestPart } from './schemas.ts';
+import { bodyCheckStep, urlCheckStep, type ReadPart } from './request-validation.ts';
 
 /**
  * What tells one area's chains from another's, built once per area: the steps differ (how a
@@ -23,8 +22,8 @@ export interface ChainSettings<Handler> {
   readonly readFieldsWithBytes: Middleware | undefined;
   /** Reads files (multipart), after authentication only. */
   readonly readFiles: Middleware | undefined;
-  /** What the schema step checks for each part: what the handler will read. */
-  readonly readPart: (ctx: Context, part: RequestPart) => unknown;
+  /** What the schema steps check for each part, and the files received: what the handler will read. */
+  readonly readPart: ReadPart;
   /** How the area runs a handler, a guard or a custom `authenticate`. */
   readonly invoke: (handler: Handler) => Middleware;
 }
@@ -50,10 +49,10 @@ export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: 
   else if (route.auth === 'system') chain.push(settings.systemAuthentication);
   if (limit !== undefined && byUser) chain.push(limit);
   for (const guard of route.guards ?? []) chain.push(settings.invoke(guard));
-  chain.push(...schemaCheckStep(route.schema, ['params', 'query'], settings.readPart));
+  chain.push(...urlCheckStep(route.schema, settings.readPart));
   if (readsBody && route.authenticate === undefined) chain.push(readFields);
   if (readsBody && settings.readFiles !== undefined) chain.push(settings.readFiles);
-  chain.push(...schemaCheckStep(route.schema, ['body'], settings.readPart));
+  chain.push(...bodyCheckStep(route.schema, settings.readPart));
   for (const step of route.middleware ?? []) chain.push(settings.invoke(step));
   chain.push(settings.invoke(route.handler));
   return compose(chain);

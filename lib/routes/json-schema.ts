@@ -54,27 +54,27 @@ export class JsonSchemaCompiler {
 function createAjv(coerce: boolean): Ajv2020 {
   const { Ajv2020: Compiler } = load('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
   const formats = load('ajv-formats') as typeof ajvFormats;
-  const ajv = new Compiler({ strict: true, strictTypes: false, strictTuples: false, coerceTypes: coerce ? 'array' : false, logger: false });
+  // allErrors: a 400 names every field at fault at once (SPEC §8.13), not the first alone.
+  const ajv = new Compiler({ strict: true, strictTypes: false, strictTuples: false, allErrors: true, coerceTypes: coerce ? 'array' : false, logger: false });
   formats.default(ajv);
   ajv.addVocabulary(OPENAPI_KEYWORDS);
   return ajv;
 }
 
 function exactCheck(validate: ValidateFunction): SchemaCheck {
-  return (value) => (validate(value) ? undefined : firstViolation(validate.errors));
+  return (value) => (validate(value) ? [] : violationsOf(validate.errors));
 }
 
 /** Coercion rewrites the data it checks: it works on a copy, so the handler sees what was sent. */
 function coercingCheck(validate: ValidateFunction): SchemaCheck {
   return (value) => {
     const copy = structuredClone(value);
-    return validate(copy) ? undefined : firstViolation(validate.errors);
+    return validate(copy) ? [] : violationsOf(validate.errors);
   };
 }
 
-function firstViolation(errors: readonly ErrorObject[] | null | undefined): Violation {
-  const [error] = errors ?? [];
-  return error === undefined ? { path: [], message: 'is invalid' } : violationOf(error);
+function violationsOf(errors: readonly ErrorObject[] | null | undefined): Violation[] {
+  return errors === null || errors === undefined || errors.length === 0 ? [{ path: [], message: 'is invalid' }] : errors.map(violationOf);
 }
 
 /** ajv's error, reworded where the field at fault is a property it names in `params`. */

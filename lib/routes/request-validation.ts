@@ -1,32 +1,89 @@
-import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
+import { InvalidRequest, type FieldProblem } from '../core/errors.ts';
+import { withFilesChecked } from './file-fields.ts';
 import { fieldName, type SchemaCheck } from './schema-check.ts';
 import type { CompiledRouteSchema, RequestPart } from './schemas.ts';
 
+/** What the schema steps read of a request: a part, or `files`, the files of a multipart body (`req.files`). */
+export type ReadPart = (ctx: Context, part: RequestPart | 'files') => unknown;
+
 /**
- * The step that checks `parts` of the request against the route's declared schemas, or none
- * when it declares none of them. It checks what `readPart` gives, what the handler will read
- * (for a project route `req.params`, `req.query`, `req.body`, after a custom auth's changes).
+ * The most problems one answer lists: a body of thousands of wrong items (within the body
+ * limit) would otherwise get an answer larger than itself, and cost as much to write.
  */
-export function schemaCheckStep(
-  schema: CompiledRouteSchema | undefined,
-  parts: readonly RequestPart[],
-  readPart: (ctx: Context, part: RequestPart) => unknown,
-): Middleware[] {
-  const checks = parts.flatMap((part) => {
-    const check = schema?.checks[part];
-    return check === undefined ? [] : [{ part, check }];
-  });
+export const MOST_PROBLEMS = 100;
+
+/** The params and query problems of requests whose body is still to be read and checked. */
+const awaitingBody = new WeakMap<Context, readonly FieldProblem[]>();
+
+/**
+ * The step that checks the params and query against the route's declared schemas, before the
+ * body is read; none when it declares neither. It checks what `readPart` gives, what the handler
+ * will read (for a project route `req.params`, `req.query`, after a custom auth's changes).
+ * When the route declares a body schema too, their problems wait for the body's, so that one
+ * 400 names them all; should the body fail to be read at all (malformed, too large), the
+ * answer is the 400 of the params and query, which were known to be wrong first.
+ */
+export function urlCheckStep(schema: CompiledRouteSchema | undefined, readPart: ReadPart): Middleware[] {
+  const checks = declaredChecks(schema, ['params', 'query']);
   if (checks.length === 0) return [];
+  const bodyFollows = schema?.checks.body !== undefined;
   const step: Middleware = async (ctx, next) => {
-    for (const { part, check } of checks) await checkPart(part, check, readPart(ctx, part));
+    const problems = await problemsOf(ctx, checks, readPart);
+    if (problems.length === 0) return next();
+    if (!bodyFollows) throw new InvalidRequest(problems);
+    awaitingBody.set(ctx, problems);
+    try {
+      await next();
+    } catch (error) {
+      // Still waiting: the body step never ran, so this is the body reader's failure.
+      if (awaitingBody.has(ctx)) throw new InvalidRequest(problems);
+      throw error;
+    }
+  };
+  return [step];
+}
+
+/**
+ * The step that checks the body (its file fields against the files received), once read, and
+ * answers 400 with its problems and any the params and query had; none without a body schema.
+ */
+export function bodyCheckStep(schema: CompiledRouteSchema | undefined, readPart: ReadPart): Middleware[] {
+  const check = schema?.checks.body;
+  if (check === undefined) return [];
+  const files = schema?.files;
+  const step: Middleware = async (ctx, next) => {
+    const earlier = awaitingBody.get(ctx) ?? [];
+    awaitingBody.delete(ctx);
+    const violations = await check(readPart(ctx, 'body'));
+    const bodyViolations = files === undefined ? violations : withFilesChecked(files, violations, readPart(ctx, 'files'));
+    const problems = onePerField([...earlier, ...bodyViolations.map(({ path, message }) => ({ path: fieldName('body', path), message }))]);
+    if (problems.length > 0) throw new InvalidRequest(problems);
     await next();
   };
   return [step];
 }
 
-/** Resolves when `value` conforms; otherwise 400 `{error}` naming the first field at fault: `body.amount: must be a number`. */
-export async function checkPart(part: RequestPart, check: SchemaCheck, value: unknown): Promise<void> {
-  const violation = await check(value);
-  if (violation !== undefined) throw createError(400, `${fieldName(part, violation.path)}: ${violation.message}`);
+function declaredChecks(schema: CompiledRouteSchema | undefined, parts: readonly RequestPart[]): Array<{ part: RequestPart; check: SchemaCheck }> {
+  return parts.flatMap((part) => {
+    const check = schema?.checks[part];
+    return check === undefined ? [] : [{ part, check }];
+  });
+}
+
+async function problemsOf(ctx: Context, checks: ReadonlyArray<{ part: RequestPart; check: SchemaCheck }>, readPart: ReadPart): Promise<FieldProblem[]> {
+  const problems: FieldProblem[] = [];
+  for (const { part, check } of checks) problems.push(...(await partProblems(part, check, readPart(ctx, part))));
+  return onePerField(problems);
+}
+
+/** What `check` finds wrong with `value`, one part of a request, each field named from the part: `body.amount`. */
+export async function partProblems(part: RequestPart, check: SchemaCheck, value: unknown): Promise<FieldProblem[]> {
+  return onePerField((await check(value)).map(({ path, message }) => ({ path: fieldName(part, path), message })));
+}
+
+/** A field a validator faults twice (too short and off its pattern) is named once, by its first problem; at most MOST_PROBLEMS of them. */
+function onePerField(problems: readonly FieldProblem[]): FieldProblem[] {
+  const seen = new Set<string>();
+  return problems.filter(({ path }) => !seen.has(path) && seen.add(path)).slice(0, MOST_PROBLEMS);
 }

@@ -1,4 +1,5 @@
 import { frozenJson, isPlainObject, type JsonObject } from '../values/json.ts';
+import { fileFieldsOf, type FileFields } from './file-fields.ts';
 import type { JsonSchemaCompiler } from './json-schema.ts';
 import { kindOf } from '../values/kind-of.ts';
 import type { SchemaCheck } from './schema-check.ts';
@@ -14,6 +15,8 @@ const STATUS_CODE = /^[1-5]\d\d$/;
 export interface CompiledRouteSchema {
   /** What runs before the handler, one check per declared request part. */
   readonly checks: Readonly<Partial<Record<RequestPart, SchemaCheck>>>;
+  /** The body's file fields (`format: "binary"`), checked against the files received. */
+  readonly files?: FileFields;
   /** What `/openapi.json` shows: each declared schema as JSON Schema (draft 2020-12). */
   readonly documents: SchemaDocuments;
 }
@@ -62,7 +65,8 @@ export function readRouteSchema(declared: unknown, compiler: JsonSchemaCompiler,
   }
   const responses = readResponses(declared.responses, compiler, problems);
   if (problems.length > 0) return { problems, schema: undefined };
-  return { problems, schema: Object.freeze({ checks: Object.freeze(checks), documents: Object.freeze({ ...documents, responses }) }) };
+  const files = documents.body === undefined ? undefined : fileFieldsOf(documents.body);
+  return { problems, schema: Object.freeze({ checks: Object.freeze(checks), files, documents: Object.freeze({ ...documents, responses }) }) };
 }
 
 function readResponses(declared: unknown, compiler: JsonSchemaCompiler, problems: string[]): Readonly<Record<string, JsonObject>> {

@@ -23,7 +23,7 @@ export function isValidatorWithoutJsonSchema(value: unknown): boolean {
 export function validatorCheck(schema: ValidatorSchema): SchemaCheck {
   return (value) => {
     const result = schema['~standard'].validate(value);
-    return result instanceof Promise ? result.then(firstIssue) : firstIssue(result);
+    return result instanceof Promise ? result.then(violationsOf) : violationsOf(result);
   };
 }
 
@@ -39,11 +39,11 @@ export function validatorJsonSchema(schema: ValidatorSchema, direction: 'input' 
   return described;
 }
 
-function firstIssue(result: StandardSchemaV1.Result<unknown>): Violation | undefined {
-  const [issue] = result.issues ?? [];
-  if (issue === undefined) return undefined;
-  const path = (issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment));
-  return { path, message: issue.message };
+function violationsOf(result: StandardSchemaV1.Result<unknown>): Violation[] {
+  return (result.issues ?? []).map((issue) => ({
+    path: (issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment)),
+    message: issue.message,
+  }));
 }
 
 function standardProps(value: unknown): Partial<ValidatorSchema['~standard']> | undefined {

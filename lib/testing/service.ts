@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { verifySystemToken, type TokenClaims } from '../auth/tokens.ts';
-import type { ExpertInput } from '../config/index.ts';
+import { DEFAULT_DATA_DIR, type ExpertInput } from '../config/index.ts';
 import { documentStore, type DocumentStore } from '../documents/index.ts';
 import type { SettingValue } from '../facilities/settings.ts';
 import { startService, type Service } from '../server.ts';
@@ -62,7 +61,7 @@ export interface TestService extends RequestHelpers {
  */
 export async function start(options: StartOptions = {}): Promise<TestService> {
   const folder = projectsFolder(options.project, options.projectsDir);
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-testing-data-'));
+  const dataDir = testDataFolder();
   const removeFolders = () => {
     for (const scratch of [folder.scratch, dataDir]) if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   };
@@ -85,6 +84,17 @@ export async function start(options: StartOptions = {}): Promise<TestService> {
     return closing;
   };
   return testService(service, options, folder, logs, close);
+}
+
+/**
+ * A data folder of the test's own inside the service's default one (`./.data/testing/...`), so
+ * that what a handler does with `config.dataDir` meets the same path as in a service started
+ * with the defaults (a dot-folder in it, relative to the working directory).
+ */
+function testDataFolder(): string {
+  const parent = path.resolve(DEFAULT_DATA_DIR, 'testing');
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  return mkdtempSync(path.join(parent, 'data-'));
 }
 
 function serviceEnvironment(options: StartOptions, folder: ProjectsFolder, dataDir: string, database: FreshDatabase): Record<string, string> {

@@ -7,6 +7,7 @@ import { signToken } from '../../lib/facilities/tokens.ts';
 import { runInTenant } from '../../lib/tenancy/index.ts';
 import { jsonPost, limitHeaders } from '../helpers/http.ts';
 import { serviceForFile, startTestService, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
+import { refusalOf, schemaRefusal } from '../helpers/refusals.ts';
 
 const PASSWORD = 'correct horse battery staple';
 let service: ServiceUnderTest;
@@ -72,9 +73,15 @@ for (const [title, body, error] of BAD_BODIES) {
   test.serial(`login with ${title} is 400`, async (t) => {
     const { response, body: answer } = await login(body);
     t.is(response.status, 400);
-    t.deepEqual(answer, { error });
+    t.deepEqual(answer, refusalOf(error));
   });
 }
+
+test.serial('login with neither username nor password names both', async (t) => {
+  const { response, body } = await login({});
+  t.is(response.status, 400);
+  t.deepEqual(body, schemaRefusal('body.username: is required', 'body.password: is required'));
+});
 
 test.serial('a username with NUL or a lone surrogate is the usual 401, not a 500', async (t) => {
   for (const username of ['alice\u0000', '\ud800']) {
@@ -87,7 +94,7 @@ test.serial('a username with NUL or a lone surrogate is the usual 401, not a 500
 test.serial('an empty body is 400', async (t) => {
   const response = await service.fetch('/auth/login', { method: 'POST', headers: { tenant: 'acme' } });
   t.is(response.status, 400);
-  t.deepEqual(await response.json(), { error: 'body: must be a JSON object' });
+  t.deepEqual(await response.json(), refusalOf('body: must be a JSON object'));
 });
 
 test.serial('a login form or JSON sent as text/plain is 400 saying the body must be JSON, not "username is required"', async (t) => {

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { fixtureProjects, json, startWithProjects, tokenFor } from '../helpers/projects.ts';
+import { schemaRefusal } from '../helpers/refusals.ts';
 
 let service: ServiceUnderTest;
 let bearer: Record<string, string>;
@@ -26,6 +27,11 @@ async function answer(response: Response): Promise<{ status: number; body: Recor
   return { status: response.status, body: await json(response) };
 }
 
+/** The 400 of a declared schema's problems, each written `path: message`. */
+function refused(...problems: string[]) {
+  return { status: 400, body: schemaRefusal(...problems) };
+}
+
 test('a body that breaks its JSON Schema is 400 naming the field; the handler never runs', async (t) => {
   const cases: Array<[unknown, string]> = [
     [{ lines: [] }, 'body.amount: is required'],
@@ -37,13 +43,13 @@ test('a body that breaks its JSON Schema is 400 naming the field; the handler ne
     [[1, 2], 'body: must be an object'],
   ];
   for (const [body, error] of cases) {
-    t.deepEqual(await answer(await post('/api/shop/orders', body)), { status: 400, body: { error } }, JSON.stringify(body));
+    t.deepEqual(await answer(await post('/api/shop/orders', body)), refused(error), JSON.stringify(body));
   }
 });
 
 test('a body without a type the parsers read is undefined, and fails an object schema', async (t) => {
   const response = await service.fetch('/api/shop/orders', { method: 'POST', headers: bearer });
-  t.deepEqual(await answer(response), { status: 400, body: { error: 'body: must be an object' } });
+  t.deepEqual(await answer(response), refused('body: must be an object'));
 });
 
 test('a valid body reaches the handler as it was sent', async (t) => {
@@ -54,14 +60,8 @@ test('a valid body reaches the handler as it was sent', async (t) => {
 });
 
 test('a zod schema checks the body with zod, its message after the field', async (t) => {
-  t.deepEqual(await answer(await post('/api/shop/zod-orders', { amount: '3' })), {
-    status: 400,
-    body: { error: 'body.amount: Invalid input: expected number, received string' },
-  });
-  t.deepEqual(await answer(await post('/api/shop/zod-orders', { amount: 3, note: 'x'.repeat(21) })), {
-    status: 400,
-    body: { error: 'body.note: Too big: expected string to have <=20 characters' },
-  });
+  t.deepEqual(await answer(await post('/api/shop/zod-orders', { amount: '3' })), refused('body.amount: Invalid input: expected number, received string'));
+  t.deepEqual(await answer(await post('/api/shop/zod-orders', { amount: 3, note: 'x'.repeat(21) })), refused('body.note: Too big: expected string to have <=20 characters'));
   const valid = await answer(await post('/api/shop/zod-orders', { amount: 3, extra: true }));
   t.is(valid.status, 200);
   t.deepEqual(valid.body.body, { amount: 3, extra: true }, 'the handler gets the body as sent, not zod’s stripped copy');
@@ -76,26 +76,20 @@ test('authentication comes first: no token is 401 whatever the body, and a malfo
 test('custom auth decides first; then the schema applies', async (t) => {
   t.deepEqual(await answer(await post('/api/shop/partner-orders', { amount: 'x' }, {})), { status: 401, body: { error: 'wrong api key' } });
   const key = { 'x-api-key': 'open-sesame' };
-  t.deepEqual(await answer(await post('/api/shop/partner-orders', { amount: 'x' }, key)), {
-    status: 400,
-    body: { error: 'body.amount: Invalid input: expected number, received string' },
-  });
+  t.deepEqual(await answer(await post('/api/shop/partner-orders', { amount: 'x' }, key)), refused('body.amount: Invalid input: expected number, received string'));
   const passed = await answer(await post('/api/shop/partner-orders', { amount: 2 }, key));
   t.is(passed.status, 200);
   t.deepEqual(passed.body.locals, { authenticated: true });
 });
 
 test('a public route checks its body too', async (t) => {
-  t.deepEqual(await answer(await post('/api/shop/public-orders', { amount: 1 }, {})), { status: 400, body: { error: 'body.lines: is required' } });
+  t.deepEqual(await answer(await post('/api/shop/public-orders', { amount: 1 }, {})), refused('body.lines: is required'));
 });
 
 test('params and query are checked as their strings coerce; the handler gets them as sent', async (t) => {
-  t.deepEqual(await answer(await service.fetch('/api/shop/items/abc', { headers: bearer })), { status: 400, body: { error: 'params.id: must be an integer' } });
-  t.deepEqual(await answer(await service.fetch('/api/shop/items/0', { headers: bearer })), { status: 400, body: { error: 'params.id: must be >= 1' } });
-  t.deepEqual(await answer(await service.fetch('/api/shop/items/7?limit=many', { headers: bearer })), {
-    status: 400,
-    body: { error: 'query.limit: must be an integer' },
-  });
+  t.deepEqual(await answer(await service.fetch('/api/shop/items/abc', { headers: bearer })), refused('params.id: must be an integer'));
+  t.deepEqual(await answer(await service.fetch('/api/shop/items/0', { headers: bearer })), refused('params.id: must be >= 1'));
+  t.deepEqual(await answer(await service.fetch('/api/shop/items/7?limit=many', { headers: bearer })), refused('query.limit: must be an integer'));
   const passed = await answer(await service.fetch('/api/shop/items/7?limit=5&tag=a', { headers: bearer }));
   t.is(passed.status, 200);
   t.deepEqual(passed.body.params, { id: '7' });
@@ -104,10 +98,7 @@ test('params and query are checked as their strings coerce; the handler gets the
 
 test('the query is checked before the body is read', async (t) => {
   const response = await service.fetch('/api/shop/items/7?mode=overwrite', { method: 'PUT', headers: { ...JSON_TYPE, ...bearer }, body: '{"broken":' });
-  t.deepEqual(await answer(response), {
-    status: 400,
-    body: { error: 'query.mode: Invalid option: expected one of "replace"|"merge"' },
-  });
+  t.deepEqual(await answer(response), refused('query.mode: Invalid option: expected one of "replace"|"merge"'));
 });
 
 test('the 400 is told on the request line with the request id, not logged as a failure', async (t) => {

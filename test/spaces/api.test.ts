@@ -4,6 +4,7 @@ import { freshKnex } from '../helpers/database.ts';
 import { call, callerWith, listedNames, newTenant, spacePath, type Caller } from '../helpers/spaces.ts';
 import { serviceForFile, startTestService, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
 import jwt from 'jsonwebtoken';
+import { refusalOf, schemaRefusal } from '../helpers/refusals.ts';
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const DISABLED = { error: 'spaces feature is disabled' };
@@ -106,9 +107,9 @@ test('PUT refuses a rename and a missing or null schema list; 404 for an absent 
   t.is(rename.status, 400);
   t.deepEqual(rename.body, { error: 'name cannot be changed (spaces are not renamed)' });
   const missing = await call(service, 'PUT', '/spaces/fixed', { as: admin, json: { name: 'fixed' } });
-  t.deepEqual([missing.status, missing.body], [400, { error: 'body.schemas: is required' }]);
+  t.deepEqual([missing.status, missing.body], [400, schemaRefusal('body.schemas: is required')]);
   const nulled = await call(service, 'PUT', '/spaces/fixed', { as: admin, json: { schemas: null } });
-  t.deepEqual([nulled.status, nulled.body], [400, { error: 'body.schemas: must be an array of strings' }]);
+  t.deepEqual([nulled.status, nulled.body], [400, schemaRefusal('body.schemas: must be an array of strings')]);
   const absent = await call(service, 'PUT', '/spaces/nowhere', { as: admin, json: { schemas: ['a'] } });
   t.deepEqual([absent.status, absent.body], [404, { error: 'space not found' }]);
   t.is((await service.runtime.knex('spaces').where({ name: 'moved' })).length, 0);
@@ -217,7 +218,7 @@ test('bodies: non-JSON, malformed, not an object, unknown field, wrong types are
   ];
   for (const [raw, contentType, error] of cases) {
     const answer = await call(service, 'POST', '/spaces', { as: admin, raw: raw || undefined, contentType });
-    t.deepEqual([answer.status, answer.body], [400, { error }], raw);
+    t.deepEqual([answer.status, answer.body], [400, refusalOf(error)], raw);
   }
   t.is((await service.runtime.knex('spaces').where({ name: 'ok' })).length, 0);
 });
@@ -236,15 +237,15 @@ test('1000 schemas of 128 code points are accepted, 1001 are not', async (t) => 
   t.is(created.status, 201);
   t.deepEqual((created.body.data as Record<string, unknown>).schemas, schemas);
   const tooMany = await call(big, 'PUT', '/spaces/wide', { as: tenantAdmin, json: { schemas: [...schemas, 'one more'] } });
-  t.deepEqual([tooMany.status, tooMany.body], [400, { error: 'body.schemas: must have at most 1000 entries' }]);
+  t.deepEqual([tooMany.status, tooMany.body], [400, schemaRefusal('body.schemas: must have at most 1000 entries')]);
 });
 
 test('check order: body (400) before existence (404) and conflict (409)', async (t) => {
   await call(service, 'POST', '/spaces', { as: admin, json: { name: 'taken' } });
   const conflictWithBadBody = await call(service, 'POST', '/spaces', { as: admin, json: { name: 'taken', schemas: [1] } });
-  t.deepEqual([conflictWithBadBody.status, conflictWithBadBody.body], [400, { error: 'body.schemas[0]: must be a string' }]);
+  t.deepEqual([conflictWithBadBody.status, conflictWithBadBody.body], [400, schemaRefusal('body.schemas[0]: must be a string')]);
   const absentWithBadBody = await call(service, 'PUT', '/spaces/absent', { as: admin, json: { schemas: 'x' } });
-  t.deepEqual([absentWithBadBody.status, absentWithBadBody.body], [400, { error: 'body.schemas: must be an array of strings' }]);
+  t.deepEqual([absentWithBadBody.status, absentWithBadBody.body], [400, schemaRefusal('body.schemas: must be an array of strings')]);
 });
 
 test('check order: tenant (400) before everything', async (t) => {

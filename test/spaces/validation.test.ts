@@ -1,17 +1,16 @@
 import test from 'ava';
-import { checkPart } from '../../lib/routes/request-validation.ts';
+import { InvalidRequest } from '../../lib/core/errors.ts';
+import { partProblems } from '../../lib/routes/request-validation.ts';
 import { validatorCheck } from '../../lib/routes/standard-schema.ts';
 import { spaceAccessOf } from '../../lib/spaces/access.ts';
 import { createSpaceBody, isSpaceName, replaceSpaceBody } from '../../lib/spaces/validation.ts';
 
 /** The body as the routes' schema step checks it: the 400 it answers, or undefined when the body passes. */
 async function rejection(schema: typeof createSpaceBody | typeof replaceSpaceBody, body: unknown): Promise<{ status: unknown; message: string } | undefined> {
-  try {
-    await checkPart('body', validatorCheck(schema), body);
-    return undefined;
-  } catch (error) {
-    return { status: (error as { status?: unknown }).status, message: (error as Error).message };
-  }
+  const problems = await partProblems('body', validatorCheck(schema), body);
+  if (problems.length === 0) return undefined;
+  const error = new InvalidRequest(problems);
+  return { status: error.status, message: error.message };
 }
 const creating = (body: unknown) => rejection(createSpaceBody, body);
 const replacing = (body: unknown) => rejection(replaceSpaceBody, body);

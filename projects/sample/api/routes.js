@@ -3,7 +3,7 @@ import { getOneAccount } from './handlers/accounts.js';
 import { heartbeat } from './handlers/heartbeat.js';
 import { partnerKey, partnerStatus } from './handlers/partner.js';
 import { home } from './handlers/sso-login.js';
-import { upload } from './handlers/upload.js';
+import { download, upload } from './handlers/upload.js';
 
 /**
  * The sample project (SPEC §11): one route of each authentication mode, mounted at
@@ -14,5 +14,6 @@ export default defineRoutes([
   { method: 'GET', path: '/home', skipAuth: true, function: home },
   { method: 'GET', path: '/heartbeat', skipAuth: true, function: heartbeat },
   { method: 'POST', path: '/upload', function: upload },
+  { method: 'GET', path: '/upload/:name', function: download },
   { method: 'GET', path: '/partner/status', auth: partnerKey, function: partnerStatus },
 ]);

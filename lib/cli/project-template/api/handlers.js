@@ -1,7 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { db } from 'spaceport';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { config, db } from 'spaceport';
 import settings from './settings.js';
-/** @import { NextFunction, Request, Response } from 'spaceport' */
+/** @import { NextFunction, Request, Response, UploadedFile } from 'spaceport' */
 
 /**
  * `GET /ping` (public).
@@ -34,6 +36,43 @@ export async function listNotes(req, res) {
   const notes = await db.collection('notes').find({ author: req.uid }).sort({ createdAt: 1 }).toArray();
   const data = notes.map((stored) => ({ id: stored._id, text: stored.text, createdAt: stored.createdAt }));
   res.json({ success: true, data, total: data.length });
+}
+
+/**
+ * `POST /files` (system JWT): keeps the multipart field `file` in the tenant's folder under its
+ * base name (the service already strips directories from client file names). The route's
+ * schema has checked that one file came in that field.
+ * @param {Request} req
+ * @param {Response} res
+ */
+export async function uploadFile(req, res) {
+  const file = /** @type {UploadedFile} */ (req.files?.file);
+  const name = path.basename(file.name);
+  if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
+  const folder = filesFolder(req);
+  await mkdir(folder, { recursive: true });
+  await file.mv(path.join(folder, name));
+  res.status(201).json({ success: true, data: { name, size: file.size } });
+}
+
+/**
+ * `GET /files/:name` (system JWT): sends a kept file back as an attachment. The name is given
+ * relative to `root`, as Express advises for a name from the client: a `..` in it is refused
+ * (403), and the data folder may be a dot-folder (`./.data`), which Express refuses in a path
+ * given whole (404).
+ * @param {Request} req
+ * @param {Response} res
+ */
+export function downloadFile(req, res) {
+  res.download(String(req.params.name), { root: filesFolder(req) });
+}
+
+/**
+ * This project's files of the request's tenant, in the service's data folder.
+ * @param {Request} req
+ */
+function filesFolder(req) {
+  return path.join(config.dataDir, '__project__', String(req.headers.tenant));
 }
 
 /**

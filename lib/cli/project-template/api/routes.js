@@ -1,5 +1,5 @@
 import { defineRoutes } from 'spaceport';
-import { createNote, listNotes, partnerKey, partnerStatus, ping } from './handlers.js';
+import { createNote, downloadFile, listNotes, partnerKey, partnerStatus, ping, uploadFile } from './handlers.js';
 
 /** A note as the answers show it. */
 const note = {
@@ -38,5 +38,14 @@ export default defineRoutes([
     },
     function: listNotes,
   },
+  {
+    method: 'POST',
+    path: '/files',
+    summary: 'Keeps a file (multipart field "file")',
+    // A file field is declared as binary: it is checked against the files received.
+    schema: { body: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } },
+    function: uploadFile,
+  },
+  { method: 'GET', path: '/files/:name', summary: 'Sends a kept file back', function: downloadFile },
   { method: 'GET', path: '/partner/status', auth: partnerKey, summary: 'For partners who send the API key', function: partnerStatus },
 ]);

@@ -27,10 +27,16 @@ test('POST /notes without a token is 401', async (t) => {
   t.is(response.status, 401);
 });
 
-test('POST /notes with a body its schema refuses is 400, naming the field', async (t) => {
-  const response = await app.post('/api/__project__/notes', { as: app.user, json: { text: 42 } });
+test('POST /notes with a body its schema refuses is 400, naming every field at fault', async (t) => {
+  const response = await app.post('/api/__project__/notes', { as: app.user, json: { text: 42, pinned: true } });
   t.is(response.status, 400);
-  t.deepEqual(await response.json(), { error: 'body.text: must be a string' });
+  t.deepEqual(await response.json(), {
+    error: 'body.pinned: is not allowed',
+    errors: [
+      { path: 'body.pinned', message: 'is not allowed' },
+      { path: 'body.text', message: 'must be a string' },
+    ],
+  });
 });
 
 test('a user sees only their own notes, and a tenant only its own', async (t) => {
@@ -40,6 +46,26 @@ test('a user sees only their own notes, and a tenant only its own', async (t) =>
   await app.createTenant('elsewhere');
   const stranger = await app.createUser({ username: app.user.username }, { tenant: 'elsewhere' });
   t.like(await (await app.get('/api/__project__/notes', { as: stranger, tenant: 'elsewhere' })).json(), { total: 0 });
+});
+
+test('POST /files keeps a file, and GET /files/:name sends it back', async (t) => {
+  const form = new FormData();
+  form.append('file', new Blob(['line one\n'], { type: 'text/plain' }), 'report.txt');
+  const uploaded = await app.post('/api/__project__/files', { as: app.user, body: form });
+  t.is(uploaded.status, 201);
+  t.deepEqual(await uploaded.json(), { success: true, data: { name: 'report.txt', size: 9 } });
+  const downloaded = await app.get('/api/__project__/files/report.txt', { as: app.user });
+  t.is(downloaded.status, 200);
+  t.is(downloaded.headers.get('content-disposition'), 'attachment; filename=report.txt');
+  t.is(await downloaded.text(), 'line one\n');
+  const empty = await app.post('/api/__project__/files', { as: app.user, body: new FormData() });
+  t.is(empty.status, 400, 'the schema wants a file');
+  const dotDot = new FormData();
+  dotDot.append('file', new Blob(['x']), '..');
+  t.is((await app.post('/api/__project__/files', { as: app.user, body: dotDot })).status, 400, 'a name that is no file name');
+  await app.createTenant('elsewhere');
+  const stranger = await app.createUser({ username: 'stranger' }, { tenant: 'elsewhere' });
+  t.is((await app.get('/api/__project__/files/report.txt', { as: stranger, tenant: 'elsewhere' })).status, 404, "another tenant's files are apart");
 });
 
 test('GET /partner/status needs the API key', async (t) => {

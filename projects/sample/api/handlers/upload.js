@@ -17,8 +17,25 @@ export async function upload(req, res) {
   if (Array.isArray(file)) return res.status(400).json({ error: 'send one file in the field "file"' });
   const name = path.basename(file.name);
   if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
-  const folder = path.resolve(config.dataDir, settings.get('uploadDir'));
+  const folder = uploadFolder();
   await mkdir(folder, { recursive: true });
   await file.mv(path.join(folder, name));
   res.json({ success: true, data: { name, size: file.size } });
+}
+
+/**
+ * `GET /upload/:name` (system auth): sends a saved file back as an attachment. The name is
+ * given relative to `root`, as Express advises for a name from the client: a `..` in it is
+ * refused (403), and the data folder may be a dot-folder (`./.data`), which Express refuses in
+ * a path given whole (404).
+ * @param {Request} req
+ * @param {Response} res
+ */
+export function download(req, res) {
+  res.download(String(req.params.name), { root: uploadFolder() });
+}
+
+/** The `uploadDir` setting; a relative one is under the service's data folder. */
+function uploadFolder() {
+  return path.resolve(config.dataDir, settings.get('uploadDir'));
 }
