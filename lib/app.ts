@@ -16,7 +16,7 @@ import { withTenant } from './tenancy/index.ts';
  * tenant is a 400 before a 404).
  */
 export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: BodyPace): Koa {
-  const routes = Object.freeze([...serviceRouteTable(), ...projects.routes]);
+  const routes = Object.freeze([...serviceRouteTable(runtime.config), ...projects.routes]);
   const parts = { runtime, routes: () => routes };
   const areas = new Map<string, Area>();
   for (const declared of SERVICE_AREAS) {

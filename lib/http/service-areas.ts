@@ -11,15 +11,20 @@ import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from '../ro
 import { spacesArea } from '../spaces/routes.ts';
 import { withTenant } from '../tenancy/index.ts';
 import type { Area } from '../core/area.ts';
+import type { Config } from '../config/index.ts';
 import { withCrossOrigin } from './cors.ts';
 import { systemArea } from './system-routes.ts';
 
 /** The service's own areas, by the first path segments they answer. */
 export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea];
 
-/** The service's own routes, as `make routes` and `/openapi.json` list them: no database, no configuration needed. */
-export function serviceRouteTable(): readonly ListedRoute[] {
-  return SERVICE_AREAS.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
+/**
+ * The service's own routes, as `make routes` and `/openapi.json` list them (no database
+ * needed): those of an area switched off by the configuration (the spaces, while
+ * `spaces.enabled` is false) are left out, since every one of them would answer 404.
+ */
+export function serviceRouteTable(config: Config): readonly ListedRoute[] {
+  return SERVICE_AREAS.filter((area) => area.switchedOff?.(config) === undefined).flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
 }
 
 /**

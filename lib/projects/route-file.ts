@@ -2,10 +2,12 @@ import { HTTP_METHODS, type HttpMethod, type OwnRateLimit, type RouteDefinition,
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
 import { pathPattern } from '../routes/router.ts';
 import type { RouteProblem } from './problems.ts';
+import { readRouteSecurity } from './route-security.ts';
+import { unknownPropertyProblems } from '../values/did-you-mean.ts';
 import { kindOf } from '../values/kind-of.ts';
 import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
-const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'schema'];
+const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'schema', 'security'];
 const RATE_LIMIT_PROPERTIES = ['max', 'windowMs', 'by'];
 const RATE_LIMIT_KEYS = ['ip', 'user'];
 
@@ -44,7 +46,9 @@ function checkRoute(candidate: unknown, compiler: JsonSchemaCompiler): { reasons
   if (!isRecord(candidate)) return { reasons };
   const declared = candidate.schema === undefined ? undefined : readRouteSchema(candidate.schema, compiler, pathParameterNames(candidate.path));
   reasons.push(...(declared?.problems ?? []));
-  return reasons.length > 0 ? { reasons } : { reasons, route: definitionOf(candidate, declared?.schema) };
+  const security = readRouteSecurity(candidate.security, typeof candidate.auth === 'function');
+  reasons.push(...security.problems);
+  return reasons.length > 0 ? { reasons } : { reasons, route: definitionOf(candidate, declared?.schema, security.schemes) };
 }
 
 function problemsOfRoute(candidate: unknown): string[] {
@@ -91,30 +95,6 @@ function describe(value: unknown): string {
   return typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value) : kindOf(value);
 }
 
-/** An unknown property, with the known one it is a letter or a case away from, if any. */
-function unknownPropertyProblems(candidate: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
-  return Object.keys(candidate)
-    .filter((key) => !known.includes(key))
-    .map((key) => {
-      const near = known.find((name) => name.toLowerCase() === key.toLowerCase() || editDistance(name, key) === 1);
-      return `unknown property "${prefix}${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
-    });
-}
-
-/** Levenshtein distance: the fewest insertions, deletions and substitutions from one word to the other. */
-function editDistance(from: string, to: string): number {
-  let previous = Array.from({ length: to.length + 1 }, (_, index) => index);
-  for (let row = 1; row <= from.length; row++) {
-    const current = [row];
-    for (let column = 1; column <= to.length; column++) {
-      const substitution = previous[column - 1] + (from[row - 1] === to[column - 1] ? 0 : 1);
-      current.push(Math.min(previous[column] + 1, current[column - 1] + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[to.length];
-}
-
 /** `middleware`: Express-style functions, run in order before `function`. */
 function middlewareProblems(middleware: unknown): string[] {
   if (middleware === undefined) return [];
@@ -133,7 +113,7 @@ function documentationProblems({ summary, description, tags }: Record<string, un
   return reasons;
 }
 
-function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchema | undefined): RouteDefinition {
+function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchema | undefined, security: RouteDefinition['security']): RouteDefinition {
   return Object.freeze({
     method: (route.method as string).toUpperCase() as HttpMethod,
     path: route.path as string,
@@ -147,6 +127,7 @@ function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchem
     description: route.description as string | undefined,
     tags: Object.freeze([...((route.tags as string[] | undefined) ?? [])]),
     schema,
+    security,
   });
 }
 

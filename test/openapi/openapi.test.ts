@@ -48,7 +48,7 @@ type Document = {
 };
 
 let service: ServiceUnderTest;
-serviceForFile({}, (started) => {
+serviceForFile({ expert: { spaces: { enabled: true } } }, (started) => {
   service = started;
 });
 
@@ -177,7 +177,7 @@ test('two spellings of one templated path share one path item', async (t) => {
 });
 
 test('without project routes the document holds only the system endpoints', async (t) => {
-  const document = buildOpenApiDocument(serviceRouteTable()) as Document;
+  const document = buildOpenApiDocument(serviceRouteTable(service.runtime.config)) as Document;
   t.is(await validationErrors(document), undefined);
   t.false(Object.keys(document.paths).some((path) => path.startsWith('/api/')));
 });
