@@ -26,7 +26,7 @@ export const routeCommands: CommandTable = {
     try {
       const catalog = await readCatalog(config, { sources: secrets.projectSettings, bound }, logger);
       const projectRoutes = projectRouteTable(catalog.projects, catalog.defaultProject, config.referer.enabled);
-      const table = formatTable([...serviceRouteTable(config), ...projectRoutes]);
+      const table = formatTable([...serviceRouteTable(), ...projectRoutes]);
       return projectRoutes.length === 0 ? `${table}\nno project routes in ${config.projectsDir}` : table;
     } catch (error) {
       if (!(error instanceof ProjectLoadError)) throw error;

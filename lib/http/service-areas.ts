@@ -18,13 +18,22 @@ import { systemArea } from './system-routes.ts';
 /** The service's own areas, by the first path segments they answer. */
 export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea];
 
+/** The service's own routes, as `make routes` lists them: no database, no configuration needed. */
+export function serviceRouteTable(): readonly ListedRoute[] {
+  return listAreas(SERVICE_AREAS);
+}
+
 /**
- * The service's own routes, as `make routes` and `/openapi.json` list them (no database
- * needed): those of an area switched off by the configuration (the spaces, while
- * `spaces.enabled` is false) are left out, since every one of them would answer 404.
+ * The service's own routes that answer with this configuration, as `/openapi.json` documents
+ * them: an area switched off (the spaces, while `spaces.enabled` is false) answers 404 at every
+ * URL, so none of its routes is listed.
  */
-export function serviceRouteTable(config: Config): readonly ListedRoute[] {
-  return SERVICE_AREAS.filter((area) => area.switchedOff?.(config) === undefined).flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
+export function answeringServiceRoutes(config: Config): readonly ListedRoute[] {
+  return listAreas(SERVICE_AREAS.filter((area) => area.switchedOff?.(config) === undefined));
+}
+
+function listAreas(areas: readonly ServiceAreaDeclaration[]): readonly ListedRoute[] {
+  return areas.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
 }
 
 /**

@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../lib/openapi/index.ts';
 import { projectTraits } from '../../lib/projects/mount.ts';
 import { listRoutes, type ListedRoute } from '../../lib/routes/route-table.ts';
-import { serviceRouteTable } from '../../lib/http/service-areas.ts';
+import { answeringServiceRoutes } from '../../lib/http/service-areas.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
@@ -177,7 +177,7 @@ test('two spellings of one templated path share one path item', async (t) => {
 });
 
 test('without project routes the document holds only the system endpoints', async (t) => {
-  const document = buildOpenApiDocument(serviceRouteTable(service.runtime.config)) as Document;
+  const document = buildOpenApiDocument(answeringServiceRoutes(service.runtime.config)) as Document;
   t.is(await validationErrors(document), undefined);
   t.false(Object.keys(document.paths).some((path) => path.startsWith('/api/')));
 });
@@ -272,7 +272,7 @@ test('/spaces and its tag appear in the document only while spaces.enabled is tr
 });
 
 test('every operation has an operationId: unique, a camelCase identifier, the same from one build to the next', async (t) => {
-  const routes = [...serviceRouteTable(service.runtime.config), ...syntheticRoutes];
+  const routes = [...answeringServiceRoutes(service.runtime.config), ...syntheticRoutes];
   const first = buildOpenApiDocument(routes) as Document;
   const ids = Object.values(first.paths).flatMap((item) =>
     Object.entries(item).flatMap(([method, operation]) => (method === 'parameters' ? [] : [(operation as unknown as { operationId: string }).operationId])),
