@@ -4,21 +4,32 @@ const TEMPLATE_PARAMETER = /^\{(.+)\}$/;
 
 /**
  * Unique `operationId`s, camelCase identifiers a client generator can name methods by. A route
- * that declares one keeps it; any other is named by its method and URL: `GET
- * /api/shop/items/{id}` is `getShopItemsById`, the same route under the default project's mount
- * `getProjectItemsById`. A name already given gets a number (`getShopItems2`), in the order
- * routes are listed, so names stay the same from one start to the next.
+ * that declares one keeps it at its first URL; at another (the default project's
+ * `/api/project/...`) the segment that differs precedes it (`listTickets`, `projectListTickets`).
+ * Any other is named by its method and URL: `GET /api/shop/items/{id}` is `getShopItemsById`,
+ * the same route under the default project's mount `getProjectItemsById`. A name already given
+ * gets a number (`getShopItems2`), in the order routes are listed, so names stay the same from
+ * one start to the next.
  */
 export class OperationIds {
   readonly #given = new Set<string>();
 
-  name(route: ListedRoute, template: string): string {
-    const wanted = route.operationId ?? derivedName(route, template);
+  /** The id of `route` at `template`, the OpenAPI spelling of one of its URLs; `firstTemplate` spells its first. */
+  name(route: ListedRoute, template: string, firstTemplate: string): string {
+    const wanted = route.operationId === undefined ? derivedName(route, template) : declaredName(route.operationId, template, firstTemplate);
     let name = wanted;
     for (let suffix = 2; this.#given.has(name); suffix += 1) name = `${wanted}${suffix}`;
     this.#given.add(name);
     return name;
   }
+}
+
+function declaredName(declared: string, template: string, firstTemplate: string): string {
+  const first = firstTemplate.split('/');
+  const differing = template.split('/').find((segment, index) => segment !== first[index]);
+  if (differing === undefined) return declared;
+  const [head = '', ...rest] = wordsOf(differing);
+  return [head.toLowerCase(), ...rest, ...wordsOf(declared)].join('');
 }
 
 function derivedName(route: ListedRoute, template: string): string {

@@ -47,7 +47,8 @@ export function routePaths(routes: readonly ListedRoute[]): RoutePaths {
       const key = templateByShape.get(shape) ?? template;
       templateByShape.set(shape, key);
       paths[key] ??= pathItem(key, route.tenant);
-      paths[key][route.method.toLowerCase()] = operation(route, declared, parameterRenaming(template, key), naming, template);
+      const operationId = naming.operationIds.name(route, template, openApiTemplate(route.urls[0] ?? url));
+      paths[key][route.method.toLowerCase()] = operation(route, declared, parameterRenaming(template, key), naming, operationId);
     }
   }
   return { paths, schemas: naming.schemas.schemas, securitySchemes: naming.security.schemes };
@@ -90,13 +91,13 @@ function componentName(route: ListedRoute, part: string, schema: JsonObject): st
   return [...(route.project === undefined ? [] : [route.project]), route.method, ...route.path.split(/[^A-Za-z0-9]+/), part];
 }
 
-function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string, naming: Naming, template: string): JsonObject {
+function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string, naming: Naming, operationId: string): JsonObject {
   const parameters = declaredParameters(declared, rename);
   const requestBody = declared.body === undefined ? (takesBody(route.method) ? { required: false, content: ANY_BODY } : undefined) : declaredRequestBody(declared.body);
   const description = [route.description, authenticationNote(route), rateLimitNote(route)].filter(Boolean).join('\n\n');
   const security = securityOf(route, naming.security);
   return {
-    operationId: naming.operationIds.name(route, template),
+    operationId,
     tags: operationTags(route),
     summary: route.summary ?? `${route.method} ${route.path} of project ${route.project}`,
     ...(description === '' ? {} : { description }),

@@ -25,6 +25,8 @@ export interface RouteDefinition {
   readonly summary: string | undefined;
   readonly description: string | undefined;
   readonly tags: readonly string[];
+  /** What `/openapi.json` names the operation, at the project's own mount. */
+  readonly operationId: string | undefined;
   /** The declared request and answer schemas, compiled; undefined when none is declared. */
   readonly schema: CompiledRouteSchema | undefined;
   /** The OpenAPI security schemes a custom `auth` reads, any one of them accepted; undefined when none is declared. */
@@ -68,6 +70,7 @@ export function projectRoute(project: string, route: RouteDefinition): ProjectRo
     summary: route.summary,
     description: route.description,
     tags: route.tags,
+    operationId: route.operationId,
     security: route.security,
   });
 }

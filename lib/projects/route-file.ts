@@ -7,7 +7,9 @@ import { unknownPropertyProblems } from '../values/did-you-mean.ts';
 import { kindOf } from '../values/kind-of.ts';
 import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
-const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'schema', 'security'];
+const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'operationId', 'schema', 'security'];
+/** What a client generator can name a method by. */
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RATE_LIMIT_PROPERTIES = ['max', 'windowMs', 'by'];
 const RATE_LIMIT_KEYS = ['ip', 'user'];
 
@@ -25,6 +27,7 @@ export function validateRoutes(project: string, file: string, exported: unknown)
   const routes: RouteDefinition[] = [];
   const problems: RouteProblem[] = [];
   const seen = new Map<string, number>();
+  const operationIds = new Map<string, number>();
   const compiler = new JsonSchemaCompiler();
   exported.forEach((candidate: unknown, index) => {
     const { reasons, route } = checkRoute(candidate, compiler);
@@ -33,6 +36,9 @@ export function validateRoutes(project: string, file: string, exported: unknown)
       const first = seen.get(key);
       if (first === undefined) seen.set(key, index);
       else reasons.push(`same method and path as route #${first} (case, a trailing slash and parameter names do not count)`);
+      const sameId = route.operationId === undefined ? undefined : operationIds.get(route.operationId);
+      if (sameId !== undefined) reasons.push(`same operationId as route #${sameId}`);
+      else if (route.operationId !== undefined) operationIds.set(route.operationId, index);
       routes.push(route);
     }
     const { method, path } = isRecord(candidate) ? candidate : { method: undefined, path: undefined };
@@ -102,9 +108,12 @@ function middlewareProblems(middleware: unknown): string[] {
   return middleware.flatMap((step: unknown, index) => (typeof step === 'function' ? [] : [`middleware[${index}] must be a function (got ${kindOf(step)})`]));
 }
 
-/** `summary`, `description` and `tags`: what `/openapi.json` shows of the route. */
-function documentationProblems({ summary, description, tags }: Record<string, unknown>): string[] {
+/** `summary`, `description`, `tags` and `operationId`: what `/openapi.json` shows of the route. */
+function documentationProblems({ summary, description, tags, operationId }: Record<string, unknown>): string[] {
   const reasons: string[] = [];
+  if (operationId !== undefined && !(typeof operationId === 'string' && IDENTIFIER.test(operationId))) {
+    reasons.push(`operationId must be an identifier: letters, digits, _ and $, not starting with a digit (got ${describe(operationId)})`);
+  }
   if (summary !== undefined && typeof summary !== 'string') reasons.push(`summary must be a string (got ${kindOf(summary)})`);
   if (description !== undefined && typeof description !== 'string') reasons.push(`description must be a string (got ${kindOf(description)})`);
   if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string' && tag !== ''))) {
@@ -126,6 +135,7 @@ function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchem
     summary: route.summary as string | undefined,
     description: route.description as string | undefined,
     tags: Object.freeze([...((route.tags as string[] | undefined) ?? [])]),
+    operationId: route.operationId as string | undefined,
     schema,
     security,
   });

@@ -296,6 +296,9 @@ test('a file field makes the body multipart/form-data; a declared security goes 
   t.deepEqual(Object.keys(upload.requestBody.content), ['multipart/form-data']);
   t.like(component(document, upload.requestBody.content['multipart/form-data'].schema), { properties: { file: { type: 'string', format: 'binary' } } });
   t.deepEqual(Object.keys(document.paths['/api/shop/orders'].post.requestBody.content), ['application/json'], 'no file field: JSON');
+  const operationIdOf = (path: string) => (document.paths[path].post as unknown as { operationId: string }).operationId;
+  t.is(operationIdOf('/api/shop/orders'), 'placeOrder', 'a declared operationId, at the project’s own mount');
+  t.is(operationIdOf('/api/project/orders'), 'projectPlaceOrder', 'and under the default mount');
 
   const partnerKey = { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The partner key.' };
   t.deepEqual(document.components.securitySchemes['x-api-key'], partnerKey);

@@ -54,3 +54,26 @@ test('a valid security loads, extensions included, and the document lists it', a
   t.deepEqual(schemes['token.query'], { type: 'apiKey', in: 'query', name: 'token', 'x-note': 'kept' });
   t.like(schemes.openIdConnect, { type: 'openIdConnect' });
 });
+
+const BAD_OPERATION_IDS = `
+const answer = (req, res) => res.json({});
+export default [
+  { method: 'GET', path: '/a', operationId: 'list-things', function: answer },
+  { method: 'GET', path: '/b', operationId: 'listThings', function: answer },
+  { method: 'POST', path: '/c', operationId: 'listThings', function: answer },
+  { method: 'GET', path: '/d', operationID: 'showThing', function: answer },
+];
+`;
+
+test('an operationId that is no identifier, or that another route of the file has, is a start-up problem', async (t) => {
+  const root = writeTree({ 'bad/api/routes.js': BAD_OPERATION_IDS });
+  const error = await t.throwsAsync(startWithProjects(t, root), { instanceOf: ProjectLoadError });
+  t.deepEqual(
+    (error as ProjectLoadError).problems.map((problem) => `#${problem.route?.index}: ${problem.reason}`),
+    [
+      '#0: operationId must be an identifier: letters, digits, _ and $, not starting with a digit (got "list-things")',
+      '#2: same operationId as route #1',
+      '#3: unknown property "operationID" (did you mean "operationId"?)',
+    ],
+  );
+});
