@@ -18,6 +18,7 @@ import { Readiness, type Runtime, type Tracing } from './core/runtime.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
 import { RateLimitCounters } from './ratelimit/index.ts';
+import { startTrashSweeper } from './spaces/index.ts';
 import { TenantDirectory } from './tenancy/index.ts';
 
 /** A query of the running service that the database leaves unanswered this long is a 503 (SPEC §7). */
@@ -74,7 +75,9 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     const { port } = server.address() as AddressInfo;
     const url = `http://${runtime.config.host.includes(':') ? `[${runtime.config.host}]` : runtime.config.host}:${port}`;
     runtime.logger.info({ url }, 'spaceport listening');
-    return { url, runtime, server, close: closeOnce(drain, runtime) };
+    const { trashDays, purgeIntervalMs } = runtime.config.spaces;
+    const sweeper = startTrashSweeper({ database: runtime.tenantDatabase, trashDays, intervalMs: purgeIntervalMs, logger: runtime.logger });
+    return { url, runtime, server, close: closeOnce(() => Promise.all([drain(), sweeper.stop()]), runtime) };
   } catch (error) {
     await releaseRuntime(runtime);
     throw error;
@@ -182,7 +185,7 @@ function listen(server: Server, host: string, port: number): Promise<void> {
  * Drains the server, then releases the runtime: once, however often it is called. `/readyz`
  * answers 503 from the first call on, on the connections still open.
  */
-function closeOnce(drain: () => Promise<void>, runtime: Runtime): () => Promise<void> {
+function closeOnce(drain: () => Promise<unknown>, runtime: Runtime): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
     runtime.readiness.beginDraining();

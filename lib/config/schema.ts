@@ -68,7 +68,13 @@ const tenantName = z.string().regex(TENANT_NAME, 'must be a valid tenant name');
  * keys rejected. Other top-level keys are projects' settings, checked when projects load.
  */
 export const expertSchema = z.strictObject({
-  spaces: section({ enabled: z.boolean().default(false) }),
+  spaces: section({
+    enabled: z.boolean().default(false),
+    // Days a deleted space stays restorable; 0 deletes at once.
+    trashDays: z.number().int().min(0).max(36_500).default(30),
+    // How often each instance purges the spaces past their days.
+    purgeIntervalMs: z.number().int().min(1000).max(86_400_000).default(3_600_000),
+  }),
   tenancy: section({ defaultTenant: tenantName.nullable().default('default') }),
   referer: section({
     enabled: z.boolean().default(false),

@@ -1,10 +1,14 @@
 /**
- * Methods a client commonly sends keep their name; any other (Node's parser accepts some forty,
- * `PROPFIND`, `MKCALENDAR`...) is counted as `other`, so a scanner cycling through them adds one
- * series, not forty.
+ * The method labels, numbered: methods a client commonly sends keep their name; any other
+ * (Node's parser accepts some forty, `PROPFIND`, `MKCALENDAR`...) is counted as `other`, so a
+ * scanner cycling through them adds one series, not forty.
  */
-const NAMED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export const METHOD_LABELS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'other'];
 
-export function methodLabel(method: string): string {
-  return NAMED_METHODS.has(method) ? method : 'other';
+const NUMBERS: ReadonlyMap<string, number> = new Map(METHOD_LABELS.slice(0, -1).map((method, index) => [method, index]));
+const OTHER = METHOD_LABELS.length - 1;
+
+/** The method's index in `METHOD_LABELS`. */
+export function methodNumber(method: string): number {
+  return NUMBERS.get(method) ?? OTHER;
 }

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { methodLabel } from './labels.ts';
+import { METHOD_LABELS, methodNumber } from './labels.ts';
+import { RequestDurations } from './request-durations.ts';
 
 /** The connections of a pool, as `pg.Pool` counts them. */
 export interface PoolCounts {
@@ -31,20 +32,19 @@ const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
-  readonly #requests: Histogram<'method' | 'project' | 'route' | 'status'>;
+  readonly #requests = new RequestDurations(
+    'spaceport_http_request_duration_seconds',
+    'Time from a request reaching the service to its answer being decided, by method, declared route and status.',
+    REQUEST_BUCKETS,
+    METHOD_LABELS,
+  );
   readonly #statements: Histogram;
   readonly #rejections: Counter<'limit'>;
   #poolCounts: () => PoolCounts = () => ({ total: 0, idle: 0, waiting: 0 });
 
   constructor() {
     const registers = [this.registry];
-    this.#requests = new Histogram({
-      name: 'spaceport_http_request_duration_seconds',
-      help: 'Time from a request reaching the service to its answer being decided, by method, declared route and status.',
-      labelNames: ['method', 'project', 'route', 'status'],
-      buckets: REQUEST_BUCKETS,
-      registers,
-    });
+    this.registry.registerMetric(this.#requests.asMetric());
     this.#statements = new Histogram({
       name: 'spaceport_db_statement_duration_seconds',
       help: 'Time each statement on tenant data took, from being sent to its answer (begin and commit included).',
@@ -70,7 +70,7 @@ export class ServiceMetrics {
 
   /** `route` undefined: no declared route answered. */
   requestAnswered(method: string, route: AnsweredRoute | undefined, status: number, seconds: number): void {
-    this.#requests.observe({ method: methodLabel(method), project: route?.project ?? '', route: route?.name ?? NO_ROUTE, status }, seconds);
+    this.#requests.observe(route?.project ?? '', route?.name ?? NO_ROUTE, methodNumber(method), status, seconds);
   }
 
   /** Bound, so the database layer can be handed it as a plain callback. */

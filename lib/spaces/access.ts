@@ -4,7 +4,7 @@ export type NameGrant = { readonly all: true } | { readonly all: false; readonly
 /** What an account may see of the spaces (SPEC §6.2). */
 export interface SpaceAccess {
   readonly admin: boolean;
-  /** Spaces the account may open; names of deleted spaces simply match nothing (SPEC §6.3). */
+  /** Spaces the account may open; names of deleted or trashed spaces simply match nothing (SPEC §6.3, §6.7). */
   readonly spaces: NameGrant;
   /** Schemas the account may read. */
   readonly schemas: NameGrant;

@@ -4,7 +4,7 @@ import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 
 /** What happened to a space (SPEC §6.6). */
-export type SpaceAction = 'created' | 'updated' | 'deleted';
+export type SpaceAction = 'created' | 'updated' | 'deleted' | 'restored' | 'purged';
 
 /** One change of a space as `GET /spaces/:name/history` shows it; never a password or hash (only schemas are recorded). */
 export interface SpaceEvent {

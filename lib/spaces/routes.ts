@@ -2,15 +2,19 @@ import createError from 'http-errors';
 import type { Context } from 'koa';
 import { paramsOf } from '../routes/router.ts';
 import { checkedBody, serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler, type ServiceRoute } from '../routes/service-area.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { callerAccess, loadCallerAccess, requireAdmin } from './caller.ts';
 import { allowedVersions, etagOf, noneMatchHolds } from './etag.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, StaleVersion, type AllowedVersions, type StoredSpace } from './store.ts';
+import { listTrashedSpaces, restoreSpace } from './trash.ts';
 import {
+  asksForTrash,
   createSpaceBody,
   historyAnswer,
   historyPageOf,
   historyQuery,
   isSpaceName,
+  listQuery,
   replaceSpaceBody,
   spaceAnswer,
   spaceList,
@@ -22,6 +26,8 @@ const FEATURE_NOTE = 'Answers 404 `{error: "spaces feature is disabled"}` while 
 const tags = ['spaces'];
 const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
 const admin: ServiceHandler = () => requireAdmin;
+const adminForTrash: ServiceHandler = () => (ctx, next) => (asksForTrash(ctx.query) ? requireAdmin(ctx, next) : next());
+const trashDaysOf = (runtime: Runtime): number => runtime.config.spaces.trashDays;
 const ETAG_HEADER = { ETag: { schema: { type: 'string' }, description: "The space's strong validator, for `If-Match` and `If-None-Match`." } };
 const IF_MATCH_NOTE = 'With `If-Match` (one or more ETags, or `*`), a space whose ETag is none of them answers 412 and is not changed.';
 
@@ -34,13 +40,14 @@ const spaceRoutes: readonly ServiceRoute[] = [
     method: 'GET',
     path: '/spaces',
     auth: 'system',
-    guards: [loadCaller],
-    handler: () => listSpaces,
-    schema: serviceSchema({ responses: { 200: spaceList } }),
+    guards: [loadCaller, adminForTrash],
+    handler: ({ runtime }) => listSpaces(trashDaysOf(runtime)),
+    schema: serviceSchema({ query: listQuery, responses: { 200: spaceList } }),
     operationId: 'listSpaces',
-    summary: 'The spaces visible to the caller, sorted by name in byte order',
-    description: FEATURE_NOTE,
+    summary: 'The spaces visible to the caller, sorted by name in byte order; with `?trashed=true`, the trash (admin)',
+    description: `${FEATURE_NOTE} \`?trashed=true\` lists the spaces in the trash instead, each with \`deletedAt\` (admins only).`,
     tags,
+    errors: [403],
   },
   {
     method: 'GET',
@@ -89,11 +96,11 @@ const spaceRoutes: readonly ServiceRoute[] = [
     path: '/spaces/:name',
     auth: 'system',
     guards: [loadCaller, admin],
-    handler: () => removeSpace,
+    handler: ({ runtime }) => removeSpace(trashDaysOf(runtime)),
     schema: serviceSchema({ responses: { 200: spaceAnswer } }),
     operationId: 'deleteSpace',
-    summary: 'Delete a space (admin)',
-    description: `${FEATURE_NOTE} ${IF_MATCH_NOTE}`,
+    summary: 'Move a space to the trash (admin)',
+    description: `${FEATURE_NOTE} ${IF_MATCH_NOTE} The space stays restorable for \`spaces.trashDays\` days (0: deleted at once), invisible to every other call; answers it as it was.`,
     tags,
     errors: [403, 412],
     answerHeaders: { 200: ETAG_HEADER },
@@ -111,6 +118,20 @@ const spaceRoutes: readonly ServiceRoute[] = [
     tags,
     errors: [403],
   },
+  {
+    method: 'POST',
+    path: '/spaces/:name/restore',
+    auth: 'system',
+    guards: [loadCaller, admin],
+    handler: ({ runtime }) => restoreFromTrash(trashDaysOf(runtime)),
+    schema: serviceSchema({ responses: { 200: spaceAnswer } }),
+    operationId: 'restoreSpace',
+    summary: 'Bring a space back from the trash as it was (admin)',
+    description: `${FEATURE_NOTE} 404 when the name is not in the trash, 409 when a live space has it.`,
+    tags,
+    errors: [403, 409],
+    answerHeaders: { 200: ETAG_HEADER },
+  },
 ];
 
 /** `/spaces`, behind the tenant step and the `spaces.enabled` switch. */
@@ -122,9 +143,11 @@ export const spacesArea: ServiceAreaDeclaration = {
   switchedOff: (config) => (config.spaces.enabled ? undefined : 'spaces feature is disabled'),
 };
 
-async function listSpaces(ctx: Context): Promise<void> {
-  const spaces = await listVisibleSpaces(callerAccess(ctx));
-  ctx.body = { success: true, data: spaces, total: spaces.length };
+function listSpaces(trashDays: number) {
+  return async (ctx: Context): Promise<void> => {
+    const spaces = asksForTrash(ctx.query) ? await listTrashedSpaces(trashDays) : await listVisibleSpaces(callerAccess(ctx));
+    ctx.body = { success: true, data: spaces, total: spaces.length };
+  };
 }
 
 async function showSpace(ctx: Context): Promise<void> {
@@ -153,9 +176,21 @@ async function replaceSchemas(ctx: Context): Promise<void> {
   answerSpace(ctx, name === undefined ? undefined : await unlessStale(replaceSpaceSchemas(name, schemas, ifMatch(ctx))));
 }
 
-async function removeSpace(ctx: Context): Promise<void> {
-  const name = spaceNameParameter(ctx);
-  answerSpace(ctx, name === undefined ? undefined : await unlessStale(deleteSpace(name, ifMatch(ctx))));
+function removeSpace(trashDays: number) {
+  return async (ctx: Context): Promise<void> => {
+    const name = spaceNameParameter(ctx);
+    answerSpace(ctx, name === undefined ? undefined : await unlessStale(deleteSpace(name, trashDays, ifMatch(ctx))));
+  };
+}
+
+/** 409 when a live space has the name: a create came first, and the trashed copy is gone (SPEC §6.7). */
+function restoreFromTrash(trashDays: number) {
+  return async (ctx: Context): Promise<void> => {
+    const name = spaceNameParameter(ctx);
+    const outcome = name === undefined ? undefined : await restoreSpace(name, trashDays);
+    if (outcome?.restored === undefined && outcome?.live === true) throw createError(409, 'a space with this name already exists');
+    answerSpace(ctx, outcome?.restored);
+  };
 }
 
 async function showHistory(ctx: Context): Promise<void> {

@@ -1,37 +1,13 @@
 import type { Knex } from 'knex';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
-import type { TransactionStatement } from '../db/tenant-database.ts';
-import { requestScope, tenantRows, type TenantScope } from '../tenancy/scope.ts';
+import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import type { NameGrant, SpaceAccess } from './access.ts';
 import { eventInsert, readHistory, type HistoryPage, type PageRequest } from './history.ts';
+import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
+import { purgeTrashedCopy } from './trash.ts';
 import type { SpaceDraft } from './validation.ts';
 
-/** A space as the API shows it (SPEC §6.1). */
-export interface Space {
-  readonly name: string;
-  readonly schemas: readonly string[];
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
-interface SpaceRow {
-  name: string;
-  schemas: string[];
-  created_at: Date;
-  updated_at: Date;
-  version: string;
-}
-
-const TABLE = 'spaces';
-const COLUMNS = ['name', 'schemas', 'created_at', 'updated_at', 'version'];
-
-function tenantScope(): TenantScope {
-  return requestScope('the spaces store');
-}
-
-async function rowsOf(scope: TenantScope, builder: Knex.QueryBuilder): Promise<SpaceRow[]> {
-  return (await scope.database.query<SpaceRow>(scope.tenant, statementOf(builder))).rows;
-}
+export type { Space, StoredSpace } from './rows.ts';
 
 /** Every space `access` may see, sorted by name in byte order, schemas filtered to the readable ones. */
 export async function listVisibleSpaces(access: SpaceAccess): Promise<Space[]> {
@@ -40,17 +16,11 @@ export async function listVisibleSpaces(access: SpaceAccess): Promise<Space[]> {
   return rows.map(spaceOfRow);
 }
 
-/** The space `name` as `access` sees it, or undefined when it is absent or hidden. */
+/** The space `name` as `access` sees it, or undefined when it is absent, in the trash or hidden. */
 export async function findVisibleSpace(name: string, access: SpaceAccess): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
   const [row] = await rowsOf(scope, visibleSpaces(scope.tenant, access, namedSpace(name)).limit(1));
   return row && storedOfRow(row);
-}
-
-/** A space with its version, the strong validator its ETag carries (SPEC §6.5). */
-export interface StoredSpace {
-  readonly space: Space;
-  readonly version: string;
 }
 
 /**
@@ -67,7 +37,11 @@ export class StaleVersion extends Error {
   }
 }
 
-/** Creates the space and its `created` event; undefined when the name is taken (the primary key decides, SPEC §6.4). */
+/**
+ * Creates the space and its `created` event; undefined when a live space has the name (the
+ * primary key decides, SPEC §6.4). A trashed copy of the name is purged first, in the same
+ * transaction (SPEC §6.7): a name has one row at most, live or trashed.
+ */
 export async function insertSpace(draft: SpaceDraft): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
   const inserting = sql(TABLE)
@@ -76,28 +50,33 @@ export async function insertSpace(draft: SpaceDraft): Promise<StoredSpace | unde
     .ignore()
     .returning(COLUMNS);
   return inTransaction(scope, async (run) => {
-    const [row] = (await run(statementOf(inserting))).rows as SpaceRow[];
+    await purgeTrashedCopy(run, scope.tenant, draft.name);
+    const [row] = await rowsIn(run, inserting);
     if (row === undefined) return undefined;
     await run(statementOf(eventInsert(scope.tenant, row.name, 'created', undefined, row.schemas)));
     return storedOfRow(row);
   });
 }
 
-/** Replaces the schema list, with its `updated` event; undefined when there is no such space. */
+/** Replaces the schema list, with its `updated` event; undefined when there is no such live space. */
 export async function replaceSpaceSchemas(name: string, schemas: readonly string[], allowed?: AllowedVersions): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
   const changes = { schemas: [...schemas], updated_at: sql.fn.now(), version: sql.raw('gen_random_uuid()') };
   return changeSpace(scope, name, allowed, 'updated', (rows) => rows.update(changes).returning(COLUMNS));
 }
 
-/** Deletes the space, with its `deleted` event, and returns it as it was; undefined when there is no such space. */
-export async function deleteSpace(name: string, allowed?: AllowedVersions): Promise<StoredSpace | undefined> {
+/**
+ * Moves the space to the trash, or deletes it for good when `trashDays` is 0, with its
+ * `deleted` event, and returns it as it was; undefined when there is no such live space.
+ */
+export async function deleteSpace(name: string, trashDays: number, allowed?: AllowedVersions): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
-  return changeSpace(scope, name, allowed, 'deleted', (rows) => rows.delete().returning(COLUMNS));
+  const write = trashDays === 0 ? (rows: Knex.QueryBuilder) => rows.delete() : (rows: Knex.QueryBuilder) => rows.update({ deleted_at: sql.fn.now() });
+  return changeSpace(scope, name, allowed, 'deleted', (rows) => write(rows).returning(COLUMNS));
 }
 
 /**
- * One change of an existing space in one transaction: lock the row (what it was: the event's
+ * One change of a live space in one transaction: lock the row (what it was: the event's
  * `before`), write it where its version is an allowed one, add the event. Any failure, the
  * event's included, rolls the whole change back (SPEC §6.6).
  */
@@ -109,31 +88,23 @@ async function changeSpace(
   write: (rows: Knex.QueryBuilder) => Knex.QueryBuilder,
 ): Promise<StoredSpace | undefined> {
   return inTransaction(scope, async (run) => {
-    const locking = tenantRows(TABLE, scope.tenant, namedSpace(name)).select('schemas').forUpdate();
-    const [before] = (await run(statementOf(locking))).rows as Array<Pick<SpaceRow, 'schemas'>>;
+    const [before] = await rowsIn<Pick<SpaceRow, 'schemas'>>(run, tenantRows(TABLE, scope.tenant, namedSpace(name), LIVE).select('schemas').forUpdate());
     if (before === undefined) return undefined;
-    const conditions = allowed === undefined ? [namedSpace(name)] : [namedSpace(name), { sql: 'version = any(?::uuid[])', bindings: [[...allowed]] }];
-    const [row] = (await run(statementOf(write(tenantRows(TABLE, scope.tenant, ...conditions))))).rows as SpaceRow[];
+    const conditions = allowed === undefined ? [namedSpace(name), LIVE] : [namedSpace(name), LIVE, { sql: 'version = any(?::uuid[])', bindings: [[...allowed]] }];
+    const [row] = await rowsIn(run, write(tenantRows(TABLE, scope.tenant, ...conditions)));
     if (row === undefined) throw new StaleVersion();
     await run(statementOf(eventInsert(scope.tenant, name, action, before.schemas, action === 'deleted' ? undefined : row.schemas)));
     return storedOfRow(row);
   });
 }
 
-function inTransaction<Result>(scope: TenantScope, work: (run: TransactionStatement) => Promise<Result>): Promise<Result> {
-  return scope.database.transaction(scope.tenant, work, scope.stillWanted);
-}
-
-function namedSpace(name: string): SqlFragment {
-  return { sql: 'name = ?', bindings: [name] };
-}
-
 /**
  * SPEC §6.2 in SQL: the space list and the schema permissions both apply. A space with no
- * schemas passes the schema condition; otherwise it needs one readable schema.
+ * schemas passes the schema condition; otherwise it needs one readable schema. Trashed spaces
+ * are never visible, so a `spaces` list naming only them grants nothing (SPEC §6.3, §6.7).
  */
 function visibleSpaces(tenant: string, access: SpaceAccess, ...conditions: SqlFragment[]): Knex.QueryBuilder {
-  const visibility = [...conditions];
+  const visibility = [...conditions, LIVE];
   if (!access.spaces.all) visibility.push({ sql: 'name = any(?::text[])', bindings: [[...access.spaces.names]] as never });
   if (!access.schemas.all) visibility.push({ sql: 'cardinality(schemas) = 0 or schemas && ?::text[]', bindings: [[...access.schemas.names]] as never });
   return tenantRows(TABLE, tenant, ...visibility).select('name', 'created_at', 'updated_at', 'version', shownSchemas(access.schemas));
@@ -151,17 +122,4 @@ function shownSchemas(readable: NameGrant): Knex.Raw | string {
 /** The events of the space `name`, newest first (SPEC §6.6); undefined when the name never existed. */
 export function spaceHistory(name: string, page: PageRequest): Promise<HistoryPage | undefined> {
   return readHistory(tenantScope(), name, page);
-}
-
-function storedOfRow(row: SpaceRow): StoredSpace {
-  return { space: spaceOfRow(row), version: row.version };
-}
-
-function spaceOfRow(row: SpaceRow): Space {
-  return {
-    name: row.name,
-    schemas: row.schemas,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
 }

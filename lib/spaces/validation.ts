@@ -83,8 +83,12 @@ const space = z.object({
 /** The answer naming one space. */
 export const spaceAnswer = z.object({ success: z.literal(true), data: space }).meta({ title: 'SpaceAnswer' });
 
-/** The answer listing the spaces the caller sees. */
-export const spaceList = z.object({ success: z.literal(true), data: z.array(space), total: z.int().min(0) }).meta({ title: 'SpaceList' });
+const trashedSpace = space.extend({ deletedAt: z.iso.datetime().meta({ description: 'When the space was deleted; it is purged `spaces.trashDays` days later.' }) });
+
+/** The answer listing the spaces the caller sees, or with `?trashed=true` the trashed ones. */
+export const spaceList = z
+  .object({ success: z.literal(true), data: z.union([z.array(space), z.array(trashedSpace)]), total: z.int().min(0) })
+  .meta({ title: 'SpaceList' });
 
 /** A space to create, as its body gave it. */
 export interface SpaceDraft {
@@ -131,3 +135,19 @@ const spaceEvent = z.object({
 
 /** The answer of `GET /spaces/:name/history`: a page of events, newest first, and the count of all. */
 export const historyAnswer = z.object({ success: z.literal(true), data: z.array(spaceEvent), total: z.int().min(0) }).meta({ title: 'SpaceHistory' });
+
+/** The query of `GET /spaces`: `?trashed=true` lists the trash instead (admins). */
+export const listQuery = z
+  .object({
+    trashed: z
+      .enum(['true', 'false'], { error: 'must be "true" or "false"' })
+      .optional()
+      .meta({ description: '`true`: the spaces in the trash, with `deletedAt` (admins only; 403 for anyone else).' }),
+  })
+  .meta({ title: 'SpaceListQuery' });
+
+/** Whether a checked `GET /spaces` query asks for the trash. */
+export function asksForTrash(query: Record<string, unknown>): boolean {
+  return query.trashed === 'true';
+}
+

@@ -55,7 +55,7 @@ test('make routes prints method, both URLs, auth mode, project and file of every
 test('make routes lists the service\'s own routes first, PROJECT and FILE "-"', async (t) => {
   const { code, stdout, stderr } = await makeRoutes(fixtureProjects('mounting'));
   t.is(code, 0, stderr);
-  const system = stdout.trimEnd().split('\n').slice(1, 16).map((line) => line.split(/\s{2,}/));
+  const system = stdout.trimEnd().split('\n').slice(1, 17).map((line) => line.split(/\s{2,}/));
   t.deepEqual(system, [
     ['GET', '/healthz', '-', 'public', '-', '-', '-'],
     ['GET', '/livez', '-', 'public', '-', '-', '-'],
@@ -71,6 +71,7 @@ test('make routes lists the service\'s own routes first, PROJECT and FILE "-"', 
     ['PUT', '/spaces/:name', '-', 'system', '-', '-', '-'],
     ['DELETE', '/spaces/:name', '-', 'system', '-', '-', '-'],
     ['GET', '/spaces/:name/history', '-', 'system', '-', '-', '-'],
+    ['POST', '/spaces/:name/restore', '-', 'system', '-', '-', '-'],
     ['GET', '/api/alpha/echo', '-', 'public', 'alpha', mountingFile('alpha'), '-'],
   ]);
 });

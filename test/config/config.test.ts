@@ -12,6 +12,8 @@ test('defaults apply when the expert file is absent', (t) => {
   t.is(config.port, 3000);
   t.is(config.host, '127.0.0.1');
   t.false(config.spaces.enabled);
+  t.is(config.spaces.trashDays, 30);
+  t.is(config.spaces.purgeIntervalMs, 3_600_000);
   t.is(config.tenancy.defaultTenant, 'default');
   t.deepEqual(config.rateLimit.public, { windowMs: 60000, max: 600 });
   t.deepEqual(config.rateLimit.login, { windowMs: 60000, max: 20 });
@@ -54,6 +56,9 @@ test('secrets stay out of the configuration object', (t) => {
 const invalid: Array<[string, unknown, RegExp]> = [
   ['a wrong type', { spaces: { enabled: 'yes' } }, /spaces\.enabled: /],
   ['an unknown key', { spaces: { enabeld: true } }, /spaces\.enabeld: unknown key/],
+  ['negative trash days', { spaces: { trashDays: -1 } }, /spaces\.trashDays: /],
+  ['fractional trash days', { spaces: { trashDays: 1.5 } }, /spaces\.trashDays: /],
+  ['a purge interval under a second', { spaces: { purgeIntervalMs: 10 } }, /spaces\.purgeIntervalMs: /],
   ['an invalid enum', { projects: { onError: 'ignore' } }, /projects\.onError: /],
   ['a negative limit', { limits: { fileBytes: -1 } }, /limits\.fileBytes: /],
   ['a bad rate window', { rateLimit: { public: { windowMs: 0 } } }, /rateLimit\.public\.windowMs: /],

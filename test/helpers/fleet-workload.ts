@@ -103,9 +103,9 @@ export interface FleetState {
   notes: Array<{ tenant: string; id: string; text: string; worker: number }>;
 }
 
-/** The rows the workload left, read as the owner (across tenants), in a fixed order. */
+/** The rows the workload left, read as the owner (across tenants), in a fixed order; a deleted space stays in the trash, and is not counted. */
 export async function storedState(knex: Knex): Promise<FleetState> {
-  const spaces = await knex('spaces').select('tenant', 'name', 'schemas').orderByRaw('tenant, name collate "C"');
+  const spaces = await knex('spaces').whereNull('deleted_at').select('tenant', 'name', 'schemas').orderByRaw('tenant, name collate "C"');
   const notes = await knex('documents')
     .where({ collection: 'notes' })
     .select('tenant', 'id', knex.raw("doc->>'text' as text"), knex.raw("(doc->>'worker')::int as worker"))

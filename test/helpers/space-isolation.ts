@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { SpaceAccess } from '../../lib/spaces/access.ts';
 import type { HistoryPage } from '../../lib/spaces/history.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, type Space, type StoredSpace } from '../../lib/spaces/store.ts';
+import { listTrashedSpaces, purgeExpiredSpaces, restoreSpace, type RestoreOutcome } from '../../lib/spaces/trash.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import { runInTenant } from '../../lib/tenancy/index.ts';
 import { migratedDatabase, type MigratedDatabase, type TenantDatabaseRoute } from './database.ts';
@@ -39,16 +40,23 @@ type SpaceCommand =
   | { kind: 'find'; name: string; access: SpaceAccess }
   | { kind: 'insert'; name: string; schemas: string[] }
   | { kind: 'replace'; name: string; schemas: string[] }
-  | { kind: 'delete'; name: string }
-  | { kind: 'history'; name: string; limit: number };
+  | { kind: 'delete'; name: string; trashDays: number }
+  | { kind: 'history'; name: string; limit: number }
+  | { kind: 'trashed' }
+  | { kind: 'restore'; name: string }
+  | { kind: 'purge' };
 
 const command: fc.Arbitrary<SpaceCommand> = fc.oneof(
   access.map((given) => ({ kind: 'list', access: given }) as const),
   fc.record({ name, access }).map((given) => ({ kind: 'find', ...given }) as const),
   fc.record({ name, schemas: names }).map((given) => ({ kind: 'insert', ...given }) as const),
   fc.record({ name, schemas: names }).map((given) => ({ kind: 'replace', ...given }) as const),
-  name.map((given) => ({ kind: 'delete', name: given }) as const),
+  fc.record({ name, trashDays: fc.constantFrom(0, 30) }).map((given) => ({ kind: 'delete', ...given }) as const),
   fc.record({ name, limit: fc.integer({ min: 1, max: 5 }) }).map((given) => ({ kind: 'history', ...given }) as const),
+  fc.constant({ kind: 'trashed' } as const),
+  name.map((given) => ({ kind: 'restore', name: given }) as const),
+  // With 0 days every trashed space of the tenant is past its days.
+  fc.constant({ kind: 'purge' } as const),
 );
 
 /** Steps of the case: in each, alpha and beta run one command each, at once. */
@@ -96,11 +104,23 @@ function run(world: MigratedDatabase, tenant: string, given: SpaceCommand): Prom
       case 'replace':
         return shape(await replaceSpaceSchemas(given.name, given.schemas));
       case 'delete':
-        return shape(await deleteSpace(given.name));
+        return shape(await deleteSpace(given.name, given.trashDays));
       case 'history':
         return historyShape(await spaceHistory(given.name, { limit: given.limit }));
+      case 'trashed':
+        return (await listTrashedSpaces(TRASH_DAYS)).map(shape);
+      case 'restore':
+        return restoreShape(await restoreSpace(given.name, TRASH_DAYS));
+      case 'purge':
+        return purgeExpiredSpaces({ database: world.tenantDatabase, tenant, stillWanted: () => true }, 0);
     }
   });
+}
+
+const TRASH_DAYS = 30;
+
+function restoreShape(outcome: RestoreOutcome): unknown {
+  return outcome.restored === undefined ? { live: outcome.live } : shape(outcome.restored);
 }
 
 /** A page of history without its times and request ids, which differ between worlds. */
@@ -113,5 +133,5 @@ async function storedEvents(world: MigratedDatabase, tenant: string): Promise<un
 }
 
 async function storedSpaces(world: MigratedDatabase, tenant: string): Promise<unknown[]> {
-  return world.knex('spaces').where({ tenant }).select('name', 'schemas').orderByRaw('name collate "C"');
+  return world.knex('spaces').where({ tenant }).select('name', 'schemas', world.knex.raw('deleted_at is not null as trashed')).orderByRaw('name collate "C"');
 }

@@ -115,7 +115,7 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.is(document.openapi, '3.1.0');
   t.is(await validationErrors(document), undefined);
   t.deepEqual(undeclaredPathParameters(document), []);
-  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}', '/spaces/{name}/history']);
+  t.deepEqual(Object.keys(document.paths).sort(), ['/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}', '/spaces/{name}/history', '/spaces/{name}/restore']);
 });
 
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {
@@ -133,6 +133,14 @@ test('the document describes the spaces bodies, answers, errors and the bearer s
   t.deepEqual(item.delete.responses['412'], { $ref: '#/components/responses/PreconditionFailed' });
   t.deepEqual(item.get.responses['304'], { $ref: '#/components/responses/NotModified' });
   for (const answer of [item.get.responses['200'], item.put.responses['200'], item.delete.responses['200'], spaces.post.responses['201']]) t.truthy(answer.headers.ETag);
+  t.deepEqual(
+    (spaces.get.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
+    ['trashed'],
+  );
+  t.deepEqual(Object.keys(spaces.get.responses).sort(), ['200', '400', '401', '403', '404', '503']);
+  const restore = document.paths['/spaces/{name}/restore'].post;
+  t.deepEqual(Object.keys(restore.responses).sort(), ['200', '400', '401', '403', '404', '409', '503']);
+  t.truthy(restore.responses['200'].headers.ETag);
   const history = document.paths['/spaces/{name}/history'].get;
   t.deepEqual(Object.keys(history.responses).sort(), ['200', '400', '401', '403', '404', '503']);
   t.deepEqual(

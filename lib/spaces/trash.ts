@@ -1,0 +1,77 @@
+import { statementOf } from '../db/statement.ts';
+import type { TransactionStatement } from '../db/tenant-database.ts';
+import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
+import { eventInsert } from './history.ts';
+import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, TRASHED, trashedWithin, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
+
+/** A space in the trash, as `GET /spaces?trashed=true` shows it (SPEC §6.7). */
+export interface TrashedSpace extends Space {
+  readonly deletedAt: string;
+}
+
+/** What a restore found: the space brought back, nothing in the trash, or a live space of that name. */
+export type RestoreOutcome = { readonly restored: StoredSpace } | { readonly restored: undefined; readonly live: boolean };
+
+/** How many expired spaces one purge transaction takes at most: a long trash is purged in several. */
+const PURGE_BATCH = 100;
+
+/** The trashed spaces still within `days`, sorted by name in byte order. */
+export async function listTrashedSpaces(days: number): Promise<TrashedSpace[]> {
+  const scope = tenantScope();
+  const listing = tenantRows(TABLE, scope.tenant, TRASHED, trashedWithin(days))
+    .select([...COLUMNS, 'deleted_at'])
+    .orderByRaw('name collate "C"');
+  const rows = await rowsOf<SpaceRow & { deleted_at: Date }>(scope, listing);
+  return rows.map((row) => ({ ...spaceOfRow(row), deletedAt: row.deleted_at.toISOString() }));
+}
+
+/**
+ * Brings the trashed space `name` back as it was (its schemas, times and version), with its
+ * `restored` event. The update takes the row lock, so a create of the same name that purged
+ * the row first leaves it nothing to update, and one that comes second finds it live.
+ */
+export async function restoreSpace(name: string, days: number): Promise<RestoreOutcome> {
+  const scope = tenantScope();
+  return inTransaction(scope, async (run) => {
+    const restoring = tenantRows(TABLE, scope.tenant, namedSpace(name), TRASHED, trashedWithin(days)).update({ deleted_at: null }).returning(COLUMNS);
+    const [row] = await rowsIn(run, restoring);
+    if (row !== undefined) {
+      await run(statementOf(eventInsert(scope.tenant, row.name, 'restored', undefined, row.schemas)));
+      return { restored: storedOfRow(row) };
+    }
+    const live = await rowsIn(run, tenantRows(TABLE, scope.tenant, namedSpace(name), LIVE).select('name').limit(1));
+    return { restored: undefined, live: live.length > 0 };
+  });
+}
+
+/** Purges the trashed copy of `name`, if any, with its `purged` event: a create of the name does this first (SPEC §6.7). */
+export async function purgeTrashedCopy(run: TransactionStatement, tenant: string, name: string): Promise<void> {
+  const purging = tenantRows(TABLE, tenant, namedSpace(name), TRASHED).delete().returning(['name', 'schemas']);
+  const [row] = await rowsIn<Pick<SpaceRow, 'name' | 'schemas'>>(run, purging);
+  if (row !== undefined) await run(statementOf(eventInsert(tenant, row.name, 'purged', row.schemas, undefined)));
+}
+
+/**
+ * Purges the tenant's spaces trashed more than `days` ago, each with its `purged` event in the
+ * transaction that deletes it; answers how many. Rows another purge (another instance) has
+ * locked are skipped, and rows it purged are gone by the time the lock is granted: each space
+ * is purged, and its event written, exactly once. `keepGoing` is asked between transactions,
+ * so a stop never rolls one back.
+ */
+export async function purgeExpiredSpaces(scope: TenantScope, days: number, keepGoing: () => boolean = () => true): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const batch = await inTransaction(scope, (run) => purgeBatch(run, scope.tenant, days));
+    purged += batch;
+    if (batch < PURGE_BATCH || !keepGoing()) return purged;
+  }
+}
+
+async function purgeBatch(run: TransactionStatement, tenant: string, days: number): Promise<number> {
+  const expired = { sql: 'deleted_at <= now() - make_interval(days => ?)', bindings: [days] };
+  const oldest = tenantRows(TABLE, tenant, TRASHED, expired).select('name').orderBy('deleted_at').limit(PURGE_BATCH).forUpdate().skipLocked();
+  const purging = tenantRows(TABLE, tenant, TRASHED).whereIn('name', oldest).delete().returning(['name', 'schemas']);
+  const rows = await rowsIn<Pick<SpaceRow, 'name' | 'schemas'>>(run, purging);
+  for (const row of rows) await run(statementOf(eventInsert(tenant, row.name, 'purged', row.schemas, undefined)));
+  return rows.length;
+}
