@@ -5,7 +5,7 @@ import type { BodyPace } from './http/body-pace.ts';
 import type { Area } from './core/area.ts';
 import { withCrossOrigin } from './http/cors.ts';
 import { requestEntry } from './http/entry.ts';
-import { SERVICE_AREAS, serviceArea, serviceRouteTable } from './http/service-areas.ts';
+import { answeringServiceRoutes, SERVICE_AREAS, serviceArea } from './http/service-areas.ts';
 import type { LoadedProjects } from './projects/index.ts';
 import { withTenant } from './tenancy/index.ts';
 
@@ -16,7 +16,7 @@ import { withTenant } from './tenancy/index.ts';
  * tenant is a 400 before a 404).
  */
 export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: BodyPace): Koa {
-  const routes = Object.freeze([...serviceRouteTable(), ...projects.routes]);
+  const routes = Object.freeze([...answeringServiceRoutes(runtime.config), ...projects.routes]);
   const parts = { runtime, routes: () => routes };
   const areas = new Map<string, Area>();
   for (const declared of SERVICE_AREAS) {

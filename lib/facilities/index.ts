@@ -8,7 +8,7 @@
 export { db, type DocumentStore } from '../documents/index.ts';
 export { signToken, verifyToken, type TokenClaims, type TokenSubject } from './tokens.ts';
 export { configView as config } from './config-view.ts';
-export { defineRoutes, type Route, type RouteSchema, type JsonSchema, type ValidatorSchema, type RouteHandler, type Request, type Response, type NextFunction, type UploadedFile } from './routes.ts';
+export { defineRoutes, type Route, type RouteSchema, type SecurityScheme, type JsonSchema, type ValidatorSchema, type RouteHandler, type Request, type Response, type NextFunction, type UploadedFile } from './routes.ts';
 export {
   defineSettings,
   type ProjectSettings,

@@ -32,6 +32,18 @@ export interface RouteSchema {
   responses?: Readonly<Record<number, JsonSchema | ValidatorSchema>>;
 }
 
+/**
+ * An OpenAPI security scheme: what a route's custom `auth` reads, which `/docs` then lets a
+ * reader type ("Authorize") and send. `x-` extensions are kept.
+ */
+export type SecurityScheme = (
+  | { type: 'apiKey'; in: 'header' | 'query' | 'cookie'; name: string }
+  | { type: 'http'; scheme: string; bearerFormat?: string }
+  | { type: 'mutualTLS' }
+  | { type: 'oauth2'; flows: Readonly<Record<string, unknown>> }
+  | { type: 'openIdConnect'; openIdConnectUrl: string }
+) & { description?: string; readonly [extension: `x-${string}`]: unknown };
+
 /** One entry of a project's `api/routes.js` default export, an array of routes (SPEC §8.1). */
 export interface Route {
   /** GET, POST, PUT or DELETE, in any case. A GET route also answers HEAD. */
@@ -69,7 +81,18 @@ export interface Route {
   description?: string;
   /** Groups in the docs page; the project's name when absent. */
   tags?: readonly string[];
+  /**
+   * The name client generators give the operation (`listTickets`), unique in the file; without
+   * one it is made of the method and URL (`getShopTickets`).
+   */
+  operationId?: string;
   schema?: RouteSchema;
+  /**
+   * On a route with `auth`: the credential it reads, as an OpenAPI security scheme
+   * (`{type: 'apiKey', in: 'header', name: 'x-api-key'}`), or an array of schemes any one of
+   * which it accepts. `/openapi.json` lists it and `/docs` lets a reader send it.
+   */
+  security?: SecurityScheme | readonly SecurityScheme[];
 }
 
 /** Returns `routes` unchanged: it only gives a route file its types. */

@@ -12,15 +12,29 @@ import { spacesArea } from '../spaces/routes.ts';
 import { auditArea } from '../audit/routes.ts';
 import { withTenant } from '../tenancy/index.ts';
 import type { Area } from '../core/area.ts';
+import type { Config } from '../config/index.ts';
 import { withCrossOrigin } from './cors.ts';
 import { systemArea } from './system-routes.ts';
 
 /** The service's own areas, by the first path segments they answer. */
 export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea, auditArea];
 
-/** The service's own routes, as `make routes` and `/openapi.json` list them: no database, no configuration needed. */
+/** The service's own routes, as `make routes` lists them: no database, no configuration needed. */
 export function serviceRouteTable(): readonly ListedRoute[] {
-  return SERVICE_AREAS.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
+  return listAreas(SERVICE_AREAS);
+}
+
+/**
+ * The service's own routes that answer with this configuration, as `/openapi.json` documents
+ * them: an area switched off (the spaces, while `spaces.enabled` is false) answers 404 at every
+ * URL, so none of its routes is listed.
+ */
+export function answeringServiceRoutes(config: Config): readonly ListedRoute[] {
+  return listAreas(SERVICE_AREAS.filter((area) => area.switchedOff?.(config) === undefined));
+}
+
+function listAreas(areas: readonly ServiceAreaDeclaration[]): readonly ListedRoute[] {
+  return areas.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
 }
 
 /**

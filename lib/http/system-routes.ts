@@ -102,6 +102,7 @@ export const systemArea: ServiceAreaDeclaration = {
       path: '/metrics',
       auth: 'custom',
       authenticate: metricsBearer,
+      security: [{ type: 'http', scheme: 'bearer', description: 'The `METRICS_TOKEN` the service is configured with.' }],
       handler: metricsText,
       schema: undefined,
       operationId: 'metrics',

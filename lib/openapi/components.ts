@@ -3,8 +3,6 @@ import { TENANT_NAME } from '../values/tenant-name.ts';
 
 export type { Json, JsonObject } from '../values/json.ts';
 
-export const BEARER_SCHEME = 'bearerAuth';
-
 /** `{ $ref }` to an entry of `components`. */
 export function ref(section: 'schemas' | 'responses' | 'parameters', name: string): JsonObject {
   return { $ref: `#/components/${section}/${name}` };
@@ -47,6 +45,22 @@ const errorBody: JsonObject = {
 
 const schemas: JsonObject = {
   Error: errorBody,
+  BadRequestError: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: { type: 'string', description: 'The first problem, naming the field at fault.' },
+      errors: {
+        type: 'array',
+        description: "Every problem of the request's params, query and body together, when a declared schema fails.",
+        items: {
+          type: 'object',
+          required: ['path', 'message'],
+          properties: { path: { type: 'string', description: 'Where: `body.amount`, `query.limit`.' }, message: { type: 'string' } },
+        },
+      },
+    },
+  },
   HandlerFailure: {
     type: 'object',
     required: ['success', 'message'],
@@ -63,9 +77,12 @@ const rateLimitHeaders: JsonObject = {
 const errorReference = ref('schemas', 'Error');
 
 const responses: JsonObject = {
-  BadRequest: jsonResponse('Malformed JSON, invalid or unknown tenant, or an invalid field.', errorReference),
+  BadRequest: jsonResponse(
+    'Malformed JSON, invalid or unknown tenant, an invalid field (with every problem in `errors` when a declared schema fails), or an HTTP/1.1 request without a Host header.',
+    ref('schemas', 'BadRequestError'),
+  ),
   Unauthorized: jsonResponse('Authentication rejected.', errorReference, {
-    'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } },
+    'WWW-Authenticate': { schema: { type: 'string' }, description: '`Bearer` when the system JWT is missing or refused.' },
   }),
   Forbidden: jsonResponse('Not allowed (role or referer).', errorReference),
   NotFound: jsonResponse('Unknown route, missing resource, or feature disabled.', errorReference),
@@ -96,11 +113,5 @@ const parameters: JsonObject = {
 
 export { rateLimitHeaders };
 
-export const components: JsonObject = {
-  schemas,
-  responses,
-  parameters,
-  securitySchemes: {
-    [BEARER_SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'System JWT (HS256) from POST /auth/login.' },
-  },
-};
+/** The shared entries of `components`; the document keeps those its operations use. */
+export const components: Readonly<Record<string, JsonObject>> = { schemas, responses, parameters };

@@ -1,9 +1,11 @@
-import type { AuthMode } from '../routes/declaration.ts';
 import { takesBody } from '../routes/methods.ts';
 import type { ListedRoute } from '../routes/route-table.ts';
-import { BEARER_SCHEME, errorResponses, rateLimitHeaders, ref, type Json, type JsonObject } from './components.ts';
+import { errorResponses, rateLimitHeaders, ref, type Json, type JsonObject } from './components.ts';
+import { OperationIds } from './operation-ids.ts';
 import { declaredParameters, declaredRequestBody, declaredResponses, type DeclaredSchemas } from './route-schemas.ts';
 import { SchemaComponents } from './schema-components.ts';
+import { SecuritySchemes } from './security-schemes.ts';
+import { operationTags } from './tags.ts';
 
 /** `:id` (and a `*rest` wildcard) in a route path; OpenAPI writes them `{id}`. */
 const ROUTE_PARAMETER = /[:*]([A-Za-z_$][\w$]*)/g;
@@ -20,15 +22,24 @@ export interface RoutePaths {
   readonly paths: Record<string, Record<string, Json>>;
   /** The schemas routes declare, for `components.schemas`. */
   readonly schemas: Readonly<Record<string, JsonObject>>;
+  /** The security schemes the operations take, for `components.securitySchemes`. */
+  readonly securitySchemes: Readonly<Record<string, JsonObject>>;
+}
+
+/** What naming one operation shares with the others: component and operation names are unique in the document. */
+interface Naming {
+  readonly schemas: SchemaComponents;
+  readonly security: SecuritySchemes;
+  readonly operationIds: OperationIds;
 }
 
 /** One path item per URL template; every URL of every route is listed (SPEC §12). */
 export function routePaths(routes: readonly ListedRoute[]): RoutePaths {
   const paths: Record<string, Record<string, Json>> = {};
   const templateByShape = new Map<string, string>();
-  const components = new SchemaComponents();
+  const naming: Naming = { schemas: new SchemaComponents(), security: new SecuritySchemes(), operationIds: new OperationIds() };
   for (const route of routes) {
-    const declared = declareSchemas(route, components);
+    const declared = declareSchemas(route, naming.schemas);
     for (const url of route.urls) {
       const template = openApiTemplate(url);
       // OpenAPI treats /a/{id} and /a/{key} as one path: the first spelling names the parameter.
@@ -36,10 +47,11 @@ export function routePaths(routes: readonly ListedRoute[]): RoutePaths {
       const key = templateByShape.get(shape) ?? template;
       templateByShape.set(shape, key);
       paths[key] ??= pathItem(key, route.tenant);
-      paths[key][route.method.toLowerCase()] = operation(route, declared, parameterRenaming(template, key));
+      const operationId = naming.operationIds.name(route, template, openApiTemplate(route.urls[0] ?? url));
+      paths[key][route.method.toLowerCase()] = operation(route, declared, parameterRenaming(template, key), naming, operationId);
     }
   }
-  return { paths, schemas: components.schemas };
+  return { paths, schemas: naming.schemas.schemas, securitySchemes: naming.security.schemes };
 }
 
 /** `/api/sample/items/:id` → `/api/sample/items/{id}`; optional groups are flattened. */
@@ -79,18 +91,19 @@ function componentName(route: ListedRoute, part: string, schema: JsonObject): st
   return [...(route.project === undefined ? [] : [route.project]), route.method, ...route.path.split(/[^A-Za-z0-9]+/), part];
 }
 
-function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string): JsonObject {
+function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string, naming: Naming, operationId: string): JsonObject {
   const parameters = declaredParameters(declared, rename);
   const requestBody = declared.body === undefined ? (takesBody(route.method) ? { required: false, content: ANY_BODY } : undefined) : declaredRequestBody(declared.body);
   const description = [route.description, authenticationNote(route), rateLimitNote(route)].filter(Boolean).join('\n\n');
+  const security = securityOf(route, naming.security);
   return {
-    ...(route.operationId === undefined ? {} : { operationId: route.operationId }),
-    tags: route.tags !== undefined && route.tags.length > 0 ? route.tags : [route.project ?? 'system'],
+    operationId,
+    tags: operationTags(route),
     summary: route.summary ?? `${route.method} ${route.path} of project ${route.project}`,
     ...(description === '' ? {} : { description }),
     'x-spaceport-auth': route.auth,
     ...(route.ownRateLimit === undefined ? {} : { 'x-spaceport-rate-limit': { ...route.ownRateLimit } }),
-    ...AUTHENTICATION[route.auth],
+    ...(security === undefined ? {} : { security }),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody === undefined ? {} : { requestBody }),
     responses: {
@@ -100,18 +113,35 @@ function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name:
   };
 }
 
-const AUTHENTICATION: Readonly<Record<AuthMode, JsonObject>> = {
-  system: { security: [{ [BEARER_SCHEME]: [] }] },
-  public: { security: [] },
-  custom: {},
-};
+/**
+ * The credentials a route takes: the system JWT, none for a public route, what a custom
+ * authentication declares it reads. A custom one that declares nothing has no `security`: the
+ * document does not know what it reads, and says so in its description rather than claim it
+ * needs nothing.
+ */
+function securityOf(route: ListedRoute, schemes: SecuritySchemes): Json[] | undefined {
+  switch (route.auth) {
+    case 'system':
+      return [schemes.systemJwt()];
+    case 'public':
+      return [];
+    default:
+      return route.security === undefined ? undefined : schemes.requirements(route.security, route.project ?? firstSegment(route.path));
+  }
+}
+
+function firstSegment(path: string): string {
+  return path.split('/').find(Boolean) ?? 'root';
+}
 
 function authenticationNote(route: ListedRoute): string | undefined {
   switch (route.auth) {
     case 'system':
       return 'Needs a system JWT.';
     case 'custom':
-      return "Custom authentication: the project's own `auth` function decides (no standard scheme).";
+      return route.security === undefined
+        ? "Custom authentication: the route's own `auth` function decides; the route declares no `security`, so this document cannot say which credential it reads."
+        : "Custom authentication: the route's own `auth` function checks the credential listed under security.";
     default:
       return route.rateLimited && route.ownRateLimit === undefined ? 'Public; rate-limited per client address and tenant.' : undefined;
   }

@@ -35,8 +35,22 @@ export function declaredParameters(declared: DeclaredSchemas, rename: (name: str
   return parameters;
 }
 
+/**
+ * The declared body: JSON, or `multipart/form-data` when a property is a file field (`{type:
+ * "string", format: "binary"}`, or an array of them), so that a reader of `/docs` gets a file
+ * picker and a generated client sends a form.
+ */
 export function declaredRequestBody(body: PlacedSchema): JsonObject {
-  return { required: true, content: jsonContent(ref('schemas', body.name)) };
+  const schema = ref('schemas', body.name);
+  if (!properties(body.schema).some(([, property]) => isFileField(property))) return { required: true, content: jsonContent(schema) };
+  return { required: true, content: { 'multipart/form-data': { schema } } };
+}
+
+function isFileField(property: Json): boolean {
+  if (property === null || typeof property !== 'object' || Array.isArray(property)) return false;
+  const field = property as JsonObject;
+  if (field.type === 'array' && field.items !== undefined) return isFileField(field.items);
+  return field.type === 'string' && field.format === 'binary';
 }
 
 /**

@@ -2,6 +2,7 @@ import type { RouteHandler } from '../bridge/index.ts';
 import type { AuthMode, RateLimitKey, RouteDeclaration, RouteRateLimit } from '../routes/declaration.ts';
 import type { HttpMethod } from '../routes/methods.ts';
 import type { CompiledRouteSchema } from '../routes/schemas.ts';
+import type { JsonObject } from '../values/json.ts';
 
 export { HTTP_METHODS, type HttpMethod } from '../routes/methods.ts';
 
@@ -24,8 +25,12 @@ export interface RouteDefinition {
   readonly summary: string | undefined;
   readonly description: string | undefined;
   readonly tags: readonly string[];
+  /** What `/openapi.json` names the operation, at the project's own mount. */
+  readonly operationId: string | undefined;
   /** The declared request and answer schemas, compiled; undefined when none is declared. */
   readonly schema: CompiledRouteSchema | undefined;
+  /** The OpenAPI security schemes a custom `auth` reads, any one of them accepted; undefined when none is declared. */
+  readonly security: readonly JsonObject[] | undefined;
 }
 
 /** A route file's `rateLimit`: at most `max` requests per `windowMs` by IP or by user. */
@@ -65,6 +70,8 @@ export function projectRoute(project: string, route: RouteDefinition): ProjectRo
     summary: route.summary,
     description: route.description,
     tags: route.tags,
+    operationId: route.operationId,
+    security: route.security,
   });
 }
 

@@ -2,10 +2,14 @@ import { HTTP_METHODS, type HttpMethod, type OwnRateLimit, type RouteDefinition,
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
 import { pathPattern } from '../routes/router.ts';
 import type { RouteProblem } from './problems.ts';
+import { readRouteSecurity } from './route-security.ts';
+import { unknownPropertyProblems } from '../values/did-you-mean.ts';
 import { kindOf } from '../values/kind-of.ts';
 import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
 
-const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'schema'];
+const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'operationId', 'schema', 'security'];
+/** What a client generator can name a method by. */
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RATE_LIMIT_PROPERTIES = ['max', 'windowMs', 'by'];
 const RATE_LIMIT_KEYS = ['ip', 'user'];
 
@@ -23,6 +27,7 @@ export function validateRoutes(project: string, file: string, exported: unknown)
   const routes: RouteDefinition[] = [];
   const problems: RouteProblem[] = [];
   const seen = new Map<string, number>();
+  const operationIds = new Map<string, number>();
   const compiler = new JsonSchemaCompiler();
   exported.forEach((candidate: unknown, index) => {
     const { reasons, route } = checkRoute(candidate, compiler);
@@ -31,6 +36,9 @@ export function validateRoutes(project: string, file: string, exported: unknown)
       const first = seen.get(key);
       if (first === undefined) seen.set(key, index);
       else reasons.push(`same method and path as route #${first} (case, a trailing slash and parameter names do not count)`);
+      const sameId = route.operationId === undefined ? undefined : operationIds.get(route.operationId);
+      if (sameId !== undefined) reasons.push(`same operationId as route #${sameId}`);
+      else if (route.operationId !== undefined) operationIds.set(route.operationId, index);
       routes.push(route);
     }
     const { method, path } = isRecord(candidate) ? candidate : { method: undefined, path: undefined };
@@ -44,7 +52,9 @@ function checkRoute(candidate: unknown, compiler: JsonSchemaCompiler): { reasons
   if (!isRecord(candidate)) return { reasons };
   const declared = candidate.schema === undefined ? undefined : readRouteSchema(candidate.schema, compiler, pathParameterNames(candidate.path));
   reasons.push(...(declared?.problems ?? []));
-  return reasons.length > 0 ? { reasons } : { reasons, route: definitionOf(candidate, declared?.schema) };
+  const security = readRouteSecurity(candidate.security, typeof candidate.auth === 'function');
+  reasons.push(...security.problems);
+  return reasons.length > 0 ? { reasons } : { reasons, route: definitionOf(candidate, declared?.schema, security.schemes) };
 }
 
 function problemsOfRoute(candidate: unknown): string[] {
@@ -91,30 +101,6 @@ function describe(value: unknown): string {
   return typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value) : kindOf(value);
 }
 
-/** An unknown property, with the known one it is a letter or a case away from, if any. */
-function unknownPropertyProblems(candidate: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
-  return Object.keys(candidate)
-    .filter((key) => !known.includes(key))
-    .map((key) => {
-      const near = known.find((name) => name.toLowerCase() === key.toLowerCase() || editDistance(name, key) === 1);
-      return `unknown property "${prefix}${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
-    });
-}
-
-/** Levenshtein distance: the fewest insertions, deletions and substitutions from one word to the other. */
-function editDistance(from: string, to: string): number {
-  let previous = Array.from({ length: to.length + 1 }, (_, index) => index);
-  for (let row = 1; row <= from.length; row++) {
-    const current = [row];
-    for (let column = 1; column <= to.length; column++) {
-      const substitution = previous[column - 1] + (from[row - 1] === to[column - 1] ? 0 : 1);
-      current.push(Math.min(previous[column] + 1, current[column - 1] + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[to.length];
-}
-
 /** `middleware`: Express-style functions, run in order before `function`. */
 function middlewareProblems(middleware: unknown): string[] {
   if (middleware === undefined) return [];
@@ -122,9 +108,12 @@ function middlewareProblems(middleware: unknown): string[] {
   return middleware.flatMap((step: unknown, index) => (typeof step === 'function' ? [] : [`middleware[${index}] must be a function (got ${kindOf(step)})`]));
 }
 
-/** `summary`, `description` and `tags`: what `/openapi.json` shows of the route. */
-function documentationProblems({ summary, description, tags }: Record<string, unknown>): string[] {
+/** `summary`, `description`, `tags` and `operationId`: what `/openapi.json` shows of the route. */
+function documentationProblems({ summary, description, tags, operationId }: Record<string, unknown>): string[] {
   const reasons: string[] = [];
+  if (operationId !== undefined && !(typeof operationId === 'string' && IDENTIFIER.test(operationId))) {
+    reasons.push(`operationId must be an identifier: letters, digits, _ and $, not starting with a digit (got ${describe(operationId)})`);
+  }
   if (summary !== undefined && typeof summary !== 'string') reasons.push(`summary must be a string (got ${kindOf(summary)})`);
   if (description !== undefined && typeof description !== 'string') reasons.push(`description must be a string (got ${kindOf(description)})`);
   if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string' && tag !== ''))) {
@@ -133,7 +122,7 @@ function documentationProblems({ summary, description, tags }: Record<string, un
   return reasons;
 }
 
-function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchema | undefined): RouteDefinition {
+function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchema | undefined, security: RouteDefinition['security']): RouteDefinition {
   return Object.freeze({
     method: (route.method as string).toUpperCase() as HttpMethod,
     path: route.path as string,
@@ -146,7 +135,9 @@ function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchem
     summary: route.summary as string | undefined,
     description: route.description as string | undefined,
     tags: Object.freeze([...((route.tags as string[] | undefined) ?? [])]),
+    operationId: route.operationId as string | undefined,
     schema,
+    security,
   });
 }
 

@@ -39,6 +39,11 @@ export interface RouteDeclaration<Handler> {
   readonly summary?: string;
   readonly description?: string;
   readonly tags?: readonly string[];
+  /**
+   * What a custom `authenticate` reads, as OpenAPI security schemes (any one of them accepted),
+   * for `/openapi.json`; system authentication is documented as the system JWT without it.
+   */
+  readonly security?: readonly JsonObject[];
   /** The OpenAPI operation id (the service's own routes name theirs). */
   readonly operationId?: string;
   /** Error statuses the guards and handler answer beyond the chain's own (403 for a role, 409). */

@@ -29,6 +29,8 @@ export interface ListedRoute {
   readonly description?: string;
   readonly tags?: readonly string[];
   readonly operationId?: string;
+  /** The security schemes a custom `authenticate` reads (any one accepted), as declared. */
+  readonly security?: readonly JsonObject[];
   readonly schemas?: SchemaDocuments;
   /** Every error status its chain and handler may answer, in order. */
   readonly errors: readonly number[];
@@ -62,6 +64,7 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
         description: route.description,
         tags: route.tags,
         operationId: route.operationId,
+        security: route.security,
         schemas: route.schema?.documents,
         errors: Object.freeze(errorStatuses(route, traits)),
         answerHeaders: route.answerHeaders,
@@ -86,7 +89,8 @@ function functionName(step: unknown): string {
 
 /** The error answers each step of the route's chain can give, and those it declares for itself. */
 function errorStatuses<Handler>(route: RouteDeclaration<Handler>, traits: AreaTraits): number[] {
-  const statuses = new Set<number>(route.errors);
+  // The entry answers 400 to an HTTP/1.1 request without a Host header, whatever its path.
+  const statuses = new Set<number>(route.errors).add(400);
   const checks = route.schema?.checks ?? {};
   const readsBody = traits.everyRouteReadsBody || checks.body !== undefined;
   if (traits.tenant) statuses.add(400).add(503);

@@ -56,7 +56,7 @@ test('/livez, /readyz and /metrics are declared routes: listed by make routes an
   for (const route of ['GET /livez', 'GET /readyz', 'GET /metrics', 'GET /healthz']) t.true(listed.includes(route), route);
   const service = await startTestService(t);
   const document = (await (await service.fetch('/openapi.json')).json()) as { paths: Record<string, { get?: { responses: Record<string, unknown> } }> };
-  t.deepEqual(Object.keys(document.paths['/readyz']?.get?.responses ?? {}).sort(), ['200', '503']);
+  t.deepEqual(Object.keys(document.paths['/readyz']?.get?.responses ?? {}).sort(), ['200', '400', '503'], '400: an HTTP/1.1 request without Host');
   t.truthy(document.paths['/livez']?.get);
   t.true(Object.keys(document.paths['/metrics']?.get?.responses ?? {}).includes('401'));
 });

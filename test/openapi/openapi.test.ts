@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../lib/openapi/index.ts';
 import { projectTraits } from '../../lib/projects/mount.ts';
 import { listRoutes, type ListedRoute } from '../../lib/routes/route-table.ts';
-import { serviceRouteTable } from '../../lib/http/service-areas.ts';
+import { answeringServiceRoutes } from '../../lib/http/service-areas.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
@@ -48,7 +48,7 @@ type Document = {
 };
 
 let service: ServiceUnderTest;
-serviceForFile({}, (started) => {
+serviceForFile({ expert: { spaces: { enabled: true } } }, (started) => {
   service = started;
 });
 
@@ -202,7 +202,7 @@ test('two spellings of one templated path share one path item', async (t) => {
 });
 
 test('without project routes the document holds only the system endpoints', async (t) => {
-  const document = buildOpenApiDocument(serviceRouteTable()) as Document;
+  const document = buildOpenApiDocument(answeringServiceRoutes(service.runtime.config)) as Document;
   t.is(await validationErrors(document), undefined);
   t.false(Object.keys(document.paths).some((path) => path.startsWith('/api/')));
 });
@@ -285,4 +285,67 @@ test('the service\'s own routes are named in their request log lines, as project
   const line = service.logEntries().find((entry) => entry.msg === 'request' && entry.requestId === requestId);
   t.like(line, { route: 'GET /openapi.json', status: 200 });
   t.is(line?.project, undefined);
+});
+
+test('/spaces and its tag appear in the document only while spaces.enabled is true', async (t) => {
+  const disabled = await startWithProjects(t, fixtureProjects('schemas'));
+  const document = (await (await disabled.fetch('/openapi.json')).json()) as Document & { tags: readonly { name: string }[] };
+  t.deepEqual(Object.keys(document.paths).filter((path) => path.startsWith('/spaces')), []);
+  t.false(document.tags.some((tag) => tag.name === 'spaces'));
+  t.is((await disabled.fetch('/spaces')).status, 404, 'as the service answers');
+  t.truthy((await (await service.fetch('/openapi.json')).json() as Document).paths['/spaces'], 'enabled: listed');
+});
+
+test('every operation has an operationId: unique, a camelCase identifier, the same from one build to the next', async (t) => {
+  const routes = [...answeringServiceRoutes(service.runtime.config), ...syntheticRoutes];
+  const first = buildOpenApiDocument(routes) as Document;
+  const ids = Object.values(first.paths).flatMap((item) =>
+    Object.entries(item).flatMap(([method, operation]) => (method === 'parameters' ? [] : [(operation as unknown as { operationId: string }).operationId])),
+  );
+  t.is(new Set(ids).size, ids.length);
+  for (const id of ids) t.regex(id, /^[a-z][A-Za-z0-9]*$/);
+  t.deepEqual(buildOpenApiDocument(routes) as Document, first);
+  const named = (path: string, method: 'get' | 'put' | 'post' | 'delete') => (first.paths[path][method] as unknown as { operationId: string }).operationId;
+  t.is(named('/healthz', 'get'), 'health', 'a declared operationId is kept');
+  t.is(named('/api/shop/items/{id}', 'get'), 'getShopItemsById');
+  t.is(named('/api/project/items/{id}', 'get'), 'getProjectItemsById', 'the default mount is another operation, named by its URL');
+  t.is(named('/api/shop/items/{id}', 'delete'), 'deleteShopItemsByKey', 'named by its own parameter');
+  t.is(named('/api/shop/orders/{orderId}/lines/{line}', 'post'), 'postShopOrdersByOrderIdLinesByLine');
+});
+
+test('a file field makes the body multipart/form-data; a declared security goes into securitySchemes and the operation', async (t) => {
+  const shop = await startWithProjects(t, fixtureProjects('schemas'));
+  const document = (await (await shop.fetch('/openapi.json')).json()) as Document & { servers: unknown };
+  t.deepEqual(document.servers, [{ url: '/', description: 'The service that serves this document.' }]);
+  const upload = document.paths['/api/shop/attachments'].post;
+  t.deepEqual(Object.keys(upload.requestBody.content), ['multipart/form-data']);
+  t.like(component(document, upload.requestBody.content['multipart/form-data'].schema), { properties: { file: { type: 'string', format: 'binary' } } });
+  t.deepEqual(Object.keys(document.paths['/api/shop/orders'].post.requestBody.content), ['application/json'], 'no file field: JSON');
+  const operationIdOf = (path: string) => (document.paths[path].post as unknown as { operationId: string }).operationId;
+  t.is(operationIdOf('/api/shop/orders'), 'placeOrder', 'a declared operationId, at the project’s own mount');
+  t.is(operationIdOf('/api/project/orders'), 'projectPlaceOrder', 'and under the default mount');
+
+  const partnerKey = { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The partner key.' };
+  t.deepEqual(document.components.securitySchemes['x-api-key'], partnerKey);
+  for (const path of ['/api/shop/partner/ping', '/api/project/partner/ping']) t.deepEqual(document.paths[path].get.security, [{ 'x-api-key': [] }], path);
+  t.deepEqual(document.paths['/api/shop/partner-orders'].post.security, [{ 'x-api-key': [] }], 'one scheme, declared twice, listed once');
+  t.deepEqual(document.paths['/metrics'].get.security, [{ 'bearerAuth.metrics': [] }], 'not the system JWT: a name of its own');
+  t.like(document.components.securitySchemes['bearerAuth.metrics'], { type: 'http', scheme: 'bearer' });
+  t.deepEqual(document.paths['/api/shop/orders'].post.security, [{ bearerAuth: [] }]);
+  t.deepEqual(document.paths['/api/shop/orders'].post.responses['400'], { $ref: '#/components/responses/BadRequest' });
+  t.like(component(document, { $ref: '#/components/schemas/BadRequestError' }), { required: ['error'], properties: { errors: { type: 'array' } } });
+});
+
+test('an array of files is a file field too; several schemes are alternatives, named apart when they differ', async (t) => {
+  const files = { type: 'object', properties: { photos: { type: 'array', items: { type: 'string', format: 'binary' } } } };
+  const keyed = (security: readonly Record<string, string>[], path: string): ListedRoute => ({ ...route({ method: 'POST', path, auth: 'custom', schemas: { body: files, responses: {} } }), security });
+  const document = buildOpenApiDocument([
+    keyed([{ type: 'apiKey', in: 'header', name: 'x-key' }, { type: 'apiKey', in: 'query', name: 'key' }], '/photos'),
+    keyed([{ type: 'apiKey', in: 'header', name: 'x-key', description: 'another key' }], '/albums'),
+  ]) as Document;
+  t.is(await validationErrors(document), undefined);
+  t.deepEqual(Object.keys(document.paths['/api/shop/photos'].post.requestBody.content), ['multipart/form-data']);
+  t.deepEqual(document.paths['/api/shop/photos'].post.security, [{ 'x-key': [] }, { 'key.query': [] }]);
+  t.deepEqual(document.paths['/api/shop/albums'].post.security, [{ 'x-key.shop': [] }]);
+  t.deepEqual(Object.keys(document.components.securitySchemes).sort(), ['key.query', 'x-key', 'x-key.shop']);
 });
