@@ -99,7 +99,8 @@ for (const prefix of PREFIXES) {
     const files = [`first${tag}.txt`, `second${tag}.txt`].map((name) => ({ field: 'file', name, content: name }));
     const response = await upload(prefix, form({}, files));
     t.is(response.status, 400);
-    t.deepEqual(await response.json(), { error: 'send one file in the field "file"' });
+    const problem = { path: 'body.file', message: 'must be one file (got 2)' };
+    t.deepEqual(await response.json(), { error: `${problem.path}: ${problem.message}`, errors: [problem] });
     for (const { name } of files) t.false(existsSync(path.join(uploadDir, name)));
   });
 }

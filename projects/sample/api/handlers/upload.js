@@ -6,7 +6,8 @@ import settings from '../settings.js';
 
 /**
  * `POST /upload` (system auth): saves the multipart field `file` in the `uploadDir` setting under
- * its base name. The service already strips directories from client file names; taking the
+ * its base name. The route's body schema declares `file` as one binary field, so two files under
+ * it are refused (400) before this runs. The service already strips directories from client file names; taking the
  * base name again keeps this handler safe on its own.
  * @param {Request} req
  * @param {Response} res
@@ -14,7 +15,6 @@ import settings from '../settings.js';
 export async function upload(req, res) {
   const file = req.files?.file;
   if (!file) return res.status(400).json({ error: 'file is required (multipart field "file")' });
-  if (Array.isArray(file)) return res.status(400).json({ error: 'send one file in the field "file"' });
   const name = path.basename(file.name);
   if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
   const folder = uploadFolder();
