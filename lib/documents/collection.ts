@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { QueryResult } from 'pg';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import { statementOf, type Statement } from '../db/statement.ts';
 import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
@@ -88,7 +89,7 @@ export class Collection {
     checkedOptions('countDocuments', options, NO_OPTIONS);
     const where = compileFilter(filter, this.collectionName);
     const { database, tenant } = this.#resolveScope();
-    const { rows: [counted] } = await database.query<{ count: string }>(tenant, countStatement(tenant, [this.#inCollection, where]));
+    const { rows: [counted] } = await this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
     return Number(counted?.count ?? 0);
   }
 
@@ -136,22 +137,31 @@ export class Collection {
     const { database, tenant } = this.#resolveScope();
     const first = this.#matching(tenant, filter).select('id').orderBy('id').limit(1);
     const deleting = tenantRows(TABLE, tenant, this.#inCollection).whereIn('id', first).del();
-    const { rowCount } = await database.query(tenant, statementOf(deleting));
+    const { rowCount } = await this.#query(database, tenant, statementOf(deleting));
     return { acknowledged: true, deletedCount: rowCount ?? 0 };
   }
 
   async deleteMany(filter: Filter, options?: Record<string, never>): Promise<DeleteResult> {
     checkedOptions('deleteMany', options, NO_OPTIONS);
     const { database, tenant } = this.#resolveScope();
-    const { rowCount } = await database.query(tenant, statementOf(this.#matching(tenant, filter).del()));
+    const { rowCount } = await this.#query(database, tenant, statementOf(this.#matching(tenant, filter).del()));
     return { acknowledged: true, deletedCount: rowCount ?? 0 };
+  }
+
+  /** One statement, its errors in the store's terms (an invalid `$regex`, a duplicate key). */
+  async #query<Row extends Record<string, unknown>>(database: StoreDatabase, tenant: string, statement: Statement): Promise<QueryResult<Row>> {
+    try {
+      return await database.query<Row>(tenant, statement);
+    } catch (error) {
+      throw translateWriteError(error, this.collectionName);
+    }
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
     const where = compileFilter(filter, this.collectionName);
     const order = compileSort(sort);
     const { database, tenant } = this.#resolveScope();
-    const { rows: found } = await database.query<{ doc: Document }>(tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
+    const { rows: found } = await this.#query<{ doc: Document }>(database, tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
     return found.map((row) => row.doc);
   }
 
@@ -204,12 +214,7 @@ export class Collection {
     };
     const statement = updateStatement(tenant, plan);
     for (let attempt = 1; ; attempt++) {
-      let outcome: UpdateOutcome | undefined;
-      try {
-        ({ rows: [outcome] } = await database.query<UpdateOutcome & Record<string, unknown>>(tenant, statement));
-      } catch (error) {
-        throw translateWriteError(error, this.collectionName);
-      }
+      const { rows: [outcome] } = await this.#query<UpdateOutcome & Record<string, unknown>>(database, tenant, statement);
       if (outcome === undefined) throw new Error('an update statement answered no row');
       if (!request.upsert || outcome.matched > 0 || outcome.upserted !== null) return outcome;
       if (attempt >= UPSERT_ATTEMPTS) throw new DuplicateKeyError(`duplicate key: upsert into "${this.collectionName}" met a document with the same unique key that the filter does not match`);

@@ -129,7 +129,7 @@ test('concurrent $push and $addToSet of different values keep every one', async 
       things.updateMany({ _id: 'ticket' }, { $push: { history: index }, $addToSet: { watchers: `w${index % 10}` } }),
     ),
   );
-  const ticket = (await things.findOne({ _id: 'ticket' })) ?? {};
+  const ticket: Record<string, unknown> = (await things.findOne({ _id: 'ticket' })) ?? {};
   t.deepEqual([...(ticket.history as number[])].sort((left, right) => left - right), Array.from({ length: 30 }, (_, index) => index));
   t.deepEqual([...(ticket.watchers as string[])].sort(), Array.from({ length: 10 }, (_, index) => `w${index}`));
 });
