@@ -284,3 +284,27 @@ test('findOne takes a whole-number skip only, as find does: anything else is a c
   t.like(await people.findOne({}, { sort: { _id: 1 }, skip: 1 }), { _id: 'alan' });
   t.like(await people.findOne({}, { sort: { _id: 1 }, skip: 0 }), { _id: 'ada' });
 });
+
+test('every method names an option it does not know, rather than ignoring it', async (t) => {
+  const things = documentStore(tenantDatabase, 'acme').collection('options');
+  await things.insertOne({ _id: 'a', n: 1 });
+  const calls: Array<[string, () => Promise<unknown>, RegExp]> = [
+    ['find', async () => people.find({}, { limit: 1, batchSize: 10 } as never).toArray(), /find: unknown option "batchSize" \(it takes sort, skip, limit, projection\)/],
+    ['findOne', () => people.findOne({}, { limit: 2 } as never), /findOne: unknown option "limit" \(it takes sort, skip, projection\)/],
+    ['countDocuments', () => people.countDocuments({}, { limit: 1 } as never), /countDocuments: unknown option "limit" \(it takes none\)/],
+    ['insertOne', () => things.insertOne({ n: 2 }, { writeConcern: { w: 1 } } as never), /insertOne: unknown option "writeConcern"/],
+    ['insertMany', () => things.insertMany([{ n: 2 }], { ordered: false } as never), /insertMany: unknown option "ordered"/],
+    ['updateOne', () => things.updateOne({}, { $set: { n: 2 } }, { arrayFilters: [] } as never), /updateOne: unknown option "arrayFilters" \(it takes upsert\)/],
+    ['updateMany', () => things.updateMany({}, { $set: { n: 2 } }, { hint: 'x' } as never), /updateMany: unknown option "hint"/],
+    ['deleteOne', () => things.deleteOne({}, { collation: {} } as never), /deleteOne: unknown option "collation"/],
+    ['deleteMany', () => things.deleteMany({}, { hint: {} } as never), /deleteMany: unknown option "hint"/],
+  ];
+  for (const [name, call, message] of calls) await t.throwsAsync(call(), { instanceOf: DocumentQueryError, message }, name);
+  t.deepEqual(await things.find().toArray(), [{ _id: 'a', n: 1 }]);
+});
+
+test('find takes the cursor’s options in its second argument, as the driver does', async (t) => {
+  const page = await people.find({ tags: 'math' }, { sort: { age: -1 }, limit: 1, projection: { name: 1 } }).toArray();
+  t.deepEqual(page, [{ _id: 'alan', name: 'Alan' }]);
+  t.deepEqual((await people.find({}, { sort: { _id: 1 }, skip: 3 }).toArray()).map((document) => document._id), ['linus']);
+});
