@@ -40,18 +40,23 @@ export interface UpdateOutcome {
 export function updateStatement(tenant: string, plan: UpdatePlan): Statement {
   const matched = plan.matching.clone().select('id', 'doc').orderByRaw(plan.order.sql, plan.order.bindings).forUpdate();
   if (plan.limit !== undefined) matched.limit(plan.limit);
+  // The new document is computed by the UPDATE itself, on the version it writes (the one
+  // `matched` locked), and the rows are found by primary key from an array: a join with
+  // `matched` was planned as a nested loop of sequential scans on a table not yet analysed
+  // (20 000 rows took minutes).
+  const applied = sql.raw('documents_apply_update(doc, ?::jsonb)', [plan.operations]);
   const writing = tenantRows(DOCUMENTS, tenant, plan.inCollection)
-    .whereRaw('id in (select id from changed where after <> before)')
-    .update({ doc: sql.raw('(select after from changed where changed.id = ??.id)', [DOCUMENTS]) })
-    .returning('id');
+    .whereRaw('id = any(array(select id from matched))')
+    .whereRaw('? <> doc', [applied])
+    .update({ doc: applied })
+    .returning('doc');
   const parts: Array<[string, unknown[]]> = [
     ['with matched as (?)', [matched]],
-    ['changed as (select id, doc as before, documents_apply_update(doc, ?::jsonb) as after from matched)', [plan.operations]],
     ['updated as (?)', [writing]],
   ];
   if (plan.upsert !== undefined) parts.push(['inserted as (?)', [insertion(tenant, plan.upsert, plan.operations)]]);
-  const before = plan.returnDocuments ? '(select before from changed)' : 'null::jsonb';
-  const after = plan.returnDocuments ? '(select after from changed)' : 'null::jsonb';
+  const before = plan.returnDocuments ? '(select doc from matched)' : 'null::jsonb';
+  const after = plan.returnDocuments ? 'coalesce((select doc from updated), (select doc from matched))' : 'null::jsonb';
   const upserted = plan.upsert === undefined ? 'null::jsonb' : '(select doc from inserted)';
   const counts = '(select count(*) from matched)::int as matched, (select count(*) from updated)::int as modified';
   const text = `${parts.map(([part]) => part).join(', ')} select ${counts}, ${before} as before, ${after} as after, ${upserted} as upserted`;
