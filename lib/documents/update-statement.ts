@@ -71,8 +71,11 @@ export function updateStatement(tenant: string, plan: UpdatePlan): Statement {
  */
 function insertion(tenant: string, { collection, document }: { collection: string; document: Document }, operations: string): Knex.Raw {
   return sql.raw(
-    "insert into ?? (tenant, collection, id, doc) select ?, ?, upserted.doc->>'_id', upserted.doc from (select documents_apply_update(?::jsonb, ?::jsonb) as doc) as upserted " +
-      'where not exists (select from matched) on conflict do nothing returning doc',
+    // The CASE, not only the WHERE, keeps the update from being applied to the new document
+    // when a row matched: applied to the filter's fields it could be refused ($push to a string).
+    "insert into ?? (tenant, collection, id, doc) select ?, ?, upserted.doc->>'_id', upserted.doc " +
+      'from (select case when not exists (select from matched) then documents_apply_update(?::jsonb, ?::jsonb) end as doc) as upserted ' +
+      'where upserted.doc is not null on conflict do nothing returning doc',
     [DOCUMENTS, tenant, collection, JSON.stringify(document), operations],
   );
 }

@@ -62,6 +62,14 @@ test('an upsert whose update cannot apply to the new document is an error, and i
   t.is(await things.countDocuments(), 0);
 });
 
+test('when a document matches, the new document an upsert would insert is never computed', async (t) => {
+  const things = fresh();
+  await things.insertOne({ _id: 'a', tags: ['x'] });
+  // Applied to the filter's {tags: 'x'}, $push would be refused: it applies to the match instead.
+  t.like(await things.updateOne({ tags: 'x' }, { $push: { tags: 'y' } }, { upsert: true }), { matchedCount: 1, modifiedCount: 1, upsertedCount: 0 });
+  t.deepEqual(await things.find().toArray(), [{ _id: 'a', tags: ['x', 'y'] }]);
+});
+
 test('an upsert is an insert of the request’s tenant, and never matches another tenant’s document', async (t) => {
   const acme = fresh('acme');
   const globex = documentStore(database.tenantDatabase, 'globex').collection(acme.collectionName);
