@@ -115,3 +115,12 @@ test('options are checked: an unknown one is an error naming it (upsert was once
   await t.throwsAsync(things.updateMany({}, { $set: { n: 1 } }, 'upsert' as never), { instanceOf: DocumentQueryError, message: /options must be a plain object/ });
   t.deepEqual(await things.find().toArray(), [{ _id: 'a' }]);
 });
+
+test('concurrent upserts on a unique key other than _id (an account’s username): one inserts, the others update it', async (t) => {
+  counter += 1;
+  const accounts = documentStore(database.tenantDatabase, 'acme').collection('accounts');
+  const username = `racer-${counter}`;
+  const results = await Promise.all(Array.from({ length: 10 }, () => accounts.updateOne({ username }, { $inc: { logins: 1 } }, { upsert: true })));
+  t.is(results.filter((result) => result.upsertedCount === 1).length, 1);
+  t.deepEqual((await accounts.find({ username }).toArray()).map(({ logins }) => logins), [10]);
+});
