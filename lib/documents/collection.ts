@@ -1,27 +1,44 @@
 import type { Knex } from 'knex';
+import type { QueryResult } from 'pg';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
-import { sql, statementOf, type Statement } from '../db/statement.ts';
+import { statementOf, type Statement } from '../db/statement.ts';
 import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
-import { DocumentQueryError, translateWriteError } from './errors.ts';
+import { DocumentQueryError, DuplicateKeyError, translateWriteError } from './errors.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
-import type { DeleteResult, Document, Filter, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateResult, UpdateSpec } from './types.ts';
-import { applyUpdate, compileUpdate, documentChanged } from './update.ts';
+import type { DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
+import { compileUpdate, operationsJson, type CompiledUpdate } from './update.ts';
+import { updateStatement, type UpdateOutcome, type UpdatePlan } from './update-statement.ts';
+import { upsertSeed } from './upsert.ts';
+import { booleanOption, checkedOptions } from './options.ts';
+import type { TenantDatabase } from '../db/tenant-database.ts';
 import { isPlainObject } from '../values/json.ts';
 import { isStorableText } from '../values/storable-text.ts';
 import { toStorableValue } from './values.ts';
 
+/** What runs a collection's statements: the tenant database, or one transaction's connection (transaction.ts). */
+export type StoreDatabase = Pick<TenantDatabase, 'query' | 'transaction'>;
+
 /** The database and tenant one operation runs against. */
-export type StoreScope = TenantScope;
+export type StoreScope = Omit<TenantScope, 'database'> & { readonly database: StoreDatabase };
 
 export interface FindOneOptions {
   sort?: SortSpec;
   skip?: number;
   projection?: ProjectionSpec;
 }
+
+const FIND_ONE_OPTIONS: Array<keyof FindOneOptions> = ['sort', 'skip', 'projection'];
+const FIND_OPTIONS: Array<keyof FindOptions> = ['sort', 'skip', 'limit', 'projection'];
+const UPDATE_OPTIONS: Array<keyof UpdateOptions> = ['upsert'];
+const FIND_ONE_AND_UPDATE_OPTIONS: Array<keyof FindOneAndUpdateOptions> = ['returnDocument', 'upsert', 'sort', 'projection'];
+const NO_OPTIONS: never[] = [];
+
+/** How often an upsert that lost a race for a unique key runs again, now as an update. */
+const UPSERT_ATTEMPTS = 2;
 
 const MAX_NAME_LENGTH = 128;
 
@@ -48,63 +65,103 @@ export class Collection {
     return tenantRows(TABLE, tenant, this.#inCollection, compileFilter(filter, this.collectionName));
   }
 
-  find(filter: Filter = {}): FindCursor {
-    return new FindCursor((query) => this.#select(filter, query));
+  /** `options` are the cursor's (`sort`, `skip`, `limit`, `projection`), as the driver takes them too. */
+  find(filter: Filter = {}, options?: FindOptions): FindCursor {
+    const { sort, skip, limit, projection } = checkedOptions<FindOptions>('find', options, FIND_OPTIONS);
+    const cursor = new FindCursor((query) => this.#select(filter, query));
+    if (sort !== undefined) cursor.sort(sort);
+    if (skip !== undefined) cursor.skip(skip);
+    if (limit !== undefined) cursor.limit(limit);
+    return projection === undefined ? cursor : (cursor.project(projection) as unknown as FindCursor);
   }
 
-  async findOne(filter: Filter = {}, options: FindOneOptions = {}): Promise<Document | null> {
-    const skip = options.skip === undefined || options.skip === 0 ? undefined : wholeNumber('skip', options.skip);
+  async findOne(filter: Filter = {}, options?: FindOneOptions): Promise<Document | null> {
+    const { sort, skip: given, projection } = checkedOptions<FindOneOptions>('findOne', options, FIND_ONE_OPTIONS);
+    const skip = given === undefined || given === 0 ? undefined : wholeNumber('skip', given);
     // Checked before the query, as find's cursor does: a bad projection fails whether or not a document matches.
-    const projector = compileProjection(options.projection);
-    const [document] = await this.#select(filter, { sort: options.sort, skip, limit: 1 });
+    const projector = compileProjection(projection);
+    const [document] = await this.#select(filter, { sort, skip, limit: 1 });
     if (document === undefined) return null;
     return projector ? (projector(document) as Document) : document;
   }
 
-  async countDocuments(filter: Filter = {}): Promise<number> {
+  async countDocuments(filter: Filter = {}, options?: Record<string, never>): Promise<number> {
+    checkedOptions('countDocuments', options, NO_OPTIONS);
     const where = compileFilter(filter, this.collectionName);
     const { database, tenant } = this.#resolveScope();
-    const { rows: [counted] } = await database.query<{ count: string }>(tenant, countStatement(tenant, [this.#inCollection, where]));
+    const { rows: [counted] } = await this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
     return Number(counted?.count ?? 0);
   }
 
-  async insertOne(document: Record<string, unknown>): Promise<InsertOneResult> {
+  async insertOne(document: Record<string, unknown>, options?: Record<string, never>): Promise<InsertOneResult> {
+    checkedOptions('insertOne', options, NO_OPTIONS);
     const { insertedIds } = await this.#insert([document]);
     return { acknowledged: true, insertedId: insertedIds[0] as string };
   }
 
-  async insertMany(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
+  async insertMany(documents: Array<Record<string, unknown>>, options?: Record<string, never>): Promise<InsertManyResult> {
+    checkedOptions('insertMany', options, NO_OPTIONS);
     if (!Array.isArray(documents) || documents.length === 0) throw new DocumentQueryError('insertMany needs a non-empty array of documents');
     return this.#insert(documents);
   }
 
-  updateOne(filter: Filter, update: UpdateSpec): Promise<UpdateResult> {
-    return this.#update(filter, update, 1);
+  /** Updates the first matching document (by `_id`); `{upsert: true}` inserts one when none matches. */
+  updateOne(filter: Filter, update: UpdateSpec, options?: UpdateOptions): Promise<UpdateResult> {
+    return this.#updateWithResult('updateOne', filter, update, options, 1);
   }
 
-  updateMany(filter: Filter, update: UpdateSpec): Promise<UpdateResult> {
-    return this.#update(filter, update, undefined);
+  updateMany(filter: Filter, update: UpdateSpec, options?: UpdateOptions): Promise<UpdateResult> {
+    return this.#updateWithResult('updateMany', filter, update, options, undefined);
   }
 
-  async deleteOne(filter: Filter): Promise<DeleteResult> {
+  /**
+   * Updates the first matching document (in `sort` order, else by `_id`) and returns it as it
+   * was (`returnDocument: 'before'`, the default) or became (`'after'`), or null when none
+   * matched: one statement, so two concurrent callers never get the same document when the
+   * update makes it stop matching (an atomic claim).
+   */
+  async findOneAndUpdate(filter: Filter, update: UpdateSpec, options?: FindOneAndUpdateOptions): Promise<Document | null> {
+    const method = 'findOneAndUpdate';
+    const given = checkedOptions<FindOneAndUpdateOptions>(method, options, FIND_ONE_AND_UPDATE_OPTIONS);
+    const returnDocument = given.returnDocument ?? 'before';
+    if (returnDocument !== 'before' && returnDocument !== 'after') throw new DocumentQueryError(`${method}: option "returnDocument" must be "before" or "after"`);
+    const projector = compileProjection(given.projection);
+    const outcome = await this.#update(filter, update, { limit: 1, sort: given.sort, upsert: booleanOption(method, 'upsert', given.upsert), returnDocuments: true });
+    const document = returnDocument === 'before' ? outcome.before : (outcome.after ?? outcome.upserted);
+    if (document === null) return null;
+    return projector ? (projector(document) as Document) : document;
+  }
+
+  async deleteOne(filter: Filter, options?: Record<string, never>): Promise<DeleteResult> {
+    checkedOptions('deleteOne', options, NO_OPTIONS);
     const { database, tenant } = this.#resolveScope();
     const first = this.#matching(tenant, filter).select('id').orderBy('id').limit(1);
     const deleting = tenantRows(TABLE, tenant, this.#inCollection).whereIn('id', first).del();
-    const { rowCount } = await database.query(tenant, statementOf(deleting));
+    const { rowCount } = await this.#query(database, tenant, statementOf(deleting));
     return { acknowledged: true, deletedCount: rowCount ?? 0 };
   }
 
-  async deleteMany(filter: Filter): Promise<DeleteResult> {
+  async deleteMany(filter: Filter, options?: Record<string, never>): Promise<DeleteResult> {
+    checkedOptions('deleteMany', options, NO_OPTIONS);
     const { database, tenant } = this.#resolveScope();
-    const { rowCount } = await database.query(tenant, statementOf(this.#matching(tenant, filter).del()));
+    const { rowCount } = await this.#query(database, tenant, statementOf(this.#matching(tenant, filter).del()));
     return { acknowledged: true, deletedCount: rowCount ?? 0 };
+  }
+
+  /** One statement, its errors in the store's terms (an invalid `$regex`, a duplicate key). */
+  async #query<Row extends Record<string, unknown>>(database: StoreDatabase, tenant: string, statement: Statement): Promise<QueryResult<Row>> {
+    try {
+      return await database.query<Row>(tenant, statement);
+    } catch (error) {
+      throw translateWriteError(error, this.collectionName);
+    }
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
     const where = compileFilter(filter, this.collectionName);
     const order = compileSort(sort);
     const { database, tenant } = this.#resolveScope();
-    const { rows: found } = await database.query<{ doc: Document }>(tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
+    const { rows: found } = await this.#query<{ doc: Document }>(database, tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
     return found.map((row) => row.doc);
   }
 
@@ -129,29 +186,47 @@ export class Collection {
     return { acknowledged: true, insertedCount: prepared.length, insertedIds: Object.fromEntries(prepared.map((document, index) => [index, document._id])) };
   }
 
-  /** Reads the matching rows under lock, applies the update, and writes back only real changes. */
-  async #update(filter: Filter, update: UpdateSpec, limit: number | undefined): Promise<UpdateResult> {
+  async #updateWithResult(method: string, filter: Filter, update: UpdateSpec, options: UpdateOptions | undefined, limit: number | undefined): Promise<UpdateResult> {
+    const { upsert } = checkedOptions<UpdateOptions>(method, options, UPDATE_OPTIONS);
+    const outcome = await this.#update(filter, update, { limit, sort: undefined, upsert: booleanOption(method, 'upsert', upsert), returnDocuments: false });
+    if (outcome.upserted !== null) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: outcome.upserted._id };
+    return { acknowledged: true, matchedCount: outcome.matched, modifiedCount: outcome.modified, upsertedCount: 0, upsertedId: null };
+  }
+
+  /**
+   * One statement (update-statement.ts). An upsert whose insert met a concurrent one of the same
+   * unique key (`_id`, or an index's) inserted nothing: it runs again, and now updates that
+   * document, as MongoDB retries such an upsert; if it still neither matches nor inserts, the
+   * key belongs to a document the filter does not match, and that is a duplicate key.
+   */
+  async #update(filter: Filter, update: UpdateSpec, request: { limit: number | undefined; sort: SortSpec | undefined; upsert: boolean; returnDocuments: boolean }): Promise<UpdateOutcome> {
     const compiled = compileUpdate(update);
-    const { database, tenant, stillWanted } = this.#resolveScope();
-    const locking = this.#matching(tenant, filter).select('id', 'doc').orderBy('id').forUpdate();
-    if (limit !== undefined) locking.limit(limit);
-    try {
-      return await database.transaction(tenant, async (run) => {
-        const { rows } = (await run(statementOf(locking))) as { rows: Array<{ id: string; doc: Document }> };
-        const changed = rows.map((row) => ({ before: row.doc, after: applyUpdate(row.doc, compiled) })).filter(({ before, after }) => documentChanged(before, after));
-        if (changed.length > 0) {
-          const byId = JSON.stringify(Object.fromEntries(changed.map(({ after }) => [after._id, after])));
-          const writing = tenantRows(TABLE, tenant, this.#inCollection)
-            .whereRaw('id = any(?::text[])', [changed.map(({ after }) => after._id)])
-            .update({ doc: sql.raw('?::jsonb -> id', [byId]) });
-          await run(statementOf(writing));
-        }
-        return { acknowledged: true, matchedCount: rows.length, modifiedCount: changed.length, upsertedCount: 0, upsertedId: null };
-      }, stillWanted);
-    } catch (error) {
-      throw translateWriteError(error, this.collectionName);
+    const order = compileSort(request.sort);
+    const { database, tenant } = this.#resolveScope();
+    const plan: UpdatePlan = {
+      matching: this.#matching(tenant, filter),
+      inCollection: this.#inCollection,
+      order,
+      limit: request.limit,
+      operations: operationsJson(compiled),
+      upsert: request.upsert ? { collection: this.collectionName, document: upsertDocument(filter, compiled) } : undefined,
+      returnDocuments: request.returnDocuments,
+    };
+    const statement = updateStatement(tenant, plan);
+    for (let attempt = 1; ; attempt++) {
+      const { rows: [outcome] } = await this.#query<UpdateOutcome & Record<string, unknown>>(database, tenant, statement);
+      if (outcome === undefined) throw new Error('an update statement answered no row');
+      if (!request.upsert || outcome.matched > 0 || outcome.upserted !== null) return outcome;
+      if (attempt >= UPSERT_ATTEMPTS) throw new DuplicateKeyError(`duplicate key: upsert into "${this.collectionName}" met a document with the same unique key that the filter does not match`);
     }
   }
+}
+
+/** The document an upsert inserts, before its update: the filter's equalities and an `_id`. */
+function upsertDocument(filter: Filter, compiled: CompiledUpdate): Document {
+  const seed = upsertSeed(filter);
+  if (seed._id === undefined && compiled.setsId !== undefined) seed._id = compiled.setsId;
+  return toStoredDocument(seed);
 }
 
 /** A plain JSON copy of `document` with a string `_id` (generated when absent). */

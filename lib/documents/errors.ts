@@ -13,14 +13,23 @@ export class DuplicateKeyError extends Error {
 }
 
 const UNIQUE_VIOLATION = '23505';
+/** Raised by the update functions (migration `..._document_update_operators`): a value of the wrong type, named by its path. */
+const UPDATE_REFUSED = 'SPD01';
+/** A `$regex` pattern PostgreSQL cannot compile: known only once the statement runs. */
+const INVALID_REGULAR_EXPRESSION = '2201B';
 const KEY_NAMES: Record<string, string> = {
   documents_pkey: '_id',
   documents_accounts_username: 'username',
 };
 
-/** Turns PostgreSQL's unique violation into a DuplicateKeyError; other errors pass unchanged. */
+/**
+ * Turns PostgreSQL's unique violation into a DuplicateKeyError, and an update refused for a
+ * value's type or an invalid `$regex` into a DocumentQueryError; other errors pass unchanged.
+ */
 export function translateWriteError(error: unknown, collection: string): unknown {
-  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  const { code, constraint, message } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
+  if (code === UPDATE_REFUSED) return new DocumentQueryError(String(message));
+  if (code === INVALID_REGULAR_EXPRESSION) return new DocumentQueryError(`$regex: ${String(message)} (patterns are PostgreSQL's regular expressions, POSIX ARE)`);
   if (code !== UNIQUE_VIOLATION) return error;
   const key = typeof constraint === 'string' ? (KEY_NAMES[constraint] ?? constraint) : 'key';
   return new DuplicateKeyError(`duplicate key: a document of "${collection}" with this ${key} exists`);

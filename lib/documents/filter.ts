@@ -4,6 +4,7 @@ import type { Filter, SqlFragment } from './types.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { isScalar, jsonPathLiteral, toJsonValue, type Scalar } from './values.ts';
+import { regexMatches } from './regex.ts';
 
 /**
  * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
@@ -40,7 +41,7 @@ function compileEntry(key: string, value: unknown, collection: string): SqlFragm
   if (key === '$or') return any(subFilters(key, value).map((filter) => compileConditions(filter, collection)));
   const path = parsePath(key, 'filter');
   if (!isOperatorObject(value, key)) return equals(path, value, collection);
-  return all(Object.entries(value).map(([operator, operand]) => compileOperator(path, operator, operand, collection)));
+  return all(Object.entries(value).map(([operator, operand]) => compileOperator(path, operator, operand, collection, value)));
 }
 
 function subFilters(operator: string, value: unknown): Filter[] {
@@ -57,8 +58,13 @@ function isOperatorObject(value: unknown, key: string): value is Record<string, 
   return operators > 0;
 }
 
-function compileOperator(path: FieldPath, operator: string, operand: unknown, collection: string): SqlFragment {
+function compileOperator(path: FieldPath, operator: string, operand: unknown, collection: string, siblings: Record<string, unknown>): SqlFragment {
   switch (operator) {
+    case '$regex':
+      return regexMatches(path, operand, siblings.$options);
+    case '$options':
+      if (!Object.hasOwn(siblings, '$regex')) throw new DocumentQueryError('$options needs a $regex beside it');
+      return TRUE;
     case '$eq':
       return equals(path, operand, collection);
     case '$ne':

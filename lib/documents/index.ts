@@ -1,22 +1,30 @@
 import { requestScope } from '../tenancy/scope.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { Collection, type StoreScope } from './collection.ts';
+import { refuseInsideTransaction, runTransaction, type TransactionStore } from './transaction.ts';
 
 export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';
 export { FindCursor } from './cursor.ts';
 export { DocumentQueryError, DuplicateKeyError } from './errors.ts';
 export type * from './types.ts';
+export type { TransactionStore } from './transaction.ts';
 
 /** Collections of one tenant's documents (SPEC §9). */
 export interface DocumentStore {
   collection(name: string): Collection;
+  /**
+   * Runs `handler` in one transaction: `tx.collection(name)` has the same API, and everything
+   * done through it commits together when the handler resolves, or not at all when it throws
+   * (the error is rethrown). Resolves to what the handler resolves to.
+   */
+  transaction<Result>(handler: (tx: TransactionStore) => Promise<Result>): Promise<Result>;
 }
 
 /** The store of an explicitly named tenant: for the CLI, start-up code and tests. */
 export function documentStore(database: TenantDatabase, tenant: string): DocumentStore {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('documentStore needs a tenant');
   const scope: StoreScope = Object.freeze({ database, tenant, stillWanted: () => true });
-  return Object.freeze({ collection: (name: string) => new Collection(name, () => scope) });
+  return storeOver(() => scope);
 }
 
 /** The scope of the request being served; the error outside one says what to use instead. */
@@ -24,8 +32,20 @@ function currentRequestScope(): StoreScope {
   return requestScope('db', ' (outside requests, use documentStore(database, tenant))');
 }
 
+/** A store whose scope is resolved at each operation; inside a transaction's handler, only its tx may be used. */
+function storeOver(resolveScope: () => StoreScope): DocumentStore {
+  const outsideTransaction = () => {
+    refuseInsideTransaction('db.collection');
+    return resolveScope();
+  };
+  return Object.freeze({
+    collection: (name: string) => new Collection(name, outsideTransaction),
+    transaction: async <Result>(handler: (tx: TransactionStore) => Promise<Result>) => runTransaction(resolveScope(), handler),
+  });
+}
+
 /**
  * The facility route handlers import: each operation runs against the tenant of the request
  * being served (SPEC §4.2), and fails outside one.
  */
-export const db: DocumentStore = Object.freeze({ collection: (name: string) => new Collection(name, currentRequestScope) });
+export const db: DocumentStore = storeOver(currentRequestScope);

@@ -28,6 +28,8 @@ export function compileProjection(spec: unknown): Projector | undefined {
 function flagValue(name: string, flag: unknown): boolean {
   if (flag === 1 || flag === true) return true;
   if (flag === 0 || flag === false) return false;
+  const operator = isPlainObject(flag) ? Object.keys(flag).find((key) => key.startsWith('$')) : undefined;
+  if (operator !== undefined) throw new DocumentQueryError(`projection of "${name}": unknown operator "${operator}" (a projection takes 1 or 0)`);
   throw new DocumentQueryError(`projection of "${name}" must be 1 or 0`);
 }
 

@@ -1,62 +1,116 @@
-import { isDeepStrictEqual } from 'node:util';
 import { DocumentQueryError } from './errors.ts';
-import { parsePath, setAt, unsetAt, type FieldPath } from './paths.ts';
-import type { Document } from './types.ts';
+import { parsePath, type FieldPath } from './paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { toStorableValue } from './values.ts';
 
-interface CompiledUpdate {
-  sets: Array<{ path: FieldPath; value: Json }>;
-  unsets: FieldPath[];
+/**
+ * One step of an update as PostgreSQL applies it (`documents_apply_update`, migration
+ * `..._document_update_operators`): the path as an array of keys, and a JSON value.
+ */
+export interface UpdateOperation {
+  readonly op: 'set' | 'unset' | 'inc' | 'push' | 'addToSet' | 'pull' | 'keepId';
+  readonly path: FieldPath;
+  readonly value?: Json;
 }
 
-/** Checks an update (`$set` and `$unset` only) once, before any row is touched. */
+/** A checked update: its operations, applied in order by one statement. */
+export interface CompiledUpdate {
+  readonly operations: readonly UpdateOperation[];
+  /** `$set: {_id}`: the one `_id` an upsert's new document may take from the update. */
+  readonly setsId: string | undefined;
+}
+
+type OperatorCompiler = (path: FieldPath, value: unknown, name: string) => UpdateOperation;
+
+const OPERATORS: Readonly<Record<string, OperatorCompiler>> = {
+  $set: (path, value, name) => ({ op: 'set', path, value: toStorableValue(value, `$set "${name}"`) }),
+  $unset: (path) => ({ op: 'unset', path }),
+  $inc: (path, value, name) => ({ op: 'inc', path, value: increment(value, name) }),
+  $push: (path, value, name) => ({ op: 'push', path, value: eachValue('$push', value, name) }),
+  $addToSet: (path, value, name) => ({ op: 'addToSet', path, value: eachValue('$addToSet', value, name) }),
+  $pull: (path, value, name) => ({ op: 'pull', path, value: pulledValues(value, name) }),
+};
+
+/** The operator names, for errors and the guide. */
+export const UPDATE_OPERATORS = Object.keys(OPERATORS);
+
+/** Checks an update once, before any row is touched: unknown operators and bad operands are errors. */
 export function compileUpdate(update: unknown): CompiledUpdate {
   if (!isPlainObject(update)) throw new DocumentQueryError('an update must be a plain object');
-  const compiled: CompiledUpdate = { sets: [], unsets: [] };
+  const operations: UpdateOperation[] = [];
+  let setsId: string | undefined;
   for (const [operator, fields] of Object.entries(update)) {
-    if (operator !== '$set' && operator !== '$unset') {
-      const kind = operator.startsWith('$') ? `unknown update operator "${operator}"` : `"${operator}" is not an update operator (use $set)`;
+    const compile = Object.hasOwn(OPERATORS, operator) ? OPERATORS[operator] : undefined;
+    if (compile === undefined) {
+      const kind = operator.startsWith('$') ? `unknown update operator "${operator}" (known: ${UPDATE_OPERATORS.join(' ')})` : `"${operator}" is not an update operator (use $set)`;
       throw new DocumentQueryError(kind);
     }
     if (!isPlainObject(fields)) throw new DocumentQueryError(`${operator} needs an object of fields`);
     for (const [name, value] of Object.entries(fields)) {
-      const path = parsePath(name, operator);
-      if (operator === '$set') compiled.sets.push({ path, value: toStorableValue(value, `$set "${name}"`) });
-      else compiled.unsets.push(path);
+      const operation = compile(parsePath(name, operator), value, name);
+      if (operation.path[0] === '_id') {
+        setsId = idOperation(operator, operation);
+        operations.push({ op: 'keepId', path: operation.path, value: setsId });
+      } else operations.push(operation);
     }
   }
-  if (compiled.sets.length + compiled.unsets.length === 0) throw new DocumentQueryError('an update needs $set or $unset with at least one field');
-  rejectConflicts(compiled);
-  return compiled;
+  if (operations.length === 0) throw new DocumentQueryError(`an update needs an operator (${UPDATE_OPERATORS.join(' ')}) with at least one field`);
+  rejectConflicts(operations);
+  return { operations, setsId };
 }
 
-/** Two operations on one path, or on a path and its parent, have no defined order. */
-function rejectConflicts({ sets, unsets }: CompiledUpdate): void {
-  const paths = [...sets.map((set) => set.path), ...unsets].map((path) => path.join('.'));
+/** `_id` never changes: only `$set` of the value it already has is allowed (MongoDB's rule). */
+function idOperation(operator: string, { op, path, value }: UpdateOperation): string {
+  if (op === 'unset') throw new DocumentQueryError('_id cannot be removed');
+  if (op !== 'set' || path.length !== 1 || typeof value !== 'string') throw new DocumentQueryError(`_id cannot be changed (by ${operator})`);
+  return value;
+}
+
+function increment(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new DocumentQueryError(`$inc "${name}" needs a finite number, got ${describe(value)}`);
+  return value;
+}
+
+/** `$push`/`$addToSet` take a value, or `{$each: [values]}`: the values to add, as one JSON array. */
+function eachValue(operator: string, value: unknown, name: string): Json {
+  const modifiers = dollarKeys(value);
+  if (modifiers.length === 0) return [toStorableValue(value, `${operator} "${name}"`)];
+  const unknown = modifiers.find((key) => key !== '$each');
+  if (unknown !== undefined) throw new DocumentQueryError(`${operator} "${name}": unknown modifier "${unknown}" (only $each is supported)`);
+  const each = (value as Record<string, unknown>).$each;
+  if (Object.keys(value as object).length !== 1 || !Array.isArray(each)) throw new DocumentQueryError(`${operator} "${name}": $each needs an array, and nothing beside it`);
+  return toStorableValue(each, `${operator} "${name}"`);
+}
+
+/** `$pull` removes the elements equal to a value, or to any value of `{$in: [values]}`. */
+function pulledValues(value: unknown, name: string): Json {
+  const conditions = dollarKeys(value);
+  if (conditions.length === 0) return [toStorableValue(value, `$pull "${name}"`)];
+  const unknown = conditions.find((key) => key !== '$in');
+  if (unknown !== undefined) throw new DocumentQueryError(`$pull "${name}": unknown operator "${unknown}" ($pull removes by equality, or $in)`);
+  const list = (value as Record<string, unknown>).$in;
+  if (Object.keys(value as object).length !== 1 || !Array.isArray(list)) throw new DocumentQueryError(`$pull "${name}": $in needs an array, and nothing beside it`);
+  return toStorableValue(list, `$pull "${name}"`);
+}
+
+function dollarKeys(value: unknown): string[] {
+  return isPlainObject(value) ? Object.keys(value).filter((key) => key.startsWith('$')) : [];
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : typeof value;
+}
+
+/** Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses them too). */
+function rejectConflicts(operations: readonly UpdateOperation[]): void {
+  const paths = operations.map((operation) => operation.path.join('.'));
   for (const [index, path] of paths.entries()) {
     const clash = paths.find((other, otherIndex) => otherIndex !== index && (other === path || other.startsWith(`${path}.`)));
     if (clash !== undefined) throw new DocumentQueryError(`update paths "${path}" and "${clash}" conflict`);
   }
 }
 
-/** The document after the update; `_id` cannot change. */
-export function applyUpdate(document: Document, { sets, unsets }: CompiledUpdate): Document {
-  const updated = structuredClone(document);
-  for (const { path, value } of sets) {
-    if (path[0] === '_id') {
-      if (path.length === 1 && value === document._id) continue;
-      throw new DocumentQueryError('_id cannot be changed');
-    }
-    setAt(updated, path, value);
-  }
-  for (const path of unsets) {
-    if (path[0] === '_id') throw new DocumentQueryError('_id cannot be removed');
-    unsetAt(updated, path);
-  }
-  return updated;
-}
-
-export function documentChanged(before: Document, after: Document): boolean {
-  return !isDeepStrictEqual(before, after);
+/** The operations as the one bound value the statement passes to `documents_apply_update`. */
+export function operationsJson({ operations }: CompiledUpdate): string {
+  return JSON.stringify(operations.map(({ op, path, value }) => ({ op, path, value: value ?? null })));
 }

@@ -50,6 +50,9 @@ const fieldCondition: fc.Arbitrary<unknown> = fc.oneof(
   fc.boolean().map((flag) => ({ $exists: flag })),
   fc.tuple(comparison, comparison).map(([low, high]) => ({ ...low, ...high })),
   fc.constant({ $exists: true, $ne: null }),
+  fc.record({ pattern: fc.constantFrom('^a', 'a', '.', '^$', 'b|1', '[0-9]', '^(al|be)'), insensitive: fc.boolean() }).map(({ pattern, insensitive }) =>
+    insensitive ? { $regex: pattern, $options: 'i' } : { $regex: pattern },
+  ),
 );
 
 /** Always true (or always false) whatever the row: the shapes that widened a query before the fix. */
@@ -83,7 +86,7 @@ export function filterOf(depth: number): fc.Arbitrary<Record<string, unknown>> {
 /** Any filter of the grammar, `$and`/`$or` nested to depth 4, and sometimes a malformed one. */
 export const filter: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 20, arbitrary: filterOf(4) },
-  { weight: 1, arbitrary: fc.constantFrom({ $where: 'true' }, { a: { $regex: '.' } }, { $or: [] }, { a: { $in: 'x' } }, { a: { $gt: [1] } }, { 'a..b': 1 }, { a: { $eq: 1, b: 2 } }) },
+  { weight: 1, arbitrary: fc.constantFrom({ $where: 'true' }, { a: { $regex: '.', $options: 'g' } }, { a: { $regex: '(' } }, { $or: [] }, { a: { $in: 'x' } }, { a: { $gt: [1] } }, { 'a..b': 1 }, { a: { $eq: 1, b: 2 } }) },
 );
 
 const direction = fc.constantFrom(1, -1);
@@ -99,11 +102,24 @@ export const findOptions = fc.record({
   ),
 });
 
+/** `{$each: [...]}` or a single value, for `$push` and `$addToSet`. */
+const added = fc.oneof(value, fc.array(value, { maxLength: 3 }).map((each) => ({ $each: each })));
+
+/** The other update operators, on fields documents hold (so types sometimes clash: an error in both worlds alike). */
+const moreOperators = fc.oneof(
+  fc.dictionary(fc.constantFrom('n', 'count', 'a.b'), fc.constantFrom(1, -1, 2.5), { minKeys: 1, maxKeys: 2 }).map((fields) => ({ $inc: fields })),
+  fc.dictionary(fc.constantFrom('tags', 'log'), added, { minKeys: 1, maxKeys: 1 }).map((fields) => ({ $push: fields })),
+  fc.dictionary(fc.constantFrom('tags', 'log'), added, { minKeys: 1, maxKeys: 1 }).map((fields) => ({ $addToSet: fields })),
+  fc.dictionary(fc.constantFrom('tags', 'log'), fc.oneof(scalar, fc.array(scalar, { maxLength: 2 }).map((values) => ({ $in: values }))), { minKeys: 1, maxKeys: 1 }).map((fields) => ({ $pull: fields })),
+);
+
 /** An update: `$set` of a marker (so that every matched row changes) and sometimes more. */
 export const update = fc.record({
   set: fc.dictionary(fc.constantFrom('b', 'n', 'a.c', 'touched'), value, { maxKeys: 2 }),
   unset: fc.option(fc.constantFrom('tags', 'x', 'username'), { nil: undefined }),
-}).map(({ set, unset }) => ({
+  more: fc.option(moreOperators, { nil: undefined }),
+}).map(({ set, unset, more }) => ({
   $set: { ...set, marker: 'updated' },
   ...(unset === undefined || unset in set ? {} : { $unset: { [unset]: '' } }),
+  ...more,
 }));

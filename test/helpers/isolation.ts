@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { documentStore, type Collection } from '../../lib/documents/index.ts';
+import { documentStore, type Collection, type DocumentStore, type Filter, type UpdateSpec } from '../../lib/documents/index.ts';
 import { collectionDocuments, filter, findOptions, update } from './filters.ts';
 import { migratedDatabase, type MigratedDatabase, type TenantDatabaseRoute } from './database.ts';
 
@@ -32,7 +32,12 @@ export interface IsolationCase {
   betaOthers: Documents;
   filter: unknown;
   options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 0 | 1> };
-  update: { $set: Record<string, unknown>; $unset?: Record<string, unknown> };
+  update: UpdateSpec;
+  /** The `_id` an upsert takes: one both tenants may hold, or a new one. */
+  upsertId: string;
+  returnDocument: 'before' | 'after';
+  /** Whether the transaction throws at its end (so rolls back). */
+  rollback: boolean;
 }
 
 export const isolationCase: fc.Arbitrary<IsolationCase> = fc.record({
@@ -43,12 +48,15 @@ export const isolationCase: fc.Arbitrary<IsolationCase> = fc.record({
   filter,
   options: findOptions,
   update,
+  upsertId: fc.constantFrom('d0', 'd3', 'new'),
+  returnDocument: fc.constantFrom('before', 'after'),
+  rollback: fc.boolean(),
 });
 
 /** Operations run per case, for the closing count. */
-export const OPERATIONS_PER_CASE = 8;
+export const OPERATIONS_PER_CASE = 12;
 
-const WRITES = new Set(['updateOne', 'updateMany', 'deleteOne', 'deleteMany']);
+const WRITES = new Set(['updateOne', 'updateMany', 'updateOne (upsert)', 'updateMany (upsert)', 'findOneAndUpdate', 'transaction', 'deleteOne', 'deleteMany']);
 
 /** Seeds both worlds, runs every operation as beta in each, and throws at the first difference. */
 export async function checkIsolation(worlds: IsolationWorlds, example: IsolationCase): Promise<void> {
@@ -57,21 +65,30 @@ export async function checkIsolation(worlds: IsolationWorlds, example: Isolation
     seed(worlds.alone, { beta: { notes: example.betaNotes } }),
   ]);
   const neighbours = await rowsOf(worlds.shared, "tenant <> 'beta' or collection <> 'notes'", ['created_at', 'account_username']);
-  const shared = documentStore(worlds.shared.tenantDatabase, 'beta').collection('notes');
-  const alone = documentStore(worlds.alone.tenantDatabase, 'beta').collection('notes');
-  const { filter: query, options } = example;
-  const operations: Array<[string, (notes: Collection) => Promise<unknown>]> = [
+  const sharedStore = documentStore(worlds.shared.tenantDatabase, 'beta');
+  const aloneStore = documentStore(worlds.alone.tenantDatabase, 'beta');
+  const { filter: query, options, update } = example;
+  const filter = query as Filter;
+  // An upsert inserts an `_id` of its own choosing when the filter gives none: this one gives it, so both worlds insert alike.
+  const upsertFilter = { $and: [filter, { _id: example.upsertId }] };
+  const operations: Array<[string, (notes: Collection, store: DocumentStore) => Promise<unknown>]> = [
     ['find', (notes) => cursorOf(notes, query, options).toArray()],
-    ['find (plain)', (notes) => notes.find(query as Record<string, unknown>).toArray()],
-    ['findOne', (notes) => notes.findOne(query as Record<string, unknown>, { sort: options.sort, skip: options.skip, projection: options.projection })],
-    ['countDocuments', (notes) => notes.countDocuments(query as Record<string, unknown>)],
-    ['updateOne', (notes) => notes.updateOne(query as Record<string, unknown>, example.update)],
-    ['updateMany', (notes) => notes.updateMany(query as Record<string, unknown>, example.update)],
-    ['deleteOne', (notes) => notes.deleteOne(query as Record<string, unknown>)],
-    ['deleteMany', (notes) => notes.deleteMany(query as Record<string, unknown>)],
+    ['find (plain)', (notes) => notes.find(filter).toArray()],
+    ['findOne', (notes) => notes.findOne(filter, { sort: options.sort, skip: options.skip, projection: options.projection })],
+    ['countDocuments', (notes) => notes.countDocuments(filter)],
+    ['updateOne', (notes) => notes.updateOne(filter, update)],
+    ['updateMany', (notes) => notes.updateMany(filter, update)],
+    ['updateOne (upsert)', (notes) => notes.updateOne(upsertFilter, update, { upsert: true })],
+    ['updateMany (upsert)', (notes) => notes.updateMany(upsertFilter, update, { upsert: true })],
+    ['findOneAndUpdate', (notes) => notes.findOneAndUpdate(filter, update, { sort: options.sort, returnDocument: example.returnDocument })],
+    ['transaction', (_notes, store) => inTransaction(store, example, upsertFilter)],
+    ['deleteOne', (notes) => notes.deleteOne(filter)],
+    ['deleteMany', (notes) => notes.deleteMany(filter)],
   ];
+  const shared = sharedStore.collection('notes');
+  const alone = aloneStore.collection('notes');
   for (const [name, operation] of operations) {
-    const [inShared, inAlone] = await Promise.all([outcomeOf(() => operation(shared)), outcomeOf(() => operation(alone))]);
+    const [inShared, inAlone] = await Promise.all([outcomeOf(() => operation(shared, sharedStore)), outcomeOf(() => operation(alone, aloneStore))]);
     if (!isDeepStrictEqual(inShared, inAlone)) throw new Error(`${name} differs beside another tenant: ${JSON.stringify(inShared)} vs alone ${JSON.stringify(inAlone)}`);
     if (!WRITES.has(name)) continue;
     const [betaShared, betaAlone] = await Promise.all([rowsOf(worlds.shared, "tenant = 'beta' and collection = 'notes'"), rowsOf(worlds.alone, 'true')]);
@@ -80,6 +97,27 @@ export async function checkIsolation(worlds: IsolationWorlds, example: Isolation
   if (!isDeepStrictEqual(await rowsOf(worlds.shared, "tenant <> 'beta' or collection <> 'notes'", ['created_at', 'account_username']), neighbours)) {
     throw new Error("another tenant's rows (or beta's other collection) changed");
   }
+}
+
+/** Reads and writes of one transaction, which rolls back when the case says so: what it saw is the outcome. */
+async function inTransaction(store: DocumentStore, example: IsolationCase, upsertFilter: Filter): Promise<unknown> {
+  const seen: unknown[] = [];
+  const filter = example.filter as Filter;
+  try {
+    await store.transaction(async (tx) => {
+      const notes = tx.collection('notes');
+      seen.push(await notes.find(filter).sort({ _id: 1 }).toArray());
+      seen.push(await notes.updateMany(filter, example.update));
+      seen.push(await notes.updateOne(upsertFilter, { $inc: { count: 1 } }, { upsert: true }));
+      seen.push(await notes.findOneAndUpdate({}, { $push: { log: 'tx' } }, { returnDocument: 'after' }));
+      seen.push(await notes.find({}).sort({ _id: 1 }).toArray());
+      seen.push(await notes.deleteOne(filter));
+      if (example.rollback) throw new Error('rolled back on purpose');
+    });
+  } catch (error) {
+    seen.push(`${(error as Error).name}: ${(error as Error).message}`);
+  }
+  return seen;
 }
 
 function cursorOf(notes: Collection, query: unknown, options: IsolationCase['options']) {
