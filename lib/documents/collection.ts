@@ -4,6 +4,7 @@ import { sql, statementOf, type Statement } from '../db/statement.ts';
 import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
+import { declaredPathsOf } from './declared-paths.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
@@ -62,8 +63,8 @@ export class Collection {
   }
 
   async countDocuments(filter: Filter = {}): Promise<number> {
-    const where = compileFilter(filter, this.collectionName);
     const { database, tenant } = this.#resolveScope();
+    const where = compileFilter(filter, this.collectionName, declaredPathsOf(database, this.collectionName));
     const { rows: [counted] } = await database.query<{ count: string }>(tenant, countStatement(tenant, [this.#inCollection, where]));
     return Number(counted?.count ?? 0);
   }
@@ -101,9 +102,10 @@ export class Collection {
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
-    const where = compileFilter(filter, this.collectionName);
-    const order = compileSort(sort);
     const { database, tenant } = this.#resolveScope();
+    const declared = declaredPathsOf(database, this.collectionName);
+    const where = compileFilter(filter, this.collectionName, declared);
+    const order = compileSort(sort, declared);
     const { rows: found } = await database.query<{ doc: Document }>(tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
     return found.map((row) => row.doc);
   }
