@@ -92,7 +92,7 @@ function describe(value: unknown): string {
 }
 
 /** An unknown property, with the known one it is a letter or a case away from, if any. */
-function unknownPropertyProblems(candidate: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
+export function unknownPropertyProblems(candidate: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
   return Object.keys(candidate)
     .filter((key) => !known.includes(key))
     .map((key) => {
