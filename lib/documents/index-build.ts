@@ -45,7 +45,7 @@ export interface BuiltIndex {
   readonly outcome: 'present' | 'built' | 'rebuilt' | 'failed';
 }
 
-/** A build under way: `done` settles when it ends; `stop` cuts it short (its index is rebuilt at the next start). */
+/** A build under way: `done` gives what it did once it ends; `stop` cuts it short (an index cut short is rebuilt at the next start). */
 export interface IndexBuild {
   readonly done: Promise<readonly BuiltIndex[]>;
   stop(): Promise<void>;
@@ -57,8 +57,9 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
   // A connection lost mid-build fails the build's statement; the event itself must not end the process.
   client.on('error', () => {});
   let stopped = false;
+  const session = client.connect().then(async () => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid);
   const done = (async () => {
-    await client.connect();
+    await session;
     try {
       await warnUnlessLeakproof(client, log);
       if (!(await takeLock(client, () => stopped))) return [];
@@ -66,7 +67,12 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
       for (const declaration of declarations) {
         for (const [name, statement] of indexStatements(declaration)) {
           if (stopped) return built;
-          built.push(await buildOne(client, name, statement, log));
+          const outcome = await buildOne(client, name, statement, log).catch((error: unknown) => {
+            if (stopped && isCancelled(error)) return undefined;
+            throw error;
+          });
+          if (outcome === undefined) return built;
+          built.push(outcome);
         }
       }
       return built;
@@ -78,11 +84,34 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
     done,
     stop: async () => {
       stopped = true;
-      // Ending the session ends a build under way with it, and frees the lock.
-      await client.end().catch(() => undefined);
-      await done.catch(() => undefined);
+      // A build under way is cancelled: closing its connection would not end it. Again until it
+      // ends, as a cancel that comes before the statement starts cancels nothing.
+      const pid = await session.catch(() => undefined);
+      let ended = false;
+      const ending = done.catch(() => undefined).then(() => {
+        ended = true;
+      });
+      while (pid !== undefined && !ended) {
+        await cancelBackend(sessionUrl, pid);
+        await Promise.race([ending, sleep(LOCK_RETRY_MS)]);
+      }
+      await ending;
     },
   };
+}
+
+/** Cancels the statement of backend `pid`, from a connection of its own; a build cancelled this way leaves an invalid index. */
+async function cancelBackend(sessionUrl: string, pid: number): Promise<void> {
+  const canceller = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  canceller.on('error', () => {});
+  try {
+    await canceller.connect();
+    await canceller.query('select pg_cancel_backend($1)', [pid]);
+  } catch {
+    // The database is gone: so is the build.
+  } finally {
+    await canceller.end().catch(() => undefined);
+  }
 }
 
 function indexStatements(declaration: IndexDeclaration): Array<[string, string]> {
@@ -113,6 +142,7 @@ async function buildOne(client: pg.Client, name: string, statement: string, log:
   try {
     await client.query(statement);
   } catch (error) {
+    if (isCancelled(error)) throw error;
     // Only the message: a unique index's detail names the duplicated values.
     log.error({ index: name, error: (error as Error).message }, 'declared index could not be built');
     // A failed unique build would go on enforcing uniqueness half-way: it goes.
@@ -121,6 +151,11 @@ async function buildOne(client: pg.Client, name: string, statement: string, log:
   }
   log.info({ index: name, ms: Math.round(performance.now() - started) }, 'declared index built');
   return { name, outcome: state === 'invalid' ? 'rebuilt' : 'built' };
+}
+
+/** `query_canceled`: the build was stopped (`stop`), not refused. */
+function isCancelled(error: unknown): boolean {
+  return (error as { code?: unknown }).code === '57014';
 }
 
 async function indexState(client: pg.Client, name: string): Promise<'valid' | 'invalid' | 'absent'> {

@@ -36,7 +36,7 @@ export function validateIndexes(project: string, file: string, exported: unknown
       else reasons.push(`declares the same index as entry #${first}`);
       indexes.push(declaration);
     }
-    const collection = isPlainObject(candidate) && typeof candidate.collection === 'string' ? ` ${candidate.collection}` : '';
+    const collection = isPlainObject(candidate) && typeof candidate.collection === 'string' && candidate.collection !== '' ? ` ${candidate.collection}` : '';
     for (const reason of reasons) problems.push({ project, source: { file }, reason: `#${index}${collection}: ${reason}` });
   });
   return { indexes: problems.length === 0 ? indexes : [], problems };
