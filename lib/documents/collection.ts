@@ -5,6 +5,7 @@ import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, sel
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, translateWriteError } from './errors.ts';
 import { declaredPathsOf } from './declared-paths.ts';
+import { branchedSelectStatement } from './declared-select.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
@@ -106,7 +107,9 @@ export class Collection {
     const declared = declaredPathsOf(database, this.collectionName);
     const where = compileFilter(filter, this.collectionName, declared);
     const order = compileSort(sort, declared);
-    const { rows: found } = await database.query<{ doc: Document }>(tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
+    const branches = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName));
+    const statement = branches === undefined ? selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }) : branchedSelectStatement(tenant, this.#inCollection, branches, { order, skip, limit });
+    const { rows: found } = await database.query<{ doc: Document }>(tenant, statement);
     return found.map((row) => row.doc);
   }
 

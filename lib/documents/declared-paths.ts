@@ -28,19 +28,45 @@ export class CollectionIndexes implements DeclaredPaths {
   }
 
   compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment {
-    if (!isPlainObject(filter)) return compileRest(filter);
+    const split = this.#split(filter, compileRest);
+    if (split === undefined) return compileRest(filter);
+    return all([...split.rest, ...split.entries.map((arms) => any([...arms]))]);
+  }
+
+  /**
+   * The filter as disjoint conditions whose union it is, split on one declared path's entry
+   * (the first sort key's, when it has one): the entry's indexed comparison, and the recheck of
+   * documents holding an array there. Each can then be read in order from the index with its own
+   * limit (`branchedSelectStatement`); undefined when no entry is on a declared path.
+   */
+  branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment[] | undefined {
+    const split = this.#split(filter, compileRest);
+    if (split === undefined) return undefined;
+    const firstSortKey = isPlainObject(sort) ? Object.keys(sort)[0] : undefined;
+    const chosen = Math.max(0, split.keys.indexOf(firstSortKey ?? ''));
+    const others = split.entries.filter((_, index) => index !== chosen).map((arms) => any([...arms]));
+    return (split.entries[chosen] as Arms).map((arm) => all([...split.rest, ...others, arm]));
+  }
+
+  /** The conditions of the entries on undeclared paths, and each declared entry's two arms (indexed, recheck). */
+  #split(filter: unknown, compileRest: (part: unknown) => SqlFragment): Split | undefined {
+    if (!isPlainObject(filter)) return undefined;
     const rest: Array<[string, unknown]> = [];
-    const indexed: SqlFragment[] = [];
+    const split: Split = { rest: [], keys: [], entries: [] };
     for (const [key, value] of Object.entries(filter)) {
       const keys = this.#keys.get(key);
       // Compiled first in any case: it checks the entry, and is the recheck of documents with arrays.
       const unindexed = keys === undefined ? undefined : compileRest(Object.fromEntries([[key, value]]));
       const condition = keys === undefined ? undefined : indexedCondition(keys, value);
       if (keys === undefined || unindexed === undefined || condition === undefined) rest.push([key, value]);
-      else indexed.push(any([condition, all([rankIn(keys, arrayRanks(keys)), unindexed])]));
+      else {
+        split.keys.push(key);
+        split.entries.push([condition, all([rankIn(keys, arrayRanks(keys)), unindexed])]);
+      }
     }
-    if (indexed.length === 0) return compileRest(filter);
-    return all([...(rest.length > 0 ? [compileRest(Object.fromEntries(rest))] : []), ...indexed]);
+    if (split.entries.length === 0) return undefined;
+    if (rest.length > 0) split.rest.push(compileRest(Object.fromEntries(rest)));
+    return split;
   }
 
   sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined {
@@ -48,6 +74,15 @@ export class CollectionIndexes implements DeclaredPaths {
     if (keys === undefined) return undefined;
     return { sql: `${keys.rank} ${direction}, ${keys.text} ${direction}, ${keys.json} ${direction}`, bindings: [] };
   }
+}
+
+/** A declared entry's two disjoint arms: its comparison on the index keys, and the recheck of documents with arrays. */
+type Arms = readonly [SqlFragment, SqlFragment];
+
+interface Split {
+  readonly rest: SqlFragment[];
+  readonly keys: string[];
+  readonly entries: Arms[];
 }
 
 const RANGES = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;

@@ -81,6 +81,9 @@ export function arrayRanks(keys: PathKeys): readonly number[] {
   return keys.dotted ? [1, 5] : [5];
 }
 
+/** Part of every index's name: a change to the key expressions changes it, so new indexes are built. */
+const KEYS_VERSION = 2;
+
 /** PostgreSQL's limit on identifiers. */
 const MAX_NAME = 63;
 
@@ -96,7 +99,7 @@ export interface IndexNames {
  */
 export function indexNames(declaration: IndexDeclaration): IndexNames {
   const fields = declaration.fields.map(({ path, direction }) => `${path.join('.')}:${direction}`).join(',');
-  const identity = JSON.stringify([declaration.project, declaration.collection, fields, declaration.unique]);
+  const identity = JSON.stringify([KEYS_VERSION, declaration.project, declaration.collection, fields, declaration.unique]);
   const hash = createHash('sha256').update(identity).digest('hex').slice(0, 10);
   const readable = [declaration.project, declaration.collection, ...declaration.fields.map(({ path }) => path.join('_'))]
     .join('_')
@@ -107,8 +110,10 @@ export function indexNames(declaration: IndexDeclaration): IndexNames {
 }
 
 /**
- * `create index` for a declaration: (tenant, collection, then each path's keys in its direction,
- * then id, the tie-break of every sort), on the collection's rows only.
+ * `create index` for a declaration: (tenant, then each path's keys in its direction, then id, the
+ * tie-break of every sort), on the collection's rows only. No `collection` column: PostgreSQL
+ * drops the query's `collection = …` as implied by the predicate, and a column left without a
+ * condition would stop the scan from seeking on the keys after it.
  * A unique declaration gets a second index, unique per tenant over each path's whole value
  * (`uniqueIndexStatement`); this one serves its queries.
  */
@@ -118,7 +123,7 @@ export function indexStatement(name: string, declaration: IndexDeclaration): str
     const order = direction === 1 ? 'asc' : 'desc';
     return [`${keys.rank} ${order}`, `${keys.text} ${order}`, `${keys.json} ${order}`];
   });
-  return `create index concurrently if not exists ${name} on documents (tenant, collection, ${columns.join(', ')}, id) where collection = ${literal(declaration.collection)}`;
+  return `create index concurrently if not exists ${name} on documents (tenant, ${columns.join(', ')}, id) where collection = ${literal(declaration.collection)}`;
 }
 
 /**
@@ -132,6 +137,20 @@ export function uniqueIndexStatement(name: string, declaration: IndexDeclaration
     return `(case when jsonb_typeof(${value}) <> 'null' then ${value} end)`;
   });
   return `create unique index concurrently if not exists ${name} on documents (tenant, ${columns.join(', ')}) where collection = ${literal(declaration.collection)}`;
+}
+
+/**
+ * Statistics on a declared path's keys, for the whole table: without them PostgreSQL guesses
+ * how many documents a range matches (a partial index gives its expressions none), and may read
+ * a million index entries in order where it would have fetched the hundred that match. Named by
+ * the path alone (the keys do not depend on the collection), so declarations share them.
+ */
+export function statisticsStatement(path: FieldPath): string {
+  const keys = pathKeys(path);
+  const hash = createHash('sha256').update(JSON.stringify([KEYS_VERSION, ...path])).digest('hex').slice(0, 10);
+  const readable = path.join('_').toLowerCase().replace(/[^a-z0-9_]+/g, '_');
+  const name = `docs_${readable.slice(0, MAX_NAME - 'docs_'.length - hash.length - 1)}_${hash}`;
+  return `create statistics if not exists ${name} on ${keys.rank}, ${keys.text}, ${keys.json} from documents`;
 }
 
 /** A collection name as a SQL string literal (DDL takes no bound values). */

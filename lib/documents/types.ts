@@ -57,6 +57,8 @@ export type { SqlBinding, SqlFragment } from '../db/statement.ts';
 export interface DeclaredPaths {
   /** `filter` compiled, its declared paths' conditions on their index keys; `compileRest` compiles any part as usual. */
   compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment;
+  /** `filter` as disjoint conditions to read one by one, each in order from an index; undefined when no declared path is in it. */
+  branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment[] | undefined;
   /** The ORDER BY terms of `path` when it is declared, else undefined. */
   sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined;
 }

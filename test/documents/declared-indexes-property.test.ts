@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { documentStore } from '../../lib/documents/index.ts';
+import { documentStore, type FindCursor } from '../../lib/documents/index.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, type IndexDeclaration } from '../../lib/documents/index-keys.ts';
@@ -63,20 +63,25 @@ const condition = fc.oneof(
   fc.record({ $ne: operand }),
 );
 const filter = fc.dictionary(fc.constantFrom('v', 'a.b'), condition, { maxKeys: 2 });
+const page = fc.record({ skip: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }), limit: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }) });
 const sort = fc.option(fc.dictionary(fc.constantFrom('v', 'a.b'), fc.constantFrom(1, -1), { minKeys: 1, maxKeys: 2 }), { nil: undefined });
 
 test.serial(`finds answer the same with and without the declared indexes (${RUNS} runs)`, async (t) => {
   const indexed = documentStore(database.tenantDatabase, 'acme').collection('mixed');
   const unindexed = documentStore(plain, 'acme').collection('mixed');
   await fc.assert(
-    fc.asyncProperty(fc.array(document, { maxLength: 25 }), fc.array(fc.tuple(filter, sort), { minLength: 1, maxLength: 4 }), async (documents, queries) => {
+    fc.asyncProperty(fc.array(document, { maxLength: 25 }), fc.array(fc.tuple(filter, sort, page), { minLength: 1, maxLength: 4 }), async (documents, queries) => {
       await indexed.deleteMany({});
       if (documents.length > 0) await indexed.insertMany(documents.map((fields, index) => ({ _id: `d${String(index).padStart(2, '0')}`, ...fields })));
-      for (const [where, order] of queries) {
-        const expected = await unindexed.find(where).sort(order ?? {}).toArray();
-        const found = await indexed.find(where).sort(order ?? {}).toArray();
-        t.deepEqual(found.map(({ _id }) => _id), expected.map(({ _id }) => _id), JSON.stringify({ where, order }));
-        t.is(await indexed.countDocuments(where), expected.length);
+      for (const [where, order, { skip, limit }] of queries) {
+        const read = (cursor: FindCursor) => {
+          const paged = skip === undefined ? cursor : cursor.skip(skip);
+          return (limit === undefined ? paged : paged.limit(limit)).toArray();
+        };
+        const expected = await read(unindexed.find(where).sort(order ?? {}));
+        const found = await read(indexed.find(where).sort(order ?? {}));
+        t.deepEqual(found.map(({ _id }) => _id), expected.map(({ _id }) => _id), JSON.stringify({ where, order, skip, limit }));
+        t.is(await indexed.countDocuments(where), await unindexed.countDocuments(where));
       }
     }),
     { numRuns: RUNS },
