@@ -105,10 +105,11 @@ export class Collection {
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
     const { database, tenant } = this.#resolveScope();
     const declared = declaredPathsOf(database, this.collectionName);
-    const where = compileFilter(filter, this.collectionName, declared);
-    const order = compileSort(sort, declared);
     const branches = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName));
-    const statement = branches === undefined ? selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }) : branchedSelectStatement(tenant, this.#inCollection, branches, { order, skip, limit });
+    const where = branches === undefined ? compileFilter(filter, this.collectionName, declared) : undefined;
+    const order = compileSort(sort, declared);
+    const page = { order, skip, limit };
+    const statement = where === undefined ? branchedSelectStatement(tenant, this.#inCollection, branches ?? [], page) : selectStatement(tenant, [this.#inCollection, where], page);
     const { rows: found } = await database.query<{ doc: Document }>(tenant, statement);
     return found.map((row) => row.doc);
   }
