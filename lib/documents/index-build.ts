@@ -80,6 +80,8 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
       }
       // The new statistics are empty until the table is analyzed: a few seconds per million rows, reads and writes going on.
       if (built.some(({ outcome }) => outcome === 'built' || outcome === 'rebuilt')) await client.query('analyze documents');
+      // Ending the session frees the lock too; not so through a pooler that keeps the server connection.
+      await client.query('select pg_advisory_unlock($1)', [BUILD_LOCK_KEY]);
       return built;
     } finally {
       await client.end().catch(() => undefined);
