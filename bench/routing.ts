@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const database = await openScratchDatabase();
   try {
     const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
-    const section = await routingSection({ settings, setup: serviceSetup(database.url, root), projectsDir: root, usernames: [], progress });
+    const section = await routingSection({ settings, setup: serviceSetup(database.url, root), projectsDir: root, usernames: [], rangeStarts: [], progress });
     process.stdout.write(`${formatTable([section])}\n`);
   } finally {
     await database.drop();

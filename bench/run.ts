@@ -3,6 +3,7 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { seedAccounts } from './harness/accounts.ts';
 import { openScratchDatabase } from './harness/database.ts';
+import { seedEvents } from './harness/documents.ts';
 import { startChildServer } from './harness/processes.ts';
 import { serviceProjects } from './harness/projects.ts';
 import { serviceProcess, serviceSetup } from './harness/service.ts';
@@ -12,6 +13,7 @@ import { formatTable } from './harness/table.ts';
 import { accountsSection } from './scenarios/accounts.ts';
 import { authenticationSections } from './scenarios/authentication.ts';
 import type { BenchContext } from './scenarios/context.ts';
+import { documentsSection } from './scenarios/documents.ts';
 import { heartbeatSection } from './scenarios/heartbeat.ts';
 import { memorySection } from './scenarios/memory.ts';
 import { poolerSection } from './scenarios/pooler.ts';
@@ -37,31 +39,43 @@ async function main(): Promise<void> {
   cleanups.push(() => database.drop());
   progress(`scratch database ${database.name}, ${settings.accounts.toLocaleString('en-US')} accounts`);
   const usernames = await seedAccounts(database.url, settings.accounts);
+  // Always: the served fixture declares item 7's index, which must not be built while other items are measured.
+  const events = settings.items.has(7) ? settings.documents : 0;
+  if (events > 0) progress(`${events.toLocaleString('en-US')} documents and their declared index`);
+  const rangeStarts = await seedEvents(database.url, events);
   const context: BenchContext = {
     settings,
     setup: serviceSetup(database.url, root),
     projectsDir: serviceProjects(root),
     usernames,
+    rangeStarts,
     progress,
   };
   const sections = await measureEverything(context);
   process.stdout.write(`${describeRun(settings)}\n\n${formatTable(sections)}\n`);
 }
 
-/** Items 1 to 3 and 6 share one service; 4 and 5 start their own (other projects, a fresh process). */
+/**
+ * Items 1 to 3, 6 and 7 share one service; 4 and 5 start their own (other projects, a fresh
+ * process). `BENCH_ITEMS` picks some of them.
+ */
 async function measureEverything(context: BenchContext): Promise<Section[]> {
-  const service = await startChildServer(serviceProcess(context.setup, 'spaceport', context.projectsDir, 'sample'));
+  const chosen = (item: number) => context.settings.items.has(item);
   const sections: Section[] = [];
-  try {
-    sections.push(await heartbeatSection(context, service));
-    sections.push(...(await authenticationSections(context, service)));
-    sections.push(await accountsSection(context, service));
-    sections.push(await poolerSection(context, service));
-  } finally {
-    await service.stop();
+  if ([1, 2, 3, 6, 7].some(chosen)) {
+    const service = await startChildServer(serviceProcess(context.setup, 'spaceport', context.projectsDir, 'sample'));
+    try {
+      if (chosen(1)) sections.push(await heartbeatSection(context, service));
+      if (chosen(2)) sections.push(...(await authenticationSections(context, service)));
+      if (chosen(3)) sections.push(await accountsSection(context, service));
+      if (chosen(6)) sections.push(await poolerSection(context, service));
+      if (chosen(7)) sections.push(await documentsSection(context, service));
+    } finally {
+      await service.stop();
+    }
   }
-  sections.push(await routingSection(context));
-  sections.push(await memorySection(context));
+  if (chosen(4)) sections.push(await routingSection(context));
+  if (chosen(5)) sections.push(await memorySection(context));
   return sections;
 }
 

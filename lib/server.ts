@@ -7,6 +7,8 @@ import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.
 import { createKnex } from './db/connect.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
+import { buildDeclaredIndexes, type IndexBuild } from './documents/index-build.ts';
+import type { IndexDeclaration } from './documents/index-keys.ts';
 import { type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
 import type { BodyPace } from './http/body-pace.ts';
@@ -60,9 +62,11 @@ export interface DatabaseOptions {
 export async function startService(options: StartOptions = {}): Promise<Service> {
   const logDestination = options.logDestination ?? bufferedStdout();
   const runtime = await createRuntime({ ...options, logDestination }, { migrate: true, queryTimeoutMs: SERVING_QUERY_TIMEOUT_MS });
+  let indexBuild: IndexBuild | undefined;
   try {
     await warnUnlessDocumentIndexUsable(runtime);
     const projects = await loadProjects(runtime);
+    indexBuild = startIndexBuild(runtime, projects.indexes ?? []);
     const app = createApp(runtime, projects, options.bodyPace);
     const handler = answerHttp2Preface(app.callback(), runtime.logger);
     const { server, drain } = createDrainableServer(handler);
@@ -77,8 +81,9 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     runtime.logger.info({ url }, 'spaceport listening');
     const { trashDays, purgeIntervalMs } = runtime.config.spaces;
     const sweeper = startTrashSweeper({ database: runtime.tenantDatabase, trashDays, intervalMs: purgeIntervalMs, logger: runtime.logger });
-    return { url, runtime, server, close: closeOnce(() => Promise.all([drain(), sweeper.stop()]), runtime) };
+    return { url, runtime, server, close: closeOnce(() => Promise.all([drain(), sweeper.stop()]), runtime, indexBuild) };
   } catch (error) {
+    await indexBuild?.stop();
     await releaseRuntime(runtime);
     throw error;
   }
@@ -101,7 +106,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   // (which loads OpenTelemetry's API for its exemplars) is never imported.
   const metrics = secrets.metricsToken === undefined ? undefined : new (await import('./metrics/index.ts')).ServiceMetrics();
   const statementWatch = { onStatement: metrics?.statementRan, traceStatement: tracing?.traceStatement };
-  const { knex, tenantDatabase } = await openDatabases(loaded, logger, { ...database, ...statementWatch }, shutdownTasks);
+  const { knex, tenantDatabase, sessionUrl } = await openDatabases(loaded, logger, { ...database, ...statementWatch }, shutdownTasks);
   metrics?.watchPool(() => tenantDatabase.poolCounts());
   const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
   shutdownTasks.push(() => rateCounters.close());
@@ -109,6 +114,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     config,
     secrets,
     knex,
+    sessionUrl,
     tenantDatabase,
     logger,
     tenants: new TenantDirectory(tenantDatabase),
@@ -130,7 +136,7 @@ async function openDatabases(
   logger: Logger,
   database: DatabaseOptions & { onStatement?: (seconds: number) => void },
   shutdownTasks: Array<() => Promise<void>>,
-): Promise<Pick<Runtime, 'knex' | 'tenantDatabase'>> {
+): Promise<Pick<Runtime, 'knex' | 'tenantDatabase' | 'sessionUrl'>> {
   const log = (message: unknown) => logger.debug({ knex: String(message) }, 'knex');
   const opened = await openDatabase(loaded, (line) => logger.warn(line));
   shutdownTasks.push(() => opened.stop());
@@ -152,7 +158,7 @@ async function openDatabases(
     traceStatement: database.traceStatement,
   });
   shutdownTasks.push(() => tenantDatabase.close());
-  return { knex, tenantDatabase };
+  return { knex, tenantDatabase, sessionUrl };
 }
 
 /** The fix is a DBA's to make: the service works without it, with slower field filters. */
@@ -162,6 +168,17 @@ async function warnUnlessDocumentIndexUsable(runtime: Runtime): Promise<void> {
     'document field filters cannot use the GIN index under row-level security (the @? operator is not marked leakproof in this database): ' +
       'as a superuser, run ALTER FUNCTION pg_catalog.jsonb_path_exists_opr(jsonb, jsonpath) LEAKPROOF',
   );
+}
+
+/**
+ * Builds the declared indexes behind the listening service (lib/documents/index-build.ts): a
+ * build over many documents takes a while, and queries answer the same meanwhile, only slower.
+ */
+function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): IndexBuild | undefined {
+  if (declarations.length === 0) return undefined;
+  const build = buildDeclaredIndexes(runtime.sessionUrl, declarations, runtime.logger);
+  build.done.catch((error: unknown) => runtime.logger.error({ error: (error as Error).message }, 'declared indexes could not be built'));
+  return build;
 }
 
 export function releaseRuntime(runtime: Runtime): Promise<void> {
@@ -185,11 +202,12 @@ function listen(server: Server, host: string, port: number): Promise<void> {
  * Drains the server, then releases the runtime: once, however often it is called. `/readyz`
  * answers 503 from the first call on, on the connections still open.
  */
-function closeOnce(drain: () => Promise<unknown>, runtime: Runtime): () => Promise<void> {
+function closeOnce(drain: () => Promise<unknown>, runtime: Runtime, indexBuild: IndexBuild | undefined): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
     runtime.readiness.beginDraining();
-    closing ??= drain().then(() => releaseRuntime(runtime));
+    // A build cut short leaves an invalid index, rebuilt at the next start.
+    closing ??= Promise.all([drain(), indexBuild?.stop()]).then(() => releaseRuntime(runtime));
     return closing;
   };
 }

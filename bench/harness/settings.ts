@@ -21,7 +21,13 @@ export interface BenchSettings {
   readonly routesPerProject: number;
   /** Requests sent between the two RSS readings. */
   readonly memoryRequests: number;
+  /** Documents seeded into the tenant for item 7's find. */
+  readonly documents: number;
+  /** The items to measure (`BENCH_ITEMS=7`, `BENCH_ITEMS=3,7`): all by default. */
+  readonly items: ReadonlySet<number>;
 }
+
+const ALL_ITEMS = '1,2,3,4,5,6,7';
 
 const environmentSchema = z.object({
   BENCH_SECONDS: z.coerce.number().positive().max(120).default(5),
@@ -32,6 +38,8 @@ const environmentSchema = z.object({
   BENCH_PROJECTS: z.coerce.number().int().min(2).max(5000).default(500),
   BENCH_ROUTES_PER_PROJECT: z.coerce.number().int().positive().max(200).default(20),
   BENCH_MEMORY_REQUESTS: z.coerce.number().int().min(2).default(100_000),
+  BENCH_DOCUMENTS: z.coerce.number().int().positive().default(1_000_000),
+  BENCH_ITEMS: z.string().regex(/^[1-7](,[1-7])*$/, 'a list of items such as 3,7').default(ALL_ITEMS),
 });
 
 /** Reads the BENCH_* variables; a bad value stops the run with the variable's name. */
@@ -52,6 +60,8 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     projects: values.BENCH_PROJECTS,
     routesPerProject: values.BENCH_ROUTES_PER_PROJECT,
     memoryRequests: values.BENCH_MEMORY_REQUESTS,
+    documents: values.BENCH_DOCUMENTS,
+    items: new Set(values.BENCH_ITEMS.split(',').map(Number)),
   });
 }
 

@@ -9,6 +9,8 @@ export interface BenchContext {
   readonly projectsDir: string;
   /** Seeded account names that getOneAccount looks up in turn. */
   readonly usernames: readonly string[];
+  /** Starts of the score ranges item 7 requests in turn. */
+  readonly rangeStarts: readonly number[];
   /** A progress line on stderr, so the table on stdout stays clean. */
   progress(line: string): void;
 }

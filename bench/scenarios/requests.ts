@@ -53,3 +53,9 @@ export function mixed(origin: string, targets: readonly LoadTarget[]): LoadTarge
   if (first === undefined) throw new Error('mixed: no target');
   return { origin, requests: targets.flatMap((target) => target.requests), expect: first.expect };
 }
+
+/** One page of a range of scores per start, in turn (item 7): each answers 20 documents. */
+export function eventsRange(origin: string, starts: readonly number[]): LoadTarget {
+  const requests = starts.map((from) => ({ method: 'GET', path: `/api/benchmark/events/${from}` }));
+  return { origin, requests, expect: { status: 200, bodyIncludes: '"score":' } };
+}

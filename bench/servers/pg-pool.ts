@@ -1,19 +1,39 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
+import { declaredPath, pathKeys } from '../../lib/documents/index-keys.ts';
 import { listenFromEnvironment } from './common.ts';
 
 /**
  * `POST /api/sample/getOneAccount` written by hand over a bare `pg` pool: read the JSON body,
  * run the one indexed query, drop the password, answer. The floor for the sample's handler.
+ * And `GET /api/benchmark/events/:from`, the floor for item 7's find: one page of a range of
+ * scores, highest first, read in order from the declared index (the benchmark fixture's
+ * api/indexes.js), as someone who knows every score is a number would write it by hand.
  */
 const PATH = '/api/sample/getOneAccount';
+const EVENTS_PATH = /^\/api\/benchmark\/events\/(\d+)$/;
+/** As the fixture's route asks: a range of 100 scores, 20 documents. */
+const WINDOW = 100;
 const BODY_LIMIT = 1_048_576;
 /** The username index is on the stored `account_username` column (migration 4). */
 const FIND_ACCOUNT = "select doc from documents where tenant = $1 and collection = 'accounts' and account_username = $2 limit 1";
+/** The declared index's own key expressions (lib/documents/index-keys.ts), so that the query uses it. */
+const score = pathKeys(declaredPath('score'));
+const FIND_EVENTS = `select doc from documents where tenant = $1 and collection = 'events'
+  and ${score.rank} = 2 and ${score.text} is null and ${score.json} >= $2::jsonb and ${score.json} < $3::jsonb
+  order by ${score.rank} desc, ${score.text} desc, ${score.json} desc, id limit 20`;
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
 const server = createServer((request, response) => {
+  const events = request.method === 'GET' ? EVENTS_PATH.exec(request.url ?? '') : null;
+  if (events !== null) {
+    findEvents(request, Number(events[1])).then(
+      (body) => answer(response, 200, body),
+      (error: unknown) => answer(response, 500, { success: false, message: (error as Error).message }),
+    );
+    return;
+  }
   if (request.method !== 'POST' || request.url !== PATH) {
     answer(response, 404, { error: 'Not Found' });
     return;
@@ -34,6 +54,12 @@ async function getOneAccount(request: IncomingMessage): Promise<object> {
     return visible;
   });
   return { success: true, data, total: data.length };
+}
+
+async function findEvents(request: IncomingMessage, from: number): Promise<object> {
+  const tenant = typeof request.headers.tenant === 'string' ? request.headers.tenant : 'default';
+  const found = await pool.query<{ doc: Record<string, unknown> }>(FIND_EVENTS, [tenant, JSON.stringify(from), JSON.stringify(from + WINDOW)]);
+  return { success: true, data: found.rows.map(({ doc }) => doc) };
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {

@@ -9,13 +9,16 @@ import { projectRouteTable } from '../projects/mount.ts';
 import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';
 import { describeRateLimit, type ListedRoute } from '../routes/route-table.ts';
 import type { CommandTable } from './command.ts';
+import { indexNames, type IndexDeclaration } from '../documents/index-keys.ts';
 
 const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE', 'MIDDLEWARE'];
+const INDEX_HEADINGS = ['INDEX', 'PROJECT', 'COLLECTION', 'FIELDS', 'UNIQUE'];
 
 /**
  * `make routes`: every route the service would answer, its own first (PROJECT and FILE "-"),
  * then those of PROJECTS_DIR as it would mount them (SPEC §8.2), with the names of each route's
  * middleware in the order they run and, in AUTH, a route's own rate limit (`system, 10/60s by user`).
+ * Then the indexes projects declare (`api/indexes.js`), if any, by their names in PostgreSQL.
  */
 export const routeCommands: CommandTable = {
   routes: async () => {
@@ -27,7 +30,9 @@ export const routeCommands: CommandTable = {
       const catalog = await readCatalog(config, { sources: secrets.projectSettings, bound }, logger);
       const projectRoutes = projectRouteTable(catalog.projects, catalog.defaultProject, config.referer.enabled);
       const table = formatTable([...serviceRouteTable(), ...projectRoutes]);
-      return projectRoutes.length === 0 ? `${table}\nno project routes in ${config.projectsDir}` : table;
+      const indexes = catalog.projects.flatMap((project) => project.indexes);
+      const listed = projectRoutes.length === 0 ? `${table}\nno project routes in ${config.projectsDir}` : table;
+      return indexes.length === 0 ? listed : `${listed}\n\n${formatIndexTable(indexes)}`;
     } catch (error) {
       if (!(error instanceof ProjectLoadError)) throw error;
       process.stderr.write(`${error.problems.map(formatProblem).join('\n')}\n`);
@@ -46,7 +51,22 @@ function formatTable(routes: readonly ListedRoute[]): string {
     route.file === undefined ? '-' : displayPath(route.file),
     route.middleware.length === 0 ? '-' : route.middleware.join(', '),
   ]);
-  const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...rows.map((row) => row[column].length)));
+  return formatColumns(HEADINGS, rows);
+}
+
+/** `doci_shop_tickets_priority_…  shop  tickets  priority:-1, createdAt:1  no`: a unique declaration has two indexes. */
+function formatIndexTable(indexes: readonly IndexDeclaration[]): string {
+  const rows = indexes.flatMap((declaration) => {
+    const names = indexNames(declaration);
+    const fields = declaration.fields.map(({ path, direction }) => `${path.join('.')}:${direction}`).join(', ');
+    const row = (name: string, unique: string) => [name, declaration.project, declaration.collection, fields, unique];
+    return names.unique === undefined ? [row(names.query, 'no')] : [row(names.query, 'yes (queries)'), row(names.unique, 'yes (per tenant)')];
+  });
+  return formatColumns(INDEX_HEADINGS, rows);
+}
+
+function formatColumns(headings: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headings.map((heading, column) => Math.max(heading.length, ...rows.map((row) => row[column].length)));
   const render = (row: readonly string[]) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
-  return [HEADINGS, ...rows].map(render).join('\n');
+  return [headings, ...rows].map(render).join('\n');
 }

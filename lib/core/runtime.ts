@@ -85,6 +85,8 @@ export interface Runtime extends FacilityState {
   readonly secrets: Secrets;
   /** The database as the migrating owner sees it: migrations, tools and tests, never tenant data. */
   readonly knex: Knex;
+  /** Where session work goes (migrations, index builds): `DATABASE_DIRECT_URL`, else the database's own URL. */
+  readonly sessionUrl: string;
   /** Where every statement on tenant data runs: the restricted role, under row-level security. */
   readonly tenantDatabase: TenantDatabase;
   readonly logger: Logger;

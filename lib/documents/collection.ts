@@ -5,11 +5,12 @@ import { statementOf, type Statement } from '../db/statement.ts';
 import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DocumentQueryError, DuplicateKeyError, translateWriteError } from './errors.ts';
+import { branchedSelectStatement } from './declared-select.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
-import type { DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
+import type { DeclaredPaths, DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
 import { compileUpdate, operationsJson, type CompiledUpdate } from './update.ts';
 import { updateStatement, type UpdateOutcome, type UpdatePlan } from './update-statement.ts';
 import { upsertSeed } from './upsert.ts';
@@ -23,7 +24,11 @@ import { toStorableValue } from './values.ts';
 export type StoreDatabase = Pick<TenantDatabase, 'query' | 'transaction'>;
 
 /** The database and tenant one operation runs against. */
-export type StoreScope = Omit<TenantScope, 'database'> & { readonly database: StoreDatabase };
+export type StoreScope = Omit<TenantScope, 'database'> & {
+  readonly database: StoreDatabase;
+  /** The paths of a collection that projects declared an index on (`api/indexes.js`); none: every path is compiled alike. */
+  readonly declaredPaths?: (collection: string) => DeclaredPaths | undefined;
+};
 
 export interface FindOneOptions {
   sort?: SortSpec;
@@ -87,8 +92,8 @@ export class Collection {
 
   async countDocuments(filter: Filter = {}, options?: Record<string, never>): Promise<number> {
     checkedOptions('countDocuments', options, NO_OPTIONS);
-    const where = compileFilter(filter, this.collectionName);
-    const { database, tenant } = this.#resolveScope();
+    const { database, tenant, declaredPaths } = this.#resolveScope();
+    const where = compileFilter(filter, this.collectionName, declaredPaths?.(this.collectionName));
     const { rows: [counted] } = await this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
     return Number(counted?.count ?? 0);
   }
@@ -158,10 +163,14 @@ export class Collection {
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
-    const where = compileFilter(filter, this.collectionName);
-    const order = compileSort(sort);
-    const { database, tenant } = this.#resolveScope();
-    const { rows: found } = await this.#query<{ doc: Document }>(database, tenant, selectStatement(tenant, [this.#inCollection, where], { order, skip, limit }));
+    const { database, tenant, declaredPaths } = this.#resolveScope();
+    const declared = declaredPaths?.(this.collectionName);
+    const branches = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName));
+    const where = branches === undefined ? compileFilter(filter, this.collectionName, declared) : undefined;
+    const order = compileSort(sort, declared);
+    const page = { order, skip, limit };
+    const statement = where === undefined ? branchedSelectStatement(tenant, this.#inCollection, branches ?? [], page) : selectStatement(tenant, [this.#inCollection, where], page);
+    const { rows: found } = await this.#query<{ doc: Document }>(database, tenant, statement);
     return found.map((row) => row.doc);
   }
 

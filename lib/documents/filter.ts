@@ -1,6 +1,6 @@
 import { DocumentQueryError } from './errors.ts';
 import { jsonPathOf, parsePath, type FieldPath } from './paths.ts';
-import type { Filter, SqlFragment } from './types.ts';
+import type { DeclaredPaths, Filter, SqlFragment } from './types.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { isScalar, jsonPathLiteral, toJsonValue, type Scalar } from './values.ts';
@@ -11,9 +11,11 @@ import { regexMatches } from './regex.ts';
  * Values and field paths travel only as bound parameters: field paths inside SQL/JSON path
  * text, which `doc @? path` evaluates and the GIN index (jsonb_path_ops) serves for equality.
  * Paths use SQL/JSON's lax mode, so as in MongoDB a scalar also matches inside an array.
+ * Conditions on a path the project declared an index on are written by `declared` instead.
  */
-export function compileFilter(filter: unknown, collection: string): SqlFragment {
-  const compiled = compileConditions(filter, collection);
+export function compileFilter(filter: unknown, collection: string, declared?: DeclaredPaths): SqlFragment {
+  const conditions = (part: unknown) => compileConditions(part, collection);
+  const compiled = declared === undefined ? conditions(filter) : declared.compileFilter(filter, conditions);
   if (compiled.bindings.length > MAX_FILTER_VALUES) {
     throw new DocumentQueryError(`a filter may hold at most ${MAX_FILTER_VALUES} conditions' values; this one needs ${compiled.bindings.length} (use $in for long lists)`);
   }

@@ -1,6 +1,6 @@
 import { DocumentQueryError } from './errors.ts';
 import { parsePath } from './paths.ts';
-import type { SqlFragment } from './types.ts';
+import type { DeclaredPaths, SqlFragment } from './types.ts';
 import { isPlainObject } from '../values/json.ts';
 
 const DIRECTIONS = new Map<unknown, 'asc' | 'desc'>([
@@ -11,18 +11,21 @@ const DIRECTIONS = new Map<unknown, 'asc' | 'desc'>([
 /**
  * ORDER BY terms for a sort spec, in MongoDB's order: first by type (missing and null, numbers,
  * strings, objects, arrays, booleans), then numbers by value and strings by code point.
- * The `id` column breaks ties so that skip/limit pages are stable.
+ * The `id` column breaks ties so that skip/limit pages are stable. A path the project declared
+ * an index on is ordered by that index's keys (`declared`), in the same order.
  */
-export function compileSort(spec: unknown): SqlFragment {
+export function compileSort(spec: unknown, declared?: DeclaredPaths): SqlFragment {
   if (spec === undefined) return { sql: 'id', bindings: [] };
   if (!isPlainObject(spec)) throw new DocumentQueryError('a sort must be a plain object such as {field: 1}');
-  const terms = Object.entries(spec).map(([name, direction]) => sortTerm(parsePath(name, 'sort'), name, direction));
+  const terms = Object.entries(spec).map(([name, direction]) => sortTerm(parsePath(name, 'sort'), name, direction, declared));
   return { sql: [...terms.map((term) => term.sql), 'id'].join(', '), bindings: terms.flatMap((term) => term.bindings) };
 }
 
-function sortTerm(path: readonly string[], name: string, given: unknown): SqlFragment {
+function sortTerm(path: readonly string[], name: string, given: unknown, declared: DeclaredPaths | undefined): SqlFragment {
   const direction = DIRECTIONS.get(given);
   if (direction === undefined) throw new DocumentQueryError(`sort direction of "${name}" must be 1 or -1`);
+  const indexed = declared?.sortTerm(path, direction);
+  if (indexed !== undefined) return indexed;
   const value = 'doc #> ?::text[]';
   const keys = [...path];
   const sql = [

@@ -2,6 +2,7 @@ import type { RouteHandler } from '../bridge/index.ts';
 import type { AuthMode, RateLimitKey, RouteDeclaration, RouteRateLimit } from '../routes/declaration.ts';
 import type { HttpMethod } from '../routes/methods.ts';
 import type { CompiledRouteSchema } from '../routes/schemas.ts';
+import type { IndexDeclaration } from '../documents/index-keys.ts';
 import type { JsonObject } from '../values/json.ts';
 
 export { HTTP_METHODS, type HttpMethod } from '../routes/methods.ts';
@@ -46,6 +47,8 @@ export interface ProjectDefinition {
   /** Absolute path of its route file. */
   readonly file: string;
   readonly routes: readonly RouteDefinition[];
+  /** The indexes its `api/indexes.{js,mjs,ts}` declares (none without one). */
+  readonly indexes: readonly IndexDeclaration[];
 }
 
 /** A project route in the shape every route of the service shares. */

@@ -1,4 +1,5 @@
 import type { Runtime } from '../core/runtime.ts';
+import { useDeclaredIndexes } from '../documents/declared-paths.ts';
 import { readCatalog } from './load.ts';
 import { mountProjects, type LoadedProjects } from './mount.ts';
 
@@ -14,5 +15,8 @@ export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from 
 export async function loadProjects(runtime: Runtime): Promise<LoadedProjects> {
   const settings = { sources: runtime.secrets.projectSettings, bound: runtime.projectSettings };
   const catalog = await readCatalog(runtime.config, settings, runtime.logger);
-  return mountProjects(runtime, catalog.projects, catalog.defaultProject);
+  const mounted = mountProjects(runtime, catalog.projects, catalog.defaultProject);
+  // Declared paths are written on their index keys from now on: built or not yet, the answers are the same.
+  useDeclaredIndexes(runtime.tenantDatabase, mounted.indexes ?? []);
+  return mounted;
 }

@@ -9,6 +9,7 @@ import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import { isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';
 import type { ProjectDefinition } from './definition.ts';
 import { describeLoadError, formatProblem, ProjectLoadError, type RouteProblem } from './problems.ts';
+import { validateIndexes, type ValidatedIndexes } from './index-file.ts';
 import { validateRoutes } from './route-file.ts';
 import { checkDeclarations } from './settings/declarations.ts';
 import { type DeclaredSecret, resolveValues, secretsOf, sharedVariableProblems, unknownSections } from './settings/values.ts';
@@ -18,6 +19,7 @@ const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const RESERVED_NAME = 'project';
 const ROUTE_FILES = ['routes.js', 'routes.mjs', 'routes.ts'];
 const SETTINGS_FILES = ['settings.js', 'settings.mjs', 'settings.ts'];
+const INDEX_FILES = ['indexes.js', 'indexes.mjs', 'indexes.ts'];
 const DEFAULT_PROJECT_KEY = 'projects.default';
 
 /** The projects to mount and which one answers under `/api/project`. */
@@ -95,8 +97,23 @@ async function loadProject({ name, file }: ProjectFolder, settingsProblems: read
   const imported = await importDefault(file);
   if (!imported.ok) return { problems: [...settingsProblems, { project: name, source: { file }, reason: imported.reason }] };
   const { routes, problems } = validateRoutes(name, file, imported.exported);
-  const all = [...settingsProblems, ...problems];
-  return { project: all.length === 0 ? Object.freeze({ name, file, routes }) : undefined, problems: all };
+  const declared = await readIndexes(name, path.dirname(file));
+  const all = [...settingsProblems, ...problems, ...declared.problems];
+  return { project: all.length === 0 ? Object.freeze({ name, file, routes, indexes: Object.freeze(declared.indexes) }) : undefined, problems: all };
+}
+
+/** A project's `api/indexes.{js,mjs,ts}` (optional, SPEC §9.4), read and checked. */
+async function readIndexes(project: string, apiDir: string): Promise<ValidatedIndexes> {
+  const files = INDEX_FILES.map((file) => path.join(apiDir, file)).filter((file) => existsSync(file));
+  if (files.length > 1) {
+    const reason = `more than one index file (${files.map((file) => path.basename(file)).join(', ')}); keep one`;
+    return { indexes: [], problems: [{ project, source: { file: apiDir }, reason }] };
+  }
+  const [file] = files;
+  if (file === undefined) return { indexes: [], problems: [] };
+  const imported = await importDefault(file);
+  if (!imported.ok) return { indexes: [], problems: [{ project, source: { file }, reason: imported.reason }] };
+  return validateIndexes(project, file, imported.exported);
 }
 
 /** A folder of PROJECTS_DIR with exactly one route file and an acceptable name. */

@@ -10,6 +10,7 @@ import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
 import { Router } from '../routes/router.ts';
 import { projectRoute, type ProjectDefinition, type RouteFunction } from './definition.ts';
 import { refererValidation } from './referer.ts';
+import type { IndexDeclaration } from '../documents/index-keys.ts';
 
 /** The segment of `/api/project`, where the default project answers too. */
 export const DEFAULT_MOUNT = 'project';
@@ -24,6 +25,8 @@ export interface LoadedProjects {
   readonly area: (ctx: Context) => Promise<void>;
   /** The methods a path under `/api` answers (what a CORS preflight is told); none for an unknown one. */
   readonly methodsOf?: (path: string) => readonly string[];
+  /** The indexes every project declares (`api/indexes.js`), for the start-up build. */
+  readonly indexes?: readonly IndexDeclaration[];
 }
 
 /** What project routes share: a tenant, every body read by the bridge's parsers, handlers run by the bridge. */
@@ -42,7 +45,8 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);
   }
   const routes = projectRouteTable(projects, defaultProject, runtime.config.referer.enabled);
-  return Object.freeze({ routes, area: projectsArea(routers), methodsOf: projectMethods(routers) });
+  const indexes = Object.freeze(projects.flatMap((project) => project.indexes));
+  return Object.freeze({ routes, area: projectsArea(routers), methodsOf: projectMethods(routers), indexes });
 }
 
 function projectChainSettings(runtime: Runtime): ChainSettings<RouteFunction> {

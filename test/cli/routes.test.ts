@@ -142,3 +142,27 @@ export default [
   t.is(authOf('/api/limited/search'), 'public, 5/1500ms by ip');
   t.is(authOf('/api/limited/open'), 'public');
 });
+
+test('make routes names the indexes each project declares, after the routes', async (t) => {
+  const routes = "export default [{ method: 'GET', path: '/tickets', skipAuth: true, function: (req, res) => res.json([]) }];\n";
+  const indexes = `export default [
+  { collection: 'tickets', fields: { priority: -1, createdAt: 1 } },
+  { collection: 'tickets', fields: { 'customer.email': 1 }, unique: true },
+];
+`;
+  const { code, stdout, stderr } = await makeRoutes(writeTree({ 'helpdesk/api/routes.js': routes, 'helpdesk/api/indexes.js': indexes }));
+  t.is(code, 0, stderr);
+  const [, indexTable] = stdout.trimEnd().split('\n\n');
+  const rows = (indexTable ?? '').split('\n').map((line) => line.split(/\s{2,}/));
+  t.deepEqual(rows[0], ['INDEX', 'PROJECT', 'COLLECTION', 'FIELDS', 'UNIQUE']);
+  t.deepEqual(
+    rows.slice(1).map((row) => row.slice(1)),
+    [
+      ['helpdesk', 'tickets', 'priority:-1, createdAt:1', 'no'],
+      ['helpdesk', 'tickets', 'customer.email:1', 'yes (queries)'],
+      ['helpdesk', 'tickets', 'customer.email:1', 'yes (per tenant)'],
+    ],
+  );
+  t.regex(rows[1]?.[0] ?? '', /^doci_helpdesk_tickets_priority_createdat_[0-9a-f]{10}$/);
+  t.regex(rows[3]?.[0] ?? '', /^docu_helpdesk_tickets_customer_email_[0-9a-f]{10}$/);
+});

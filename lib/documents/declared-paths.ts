@@ -1,0 +1,184 @@
+import type { TenantDatabase } from '../db/tenant-database.ts';
+import { isPlainObject, type Json } from '../values/json.ts';
+import { isStorable } from '../values/storable-text.ts';
+import { arrayRanks, pathKeys, rankOf, type IndexDeclaration, type PathKeys } from './index-keys.ts';
+import type { FieldPath } from './paths.ts';
+import type { DeclaredPaths, SqlFragment } from './types.ts';
+import { toJsonValue } from './values.ts';
+
+/**
+ * Filters and sorts on the paths a project declared an index on (SPEC §9.4), written on the
+ * index's key expressions (index-keys.ts) so that PostgreSQL can use it, with exactly the
+ * results of the unindexed SQL:
+ *
+ * - `{p: v}`, `$eq`, `$gt`, `$gte`, `$lt`, `$lte` with a number or a string, `$in` with numbers,
+ *   strings and booleans (and equality with a boolean) compare within the value's type, as the
+ *   unindexed filter does (MongoDB's rule: 5 never matches "5", `$gt: 5` never matches a string);
+ * - a document can also match through an array on the path (`{tags: "a"}` matches `tags: ["a"]`),
+ *   which a key over the value at the path cannot see: documents whose key is an array's (or, on a
+ *   dotted path, a missing value's: an array along the way reads as missing) are read through the
+ *   same index and checked with the unindexed condition;
+ * - any other condition on a declared path (`$ne`, `$exists`, null, objects) is compiled as usual.
+ */
+export class CollectionIndexes implements DeclaredPaths {
+  readonly #keys: ReadonlyMap<string, PathKeys>;
+
+  constructor(paths: Iterable<FieldPath>) {
+    this.#keys = new Map([...paths].map((path) => [path.join('.'), pathKeys(path)]));
+  }
+
+  compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment {
+    const split = this.#split(filter, compileRest);
+    if (split === undefined) return compileRest(filter);
+    return all([...split.rest, ...split.entries.map((arms) => any([...arms]))]);
+  }
+
+  /**
+   * The filter as disjoint conditions whose union it is, split on one declared path's entry
+   * (the first sort key's, when it has one): the entry's indexed comparison, and the recheck of
+   * documents holding an array there. Each can then be read in order from the index with its own
+   * limit (`branchedSelectStatement`); undefined when no entry is on a declared path.
+   */
+  branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment[] | undefined {
+    const split = this.#split(filter, compileRest);
+    if (split === undefined) return undefined;
+    const firstSortKey = isPlainObject(sort) ? Object.keys(sort)[0] : undefined;
+    const chosen = Math.max(0, split.keys.indexOf(firstSortKey ?? ''));
+    const others = split.entries.filter((_, index) => index !== chosen).map((arms) => any([...arms]));
+    return (split.entries[chosen] as Arms).map((arm) => all([...split.rest, ...others, arm]));
+  }
+
+  /** The conditions of the entries on undeclared paths, and each declared entry's two arms (indexed, recheck). */
+  #split(filter: unknown, compileRest: (part: unknown) => SqlFragment): Split | undefined {
+    if (!isPlainObject(filter)) return undefined;
+    const rest: Array<[string, unknown]> = [];
+    const split: Split = { rest: [], keys: [], entries: [] };
+    for (const [key, value] of Object.entries(filter)) {
+      const keys = this.#keys.get(key);
+      // Compiled first in any case: it checks the entry, and is the recheck of documents with arrays.
+      const unindexed = keys === undefined ? undefined : compileRest(Object.fromEntries([[key, value]]));
+      const condition = keys === undefined ? undefined : indexedCondition(keys, value);
+      if (keys === undefined || unindexed === undefined || condition === undefined) rest.push([key, value]);
+      else {
+        split.keys.push(key);
+        split.entries.push([condition, all([rankIn(keys, arrayRanks(keys)), unindexed])]);
+      }
+    }
+    if (split.entries.length === 0) return undefined;
+    if (rest.length > 0) split.rest.push(compileRest(Object.fromEntries(rest)));
+    return split;
+  }
+
+  sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined {
+    const keys = this.#keys.get(path.join('.'));
+    if (keys === undefined) return undefined;
+    return { sql: `${keys.rank} ${direction}, ${keys.text} ${direction}, ${keys.json} ${direction}`, bindings: [] };
+  }
+}
+
+/** A declared entry's two disjoint arms: its comparison on the index keys, and the recheck of documents with arrays. */
+type Arms = readonly [SqlFragment, SqlFragment];
+
+interface Split {
+  readonly rest: SqlFragment[];
+  readonly keys: string[];
+  readonly entries: Arms[];
+}
+
+const RANGES = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+
+/** The condition on the index keys for one filter entry, or undefined when it is not one the index serves. */
+function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefined {
+  if (!isOperatorObject(value)) return equalTo(keys, scalarOf(value));
+  const parts = Object.entries(value).map(([operator, operand]) => {
+    if (operator === '$eq') return equalTo(keys, scalarOf(operand));
+    if (operator === '$in') return inList(keys, operand);
+    if (operator in RANGES) return compared(keys, RANGES[operator as keyof typeof RANGES], scalarOf(operand));
+    return undefined;
+  });
+  return parts.every((part) => part !== undefined) ? all(parts as SqlFragment[]) : undefined;
+}
+
+function isOperatorObject(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((key) => key.startsWith('$'));
+}
+
+/** The value as the filter compares it, when it is a storable scalar; undefined otherwise. */
+function scalarOf(operand: unknown): string | number | boolean | undefined {
+  const value: Json = toJsonValue(operand, 'filter');
+  if (typeof value === 'string') return isStorable(value) ? value : undefined;
+  return typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
+}
+
+function equalTo(keys: PathKeys, value: string | number | boolean | undefined): SqlFragment | undefined {
+  if (value === undefined) return undefined;
+  return typedCondition(keys, value, '=');
+}
+
+/** Numbers compare by value, strings by code point: as the unindexed filter compares them. Booleans only by equality. */
+function compared(keys: PathKeys, operator: string, value: string | number | boolean | undefined): SqlFragment | undefined {
+  if (value === undefined || typeof value === 'boolean') return undefined;
+  return typedCondition(keys, value, operator);
+}
+
+/** `text is null` on a jsonb key lets the btree use the jsonb key as a range: `text` is the column before it. */
+function typedCondition(keys: PathKeys, value: string | number | boolean, operator: string): SqlFragment {
+  const rank = `${keys.rank} = ${rankOf(value)}`;
+  if (typeof value === 'string') return { sql: `${rank} and ${keys.text} ${operator} ?`, bindings: [value] };
+  return { sql: `${rank} and ${keys.text} is null and ${keys.json} ${operator} ?::jsonb`, bindings: [JSON.stringify(value)] };
+}
+
+/** `$in` of strings, numbers and booleans, each kind one bound array; any other value leaves it unindexed. */
+function inList(keys: PathKeys, operand: unknown): SqlFragment | undefined {
+  if (!Array.isArray(operand) || operand.length === 0) return undefined;
+  const values = operand.map(scalarOf);
+  if (values.some((value) => value === undefined)) return undefined;
+  const strings = values.filter((value) => typeof value === 'string');
+  const numbers = values.filter((value) => typeof value === 'number').map((value) => JSON.stringify(value));
+  const booleans = values.filter((value) => typeof value === 'boolean').map((value) => JSON.stringify(value));
+  const jsonIn = (rank: number, list: string[]): SqlFragment => ({ sql: `${keys.rank} = ${rank} and ${keys.text} is null and ${keys.json} = any(?::jsonb[])`, bindings: [list] });
+  return any([
+    ...(strings.length > 0 ? [{ sql: `${keys.rank} = 3 and ${keys.text} = any(?::text[])`, bindings: [strings as string[]] }] : []),
+    ...(numbers.length > 0 ? [jsonIn(2, numbers)] : []),
+    ...(booleans.length > 0 ? [jsonIn(6, booleans)] : []),
+  ]);
+}
+
+function rankIn(keys: PathKeys, ranks: readonly number[]): SqlFragment {
+  return { sql: `${keys.rank} in (${ranks.join(', ')})`, bindings: [] };
+}
+
+function all(parts: SqlFragment[]): SqlFragment {
+  return join(parts, ' and ');
+}
+
+function any(parts: SqlFragment[]): SqlFragment {
+  return join(parts, ' or ');
+}
+
+function join(parts: SqlFragment[], separator: string): SqlFragment {
+  if (parts.length === 1) return parts[0] as SqlFragment;
+  return { sql: parts.map((part) => `(${part.sql})`).join(separator), bindings: parts.flatMap((part) => part.bindings) };
+}
+
+/** The declared paths of each collection, by the database the store runs on (one per runtime). */
+const declaredByDatabase = new WeakMap<TenantDatabase, ReadonlyMap<string, CollectionIndexes>>();
+
+/**
+ * From now on, the store over `database` writes conditions and orders on the paths `declarations`
+ * name on their index keys. Whether or not the indexes exist yet, the results are the same.
+ */
+export function useDeclaredIndexes(database: TenantDatabase, declarations: readonly IndexDeclaration[]): void {
+  const byCollection = new Map<string, FieldPath[]>();
+  for (const { collection, fields } of declarations) {
+    const paths = byCollection.get(collection) ?? [];
+    paths.push(...fields.map(({ path }) => path));
+    byCollection.set(collection, paths);
+  }
+  declaredByDatabase.set(database, new Map([...byCollection].map(([collection, paths]) => [collection, new CollectionIndexes(paths)])));
+}
+
+/** The declared paths of `collection` in the store over `database`, if any. */
+export function declaredPathsOf(database: TenantDatabase, collection: string): DeclaredPaths | undefined {
+  return declaredByDatabase.get(database)?.get(collection);
+}

@@ -1,0 +1,182 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { CONNECT_TIMEOUT_MS } from '../db/connect.ts';
+import { indexNames, indexStatement, statisticsStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
+
+/**
+ * Builds the indexes projects declare (SPEC §9.4) without blocking reads or writes: `create index
+ * concurrently`, which cannot run inside a transaction, on a session connection of its own
+ * (`DATABASE_DIRECT_URL` when set: a transaction-mode pooler would hand the session's statements,
+ * and its advisory lock, to different server connections).
+ *
+ * One instance at a time: instances starting together take turns on a session advisory lock, and
+ * the later ones find the indexes built (`if not exists`). They wait with `pg_try_advisory_lock`
+ * rather than `pg_advisory_lock`: a concurrent build waits for every transaction older than its
+ * own snapshot, a blocked `pg_advisory_lock` statement among them, which would deadlock.
+ * A build that failed or was cut short leaves an INVALID index behind: it is dropped and rebuilt.
+ */
+
+/** An arbitrary constant, not the migrations' own (lib/db/migrations.ts). */
+const BUILD_LOCK_KEY = 7_361_504_202;
+const LOCK_RETRY_MS = 250;
+
+/** The functions the key expressions use: leakproof, or the indexes serve no filter under row-level security. */
+const KEY_FUNCTIONS = [
+  'pg_catalog.jsonb_typeof(jsonb)',
+  'pg_catalog.jsonb_extract_path(jsonb, text[])',
+  'pg_catalog.jsonb_extract_path_text(jsonb, text[])',
+  'pg_catalog.jsonb_eq(jsonb, jsonb)',
+  'pg_catalog.jsonb_lt(jsonb, jsonb)',
+  'pg_catalog.jsonb_le(jsonb, jsonb)',
+  'pg_catalog.jsonb_gt(jsonb, jsonb)',
+  'pg_catalog.jsonb_ge(jsonb, jsonb)',
+];
+
+/** What a build tells the log. */
+export interface BuildLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/** What happened to one index. */
+export interface BuiltIndex {
+  readonly name: string;
+  readonly outcome: 'present' | 'built' | 'rebuilt' | 'failed';
+}
+
+/** A build under way: `done` gives what it did once it ends; `stop` cuts it short (an index cut short is rebuilt at the next start). */
+export interface IndexBuild {
+  readonly done: Promise<readonly BuiltIndex[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts building `declarations`' indexes on the database at `sessionUrl`. */
+export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly IndexDeclaration[], log: BuildLog): IndexBuild {
+  const client = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // A connection lost mid-build fails the build's statement; the event itself must not end the process.
+  client.on('error', () => {});
+  let stopped = false;
+  const session = client.connect().then(async () => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid);
+  const done = (async () => {
+    await session;
+    try {
+      await warnUnlessLeakproof(client, log);
+      if (!(await takeLock(client, () => stopped))) return [];
+      const built: BuiltIndex[] = [];
+      for (const statement of new Set(declarations.flatMap(({ fields }) => fields.map(({ path }) => statisticsStatement(path))))) {
+        await client.query(statement);
+      }
+      for (const declaration of declarations) {
+        for (const [name, statement] of indexStatements(declaration)) {
+          if (stopped) return built;
+          const outcome = await buildOne(client, name, statement, log).catch((error: unknown) => {
+            if (stopped && isCancelled(error)) return undefined;
+            throw error;
+          });
+          if (outcome === undefined) return built;
+          built.push(outcome);
+        }
+      }
+      // The new statistics are empty until the table is analyzed: a few seconds per million rows, reads and writes going on.
+      if (built.some(({ outcome }) => outcome === 'built' || outcome === 'rebuilt')) await client.query('analyze documents');
+      // Ending the session frees the lock too; not so through a pooler that keeps the server connection.
+      await client.query('select pg_advisory_unlock($1)', [BUILD_LOCK_KEY]);
+      return built;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  })();
+  return {
+    done,
+    stop: async () => {
+      stopped = true;
+      // A build under way is cancelled: closing its connection would not end it. Again until it
+      // ends, as a cancel that comes before the statement starts cancels nothing.
+      const pid = await session.catch(() => undefined);
+      let ended = false;
+      const ending = done.catch(() => undefined).then(() => {
+        ended = true;
+      });
+      while (pid !== undefined && !ended) {
+        await cancelBackend(sessionUrl, pid);
+        await Promise.race([ending, sleep(LOCK_RETRY_MS)]);
+      }
+      await ending;
+    },
+  };
+}
+
+/** Cancels the statement of backend `pid`, from a connection of its own; a build cancelled this way leaves an invalid index. */
+async function cancelBackend(sessionUrl: string, pid: number): Promise<void> {
+  const canceller = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  canceller.on('error', () => {});
+  try {
+    await canceller.connect();
+    await canceller.query('select pg_cancel_backend($1)', [pid]);
+  } catch {
+    // The database is gone: so is the build.
+  } finally {
+    await canceller.end().catch(() => undefined);
+  }
+}
+
+function indexStatements(declaration: IndexDeclaration): Array<[string, string]> {
+  const names = indexNames(declaration);
+  const statements: Array<[string, string]> = [[names.query, indexStatement(names.query, declaration)]];
+  if (names.unique !== undefined) statements.push([names.unique, uniqueIndexStatement(names.unique, declaration)]);
+  return statements;
+}
+
+async function takeLock(client: pg.Client, stopped: () => boolean): Promise<boolean> {
+  while (!stopped()) {
+    const { rows } = await client.query<{ taken: boolean }>('select pg_try_advisory_lock($1) as taken', [BUILD_LOCK_KEY]);
+    if (rows[0]?.taken === true) return true;
+    await sleep(LOCK_RETRY_MS);
+  }
+  return false;
+}
+
+async function buildOne(client: pg.Client, name: string, statement: string, log: BuildLog): Promise<BuiltIndex> {
+  const state = await indexState(client, name);
+  if (state === 'valid') return { name, outcome: 'present' };
+  if (state === 'invalid') {
+    log.warn({ index: name }, 'declared index left invalid by an earlier build: dropping it to build it again');
+    await client.query(`drop index concurrently if exists ${name}`);
+  }
+  const started = performance.now();
+  log.info({ index: name }, 'building declared index (reads and writes go on meanwhile)');
+  try {
+    await client.query(statement);
+  } catch (error) {
+    if (isCancelled(error)) throw error;
+    // Only the message: a unique index's detail names the duplicated values.
+    log.error({ index: name, error: (error as Error).message }, 'declared index could not be built');
+    // A failed unique build would go on enforcing uniqueness half-way: it goes.
+    await client.query(`drop index concurrently if exists ${name}`).catch(() => undefined);
+    return { name, outcome: 'failed' };
+  }
+  log.info({ index: name, ms: Math.round(performance.now() - started) }, 'declared index built');
+  return { name, outcome: state === 'invalid' ? 'rebuilt' : 'built' };
+}
+
+/** `query_canceled`: the build was stopped (`stop`), not refused. */
+function isCancelled(error: unknown): boolean {
+  return (error as { code?: unknown }).code === '57014';
+}
+
+async function indexState(client: pg.Client, name: string): Promise<'valid' | 'invalid' | 'absent'> {
+  const { rows } = await client.query<{ valid: boolean }>(
+    "select i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = $1 and i.indrelid = 'documents'::regclass",
+    [name],
+  );
+  if (rows.length === 0) return 'absent';
+  return rows[0]?.valid === true ? 'valid' : 'invalid';
+}
+
+async function warnUnlessLeakproof(client: pg.Client, log: BuildLog): Promise<void> {
+  const { rows } = await client.query<{ name: string }>('select oid::regprocedure::text as name from pg_proc where oid = any($1::regprocedure[]) and not proleakproof', [KEY_FUNCTIONS]);
+  if (rows.length === 0) return;
+  const statements = rows.map(({ name }) => `ALTER FUNCTION ${name} LEAKPROOF;`).join(' ');
+  log.warn({}, `declared indexes serve sorts but not filters under row-level security (their functions are not marked leakproof in this database): as a superuser, run ${statements}`);
+}

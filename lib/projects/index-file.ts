@@ -1,0 +1,84 @@
+import { declaredPath, indexNames, type IndexDeclaration, type IndexField } from '../documents/index-keys.ts';
+import { isPlainObject } from '../values/json.ts';
+import { kindOf } from '../values/kind-of.ts';
+import { isStorableText } from '../values/storable-text.ts';
+import type { RouteProblem } from './problems.ts';
+import { unknownPropertyProblems } from '../values/did-you-mean.ts';
+
+const KNOWN_PROPERTIES = ['collection', 'fields', 'unique'];
+const MAX_COLLECTION_LENGTH = 128;
+/** Each path takes three index columns; PostgreSQL allows 32, and tenant, collection and id take three. */
+const MAX_FIELDS = 8;
+
+export interface ValidatedIndexes {
+  readonly indexes: readonly IndexDeclaration[];
+  readonly problems: readonly RouteProblem[];
+}
+
+/**
+ * Checks an index file's default export (SPEC §9.4): an array of `{collection, fields: {path: 1 |
+ * -1}, unique?}`, collecting every problem, each naming the entry (`#1 tickets`).
+ */
+export function validateIndexes(project: string, file: string, exported: unknown): ValidatedIndexes {
+  if (!Array.isArray(exported)) {
+    const reason = exported === undefined ? 'has no default export (an array of indexes)' : `the default export must be an array of indexes (got ${kindOf(exported)})`;
+    return { indexes: [], problems: [{ project, source: { file }, reason }] };
+  }
+  const indexes: IndexDeclaration[] = [];
+  const problems: RouteProblem[] = [];
+  const seen = new Map<string, number>();
+  exported.forEach((candidate: unknown, index) => {
+    const { reasons, declaration } = checkEntry(project, candidate);
+    if (declaration !== undefined) {
+      const name = indexNames(declaration).query;
+      const first = seen.get(name);
+      if (first === undefined) seen.set(name, index);
+      else reasons.push(`declares the same index as entry #${first}`);
+      indexes.push(declaration);
+    }
+    const collection = isPlainObject(candidate) && typeof candidate.collection === 'string' && candidate.collection !== '' ? ` ${candidate.collection}` : '';
+    for (const reason of reasons) problems.push({ project, source: { file }, reason: `#${index}${collection}: ${reason}` });
+  });
+  return { indexes: problems.length === 0 ? indexes : [], problems };
+}
+
+function checkEntry(project: string, candidate: unknown): { reasons: string[]; declaration?: IndexDeclaration } {
+  if (!isPlainObject(candidate)) return { reasons: [`an index must be an object {collection, fields} (got ${kindOf(candidate)})`] };
+  const reasons = [...collectionProblems(candidate.collection), ...unknownPropertyProblems(candidate, KNOWN_PROPERTIES, '')];
+  if (candidate.unique !== undefined && typeof candidate.unique !== 'boolean') reasons.push(`unique must be a boolean (got ${kindOf(candidate.unique)})`);
+  const fields = readFields(candidate.fields, reasons);
+  if (reasons.length > 0) return { reasons };
+  const declaration = { project, collection: candidate.collection as string, fields, unique: candidate.unique === true };
+  return { reasons, declaration: Object.freeze(declaration) };
+}
+
+function collectionProblems(collection: unknown): string[] {
+  if (collection === undefined) return ['collection is missing'];
+  if (typeof collection !== 'string' || collection.length === 0 || collection.length > MAX_COLLECTION_LENGTH || !isStorableText(collection)) {
+    return [`collection must be a collection name, a string of 1 to ${MAX_COLLECTION_LENGTH} characters (got ${kindOf(collection)})`];
+  }
+  return [];
+}
+
+/** `fields`: paths to 1 or -1, in order; each path checked as the store checks a path, and held to what SQL text may carry. */
+function readFields(fields: unknown, reasons: string[]): IndexField[] {
+  if (fields === undefined) {
+    reasons.push('fields is missing');
+    return [];
+  }
+  if (!isPlainObject(fields) || Object.keys(fields).length === 0 || Object.keys(fields).length > MAX_FIELDS) {
+    reasons.push(`fields must be an object of 1 to ${MAX_FIELDS} paths, each 1 or -1, such as {createdAt: -1} (got ${kindOf(fields)})`);
+    return [];
+  }
+  const read: IndexField[] = [];
+  for (const [path, direction] of Object.entries(fields)) {
+    try {
+      const field = { path: declaredPath(path), direction: direction as 1 | -1 };
+      if (direction === 1 || direction === -1) read.push(Object.freeze(field));
+      else reasons.push(`fields.${path} must be 1 or -1 (got ${typeof direction === 'number' || typeof direction === 'string' ? JSON.stringify(direction) : kindOf(direction)})`);
+    } catch (error) {
+      reasons.push(`fields: ${(error as Error).message.replace(/^index: /, '')}`);
+    }
+  }
+  return read;
+}

@@ -1,0 +1,90 @@
+import test from 'ava';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DuplicateKeyError, documentStore } from '../../lib/documents/index.ts';
+import { ProjectLoadError } from '../../lib/projects/index.ts';
+import { createTenant } from '../../lib/tenancy/index.ts';
+import { dropTestDatabase } from '../helpers/service.ts';
+import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+
+test.before(migrateFileDatabase);
+test.after.always(dropTestDatabase);
+
+const ROUTES = `import { db } from 'spaceport';
+export default [
+  { method: 'POST', path: '/tickets', skipAuth: true, function: async (req, res) => res.json(await db.collection('tickets').insertMany(req.body)) },
+  { method: 'GET', path: '/urgent', skipAuth: true, function: async (req, res) => {
+    const found = await db.collection('tickets').find({ priority: { $gte: 2 } }).sort({ priority: -1 }).toArray();
+    res.json(found.map((ticket) => ticket._id));
+  } },
+];
+`;
+
+test('an index file with mistakes stops start-up with a problem naming the file and each entry', async (t) => {
+  const indexes = `export default [
+  { collection: 'tickets', fields: { priority: -1 }, uniqe: true },
+  { collection: 'tickets', fields: { priority: 2 } },
+  { collection: '', fields: {} },
+  { collection: 'tickets', fields: JSON.parse('{"__proto__": 1}') },
+  { collection: 'tickets', fields: { 'tags.0': 1, 'a..b': 1 } },
+  { collection: 'tickets', fields: { priority: -1 } },
+  'tickets',
+];
+`;
+  const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
+  const error = await t.throwsAsync(startWithProjects(t, path.join(root, 'projects')), { instanceOf: ProjectLoadError });
+  const file = path.join(root, 'projects/desk/api/indexes.js');
+  t.deepEqual(error?.message.split('\n'), [
+    'invalid project routes (8 problems):',
+    `  ${file}: #0 tickets: unknown property "uniqe" (did you mean "unique"?)`,
+    `  ${file}: #1 tickets: fields.priority must be 1 or -1 (got 2)`,
+    `  ${file}: #2: collection must be a collection name, a string of 1 to 128 characters (got string)`,
+    `  ${file}: #2: fields must be an object of 1 to 8 paths, each 1 or -1, such as {createdAt: -1} (got object)`,
+    `  ${file}: #3 tickets: fields: "__proto__" cannot be a key, it names a prototype, not a field (in "__proto__")`,
+    `  ${file}: #4 tickets: fields: the key "0" of "tags.0" must start with a letter or "_" and hold only letters, digits, "_" and "-"`,
+    `  ${file}: #4 tickets: fields: "a..b" is not a valid field path`,
+    `  ${file}: #6: an index must be an object {collection, fields} (got string)`,
+  ]);
+});
+
+test('two entries declaring one index are a problem', async (t) => {
+  const indexes = "export default [{ collection: 'tickets', fields: { priority: -1 } }, { collection: 'tickets', fields: { priority: -1 }, unique: false }];\n";
+  const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
+  const error = await t.throwsAsync(startWithProjects(t, path.join(root, 'projects')), { instanceOf: ProjectLoadError });
+  t.regex(error?.message ?? '', /#1 tickets: declares the same index as entry #0$/m);
+});
+
+/** Waits for the start-up build to log that it is done with `count` indexes. */
+async function builtIndexes(logEntries: () => Array<Record<string, unknown>>, count: number): Promise<string[]> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const built = logEntries().filter((line) => line.msg === 'declared index built').map((line) => String(line.index));
+    if (built.length >= count) return built;
+    await sleep(100);
+  }
+  throw new Error('the declared indexes were not built in time');
+}
+
+test('declared indexes are built at start-up, serve the project\'s finds, and a unique one holds per tenant', async (t) => {
+  const indexes = `export default [
+  { collection: 'tickets', fields: { priority: -1 } },
+  { collection: 'tickets', fields: { ref: 1 }, unique: true },
+];
+`;
+  const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
+  const service = await startWithProjects(t, path.join(root, 'projects'));
+  const built = await builtIndexes(() => service.logEntries(), 3);
+  t.is(built.length, 3);
+  const { rows } = await service.runtime.knex.raw<{ rows: Array<{ indexname: string }> }>("select indexname from pg_indexes where tablename = 'documents' and indexname like 'doc%\\_desk\\_%' order by indexname");
+  t.deepEqual(rows.map((row) => row.indexname).sort(), [...built].sort());
+
+  const tickets = [{ _id: 't1', priority: 1, ref: 'A' }, { _id: 't2', priority: 3, ref: 'B' }, { _id: 't3', priority: '3' }, { _id: 't4', priority: [2, 0] }, { _id: 't5', priority: 2 }];
+  const posted = await service.fetch('/api/desk/tickets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(tickets) });
+  t.is(posted.status, 200);
+  t.deepEqual(await json(await service.fetch('/api/desk/urgent')), ['t4', 't2', 't5'] as unknown as Record<string, unknown>, 'arrays sort after numbers; the string "3" is no number');
+
+  const store = (tenant: string) => documentStore(service.runtime.tenantDatabase, tenant).collection('tickets');
+  await t.throwsAsync(store('default').insertOne({ ref: 'A' }), { instanceOf: DuplicateKeyError });
+  await t.notThrowsAsync(store('default').insertMany([{ ref: null }, { ref: null }, {}]), 'missing and null are not constrained');
+  await createTenant(service.runtime.knex, 'other');
+  await t.notThrowsAsync(store('other').insertOne({ ref: 'A' }), 'unique per tenant');
+});
