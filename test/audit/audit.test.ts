@@ -170,6 +170,16 @@ test('a wrong ?limit, ?before, ?action or ?actor, or any other parameter, is 400
   }
 });
 
+test('a parameter given twice is told to be given once, whichever it is', async (t) => {
+  const answer = await audit('?limit=5&limit=6&before=2026-01-01T00:00:00Z&before=2026-01-02T00:00:00Z&action=space.created&action=space.deleted&actor=a&actor=b');
+  t.is(answer.status, 400);
+  t.deepEqual(answer.body.errors, ['limit', 'before', 'action', 'actor'].map((name) => ({ path: `query.${name}`, message: 'must be given once' })));
+  const trash = await call(service, 'GET', '/spaces?trashed=true&trashed=true', { as: admin });
+  t.deepEqual(trash.body.errors, [{ path: 'query.trashed', message: 'must be given once' }]);
+  const history = await call(service, 'GET', '/spaces/anything/history?limit=1&limit=2', { as: admin });
+  t.deepEqual(history.body.errors, [{ path: 'query.limit', message: 'must be given once' }]);
+});
+
 test("another tenant's events never appear, even for the same names", async (t) => {
   await call(service, 'POST', '/spaces', { as: admin, json: { name: 'shared-name', schemas: ['mine'] } });
   const { boss } = await freshTenant();

