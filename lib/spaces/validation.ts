@@ -127,7 +127,17 @@ export const historyQuery = z
 /** The page a checked history query asks for. */
 export function historyPageOf(query: Record<string, unknown>): { limit: number; before?: Date } {
   const limit = typeof query.limit === 'string' ? Number(query.limit) : HISTORY_LIMIT_DEFAULT;
-  return typeof query.before === 'string' ? { limit, before: new Date(query.before) } : { limit };
+  return typeof query.before === 'string' ? { limit, before: wholeMillisecondsAfter(query.before) } : { limit };
+}
+
+/**
+ * Events are kept to the millisecond, and a Date drops what is finer: `.6781` would read as
+ * `.678` and leave out the events of .678, which are older than it. Such a time is rounded up.
+ */
+function wholeMillisecondsAfter(time: string): Date {
+  const date = new Date(time);
+  const finer = /\.\d{3}(\d*)Z$/i.exec(time)?.[1] ?? '';
+  return /[1-9]/.test(finer) ? new Date(date.getTime() + 1) : date;
 }
 
 const recordedSchemas = z.object({ schemas: z.array(z.string()) }).nullable();

@@ -148,6 +148,20 @@ test('events of one millisecond are never split between pages, so paging by ?bef
   t.deepEqual(second.map((event) => event.target.name ?? event.target.username), ['old']);
 });
 
+test('?before= finer than a millisecond keeps the events of its millisecond, which are older than it', async (t) => {
+  const { tenant, boss } = await freshTenant();
+  const at = new Date('2026-01-02T03:04:05.678Z');
+  await service.runtime.knex('space_events').insert({ tenant, space: 'fine', action: 'created', at, after: { schemas: [] } });
+  for (const before of ['2026-01-02T03:04:05.6781Z', '2026-01-02T03:04:05.678999999Z']) {
+    t.deepEqual(eventsOf(await audit(`?before=${before}`, boss)).map((event) => event.target.name), ['fine'], before);
+    const history = await call(service, 'GET', `/spaces/fine/history?before=${before}`, { as: boss });
+    t.is((history.body.data as unknown[]).length, 1, before);
+  }
+  for (const before of ['2026-01-02T03:04:05.678Z', '2026-01-02T03:04:05.6780Z', '2026-01-02T03:04:05.678000Z']) {
+    t.deepEqual(eventsOf(await audit(`?before=${before}`, boss)), [], before);
+  }
+});
+
 test('a wrong ?limit, ?before, ?action or ?actor, or any other parameter, is 400 naming it', async (t) => {
   const cases: Array<[string, RegExp]> = [
     ['?limit=0', /^query\.limit: /],
