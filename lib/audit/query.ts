@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { historyPageOf, historyQuery } from '../spaces/validation.ts';
+import { givenOnceOr, historyPageOf, historyQuery } from '../spaces/validation.ts';
 import { isStorableText } from '../values/storable-text.ts';
 import { AUDIT_ACTIONS, CLI_ACTOR, type AuditAction, type AuditRequest } from './events.ts';
 
@@ -13,7 +13,7 @@ export const auditQuery = z
     {
       ...historyQuery.shape,
       action: z
-        .enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(', ')}` })
+        .enum(AUDIT_ACTIONS, { error: givenOnceOr(`must be one of ${AUDIT_ACTIONS.join(', ')}`) })
         .optional()
         .meta({ description: 'Only events of this action.' }),
       actor: z

@@ -29,11 +29,20 @@ export interface StoredFile {
   readonly md5: string;
 }
 
-/** Records the files of a multipart request, several under one field as an array in upload order. */
+/** Field names express-fileupload leaves out of `req.files`, for they would reach or hide a prototype member. */
+const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/**
+ * Records the files of a multipart request, several under one field as an array in upload
+ * order. As express-fileupload does, the object has no prototype and a file under a field named
+ * like a member of `Object.prototype` (`__proto__`, `constructor`, `toString`) is left out: it
+ * would replace the object's prototype or make `req.files.constructor` a file.
+ */
 export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: StoredFile]>): UploadedFiles | null {
   if (stored.length === 0) return null;
-  const files: UploadedFiles = {};
+  const files: UploadedFiles = Object.create(null);
   for (const [field, each] of stored) {
+    if (OBJECT_PROTOTYPE_KEYS.has(field)) continue;
     const file = uploadedFile(each);
     const earlier = files[field];
     files[field] = earlier === undefined ? file : Array.isArray(earlier) ? [...earlier, file] : [earlier, file];

@@ -42,6 +42,13 @@ export interface FieldProblem {
 }
 
 /**
+ * The longest path or message a refusal repeats, in UTF-16 units: both may hold the request's
+ * own keys (`body["<200 kB key>"]`, zod's list of every unrecognised key), which would
+ * otherwise come back whole, in the answer and on the log line.
+ */
+const PROBLEM_TEXT_MAX = 300;
+
+/**
  * 400 for a request its route's declared schemas refuse (SPEC §8.13): answered `{error,
  * errors}`, `error` the first problem as `path: message`, `errors` every field at fault.
  */
@@ -50,12 +57,20 @@ export class InvalidRequest extends Error {
   readonly expose = true;
   readonly problems: readonly FieldProblem[];
 
-  constructor(problems: readonly FieldProblem[]) {
+  constructor(given: readonly FieldProblem[]) {
+    const problems = given.map(({ path, message }) => Object.freeze({ path: shortened(path), message: shortened(message) }));
     const [first] = problems;
     super(first === undefined ? 'invalid request' : `${first.path}: ${first.message}`);
     this.name = 'InvalidRequest';
-    this.problems = Object.freeze(problems.map(({ path, message }) => Object.freeze({ path, message })));
+    this.problems = Object.freeze(problems);
   }
+}
+
+/** `text` cut to PROBLEM_TEXT_MAX with an ellipsis, never between the two halves of a character. */
+function shortened(text: string): string {
+  if (text.length <= PROBLEM_TEXT_MAX) return text;
+  const cut = text.slice(0, PROBLEM_TEXT_MAX - 1);
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }
 
 /** 401 with the Bearer challenge of system authentication (SPEC §5.3). */

@@ -188,8 +188,9 @@ function restoreFromTrash(trashDays: number) {
   return async (ctx: Context): Promise<void> => {
     const name = spaceNameParameter(ctx);
     const outcome = name === undefined ? undefined : await restoreSpace(name, trashDays);
-    if (outcome?.restored === undefined && outcome?.live === true) throw createError(409, 'a space with this name already exists');
-    answerSpace(ctx, outcome?.restored);
+    if (outcome?.restored !== undefined) return answerSpace(ctx, outcome.restored);
+    if (outcome?.live === true) throw createError(409, 'a live space has this name; only a deleted space can be restored');
+    throw createError(404, 'no space of this name is in the trash (GET /spaces?trashed=true lists it)');
   };
 }
 

@@ -96,6 +96,14 @@ export interface SpaceDraft {
   readonly schemas: readonly string[];
 }
 
+/**
+ * The message of a query parameter that fails: `message`, or for one given twice
+ * (`?limit=5&limit=6`, read as an array) that it must be given once.
+ */
+export function givenOnceOr(message: string): (issue: { readonly input?: unknown }) => string {
+  return (issue) => (Array.isArray(issue.input) ? 'must be given once' : message);
+}
+
 const HISTORY_LIMIT_MAX = 1000;
 const HISTORY_LIMIT_DEFAULT = 100;
 
@@ -103,13 +111,13 @@ const HISTORY_LIMIT_DEFAULT = 100;
 export const historyQuery = z
   .object({
     limit: z
-      .string()
+      .string({ error: givenOnceOr(`must be an integer from 1 to ${HISTORY_LIMIT_MAX}`) })
       .regex(/^[1-9]\d{0,3}$/, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
       .refine((value) => Number(value) <= HISTORY_LIMIT_MAX, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
       .optional()
       .meta({ description: `Events per page, 1 to ${HISTORY_LIMIT_MAX} (default ${HISTORY_LIMIT_DEFAULT}).` }),
     before: z.iso
-      .datetime({ error: 'must be an ISO 8601 UTC time' })
+      .datetime({ error: givenOnceOr('must be an ISO 8601 UTC time') })
       // PostgreSQL has no year 0: zod's pattern accepts 0000, which would be a 500.
       .refine((value) => !value.startsWith('0000'), 'must be an ISO 8601 UTC time from year 1 on')
       .optional().meta({ description: 'Only events older than this `at` (the last one of the previous page).' }),
@@ -119,7 +127,17 @@ export const historyQuery = z
 /** The page a checked history query asks for. */
 export function historyPageOf(query: Record<string, unknown>): { limit: number; before?: Date } {
   const limit = typeof query.limit === 'string' ? Number(query.limit) : HISTORY_LIMIT_DEFAULT;
-  return typeof query.before === 'string' ? { limit, before: new Date(query.before) } : { limit };
+  return typeof query.before === 'string' ? { limit, before: wholeMillisecondsAfter(query.before) } : { limit };
+}
+
+/**
+ * Events are kept to the millisecond, and a Date drops what is finer: `.6781` would read as
+ * `.678` and leave out the events of .678, which are older than it. Such a time is rounded up.
+ */
+function wholeMillisecondsAfter(time: string): Date {
+  const date = new Date(time);
+  const finer = /\.\d{3}(\d*)Z$/i.exec(time)?.[1] ?? '';
+  return /[1-9]/.test(finer) ? new Date(date.getTime() + 1) : date;
 }
 
 const recordedSchemas = z.object({ schemas: z.array(z.string()) }).nullable();
@@ -140,7 +158,7 @@ export const historyAnswer = z.object({ success: z.literal(true), data: z.array(
 export const listQuery = z
   .object({
     trashed: z
-      .enum(['true', 'false'], { error: 'must be "true" or "false"' })
+      .enum(['true', 'false'], { error: givenOnceOr('must be "true" or "false"') })
       .optional()
       .meta({ description: '`true`: the spaces in the trash, with `deletedAt` (admins only; 403 for anyone else).' }),
   })

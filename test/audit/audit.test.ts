@@ -148,6 +148,20 @@ test('events of one millisecond are never split between pages, so paging by ?bef
   t.deepEqual(second.map((event) => event.target.name ?? event.target.username), ['old']);
 });
 
+test('?before= finer than a millisecond keeps the events of its millisecond, which are older than it', async (t) => {
+  const { tenant, boss } = await freshTenant();
+  const at = new Date('2026-01-02T03:04:05.678Z');
+  await service.runtime.knex('space_events').insert({ tenant, space: 'fine', action: 'created', at, after: { schemas: [] } });
+  for (const before of ['2026-01-02T03:04:05.6781Z', '2026-01-02T03:04:05.678999999Z']) {
+    t.deepEqual(eventsOf(await audit(`?before=${before}`, boss)).map((event) => event.target.name), ['fine'], before);
+    const history = await call(service, 'GET', `/spaces/fine/history?before=${before}`, { as: boss });
+    t.is((history.body.data as unknown[]).length, 1, before);
+  }
+  for (const before of ['2026-01-02T03:04:05.678Z', '2026-01-02T03:04:05.6780Z', '2026-01-02T03:04:05.678000Z']) {
+    t.deepEqual(eventsOf(await audit(`?before=${before}`, boss)), [], before);
+  }
+});
+
 test('a wrong ?limit, ?before, ?action or ?actor, or any other parameter, is 400 naming it', async (t) => {
   const cases: Array<[string, RegExp]> = [
     ['?limit=0', /^query\.limit: /],
@@ -168,6 +182,16 @@ test('a wrong ?limit, ?before, ?action or ?actor, or any other parameter, is 400
     t.is(answer.status, 400, query);
     t.regex(String(answer.body.error), message, query);
   }
+});
+
+test('a parameter given twice is told to be given once, whichever it is', async (t) => {
+  const answer = await audit('?limit=5&limit=6&before=2026-01-01T00:00:00Z&before=2026-01-02T00:00:00Z&action=space.created&action=space.deleted&actor=a&actor=b');
+  t.is(answer.status, 400);
+  t.deepEqual(answer.body.errors, ['limit', 'before', 'action', 'actor'].map((name) => ({ path: `query.${name}`, message: 'must be given once' })));
+  const trash = await call(service, 'GET', '/spaces?trashed=true&trashed=true', { as: admin });
+  t.deepEqual(trash.body.errors, [{ path: 'query.trashed', message: 'must be given once' }]);
+  const history = await call(service, 'GET', '/spaces/anything/history?limit=1&limit=2', { as: admin });
+  t.deepEqual(history.body.errors, [{ path: 'query.limit', message: 'must be given once' }]);
 });
 
 test("another tenant's events never appear, even for the same names", async (t) => {

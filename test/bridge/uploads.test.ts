@@ -82,6 +82,22 @@ const routes: RouteCase[] = [
       },
     ],
   },
+  {
+    method: 'post',
+    path: '/shape',
+    handlers: [
+      (req, res) => {
+        const files = req.files as Record<string, unknown> | null | undefined;
+        if (!files) return res.json({ files: null });
+        const prototype = Object.getPrototypeOf(files);
+        res.json({
+          fields: Object.keys(files),
+          prototype: prototype === null ? 'null' : prototype === Object.prototype ? 'Object.prototype' : 'another object',
+          inherited: ['constructor', 'toString', 'hasOwnProperty'].map((name) => typeof files[name]),
+        });
+      },
+    ],
+  },
   { method: 'post', path: '/slow', handlers: [(_req, res) => void setTimeout(() => res.json({ late: true }), 400)] },
   { method: 'post', path: '/handed-on', handlers: [(_req, _res, next) => next()] },
   { method: 'post', path: '/:any', handlers: [(req, res) => res.json({ reached: req.params.any, files: list(req.files, 'file').map(describe), body: req.body })] },
@@ -167,6 +183,18 @@ test.serial('req.files is null for multipart without files, undefined for other 
   t.deepEqual(await inspect('{"a":1}', { 'content-type': 'application/json' }), { files: 'undefined', body: { a: 1 } });
   const empty = form(['file', '', '', 'application/octet-stream']);
   t.is((await inspect(empty)).files, null, 'an empty file input is no file');
+});
+
+test.serial('a file field named like a member of Object.prototype is left out of req.files, as express-fileupload leaves it', async (t) => {
+  const expected = { fields: ['file'], prototype: 'null', inherited: ['undefined', 'undefined', 'undefined'] };
+  for (const [first, second] of [['__proto__', 'constructor'], ['toString', 'hasOwnProperty']]) {
+    const response = await post('/shape', form([first, 'a.txt', 'a'], ['file', 'b.txt', 'b'], [second, 'c.txt', 'c']));
+    t.is(response.status, 200);
+    t.deepEqual(await response.json(), expected, `${first}, ${second}`);
+  }
+  t.deepEqual(await temporaryFiles(), [], 'the files left out are removed too');
+  const only = await post('/shape', form(['__proto__', 'a.txt', 'a']));
+  t.deepEqual(await only.json(), { ...expected, fields: [] });
 });
 
 test.serial('client file names are reduced to a base name and cannot leave the destination', async (t) => {

@@ -76,6 +76,31 @@ test('a body with thousands of wrong items lists the first 100 problems', async 
   t.is(answer.body.errors?.at(-1)?.path, 'body.tags[98]');
 });
 
+test('a field named by a huge key of the request is named shortened: the 400 is no larger for it', async (t) => {
+  const key = 'k'.repeat(200_000);
+  const answer = await postJson('/api/forms/signup', { name: 'ann', email: 'ann@example.com', age: 30, role: 'member', [key]: 1, [`${key}2`]: 2 });
+  t.is(answer.status, 400);
+  t.is(answer.body.errors?.length, 2);
+  for (const problem of answer.body.errors ?? []) {
+    t.true(problem.path.length <= 300, `a path of ${problem.path.length} characters`);
+    t.true(problem.path.startsWith('body.kkkk'));
+    t.true(problem.path.endsWith('…'));
+    t.is(problem.message, 'is not allowed');
+  }
+  t.is(answer.body.error, `${answer.body.errors?.[0]?.path}: is not allowed`);
+});
+
+test('a message naming every unknown field of a huge body is shortened, its characters kept whole', async (t) => {
+  const body: Record<string, unknown> = { name: 'x' };
+  for (let index = 0; index < 20_000; index++) body[`𝒜field${index}`] = 1;
+  const answer = await send('/api/forms/zod-strict', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  t.is(answer.status, 400);
+  const [problem] = answer.body.errors ?? [];
+  t.true((problem?.message.length ?? 0) <= 300, `a message of ${problem?.message.length} characters`);
+  t.true(problem?.message.includes('𝒜field0'), problem?.message);
+  t.notRegex(problem?.message ?? '', /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/, 'no half of a character at the cut');
+});
+
 test('params, query and body problems come together in one 400, params first', async (t) => {
   const answer = await postJson('/api/forms/teams/blue/members?notify=maybe&page=0', { name: 'ann', email: 'ann@example.com', age: -1, role: 'owner' }, 'PUT');
   t.deepEqual(
