@@ -3,7 +3,7 @@ import { getOneAccount } from './handlers/accounts.js';
 import { heartbeat } from './handlers/heartbeat.js';
 import { partnerKey, partnerStatus } from './handlers/partner.js';
 import { home } from './handlers/sso-login.js';
-import { download, upload } from './handlers/upload.js';
+import { upload } from './handlers/upload.js';
 
 /**
  * The sample project (SPEC §11): one route of each authentication mode, mounted at
@@ -21,7 +21,6 @@ export default defineRoutes([
     function: upload,
     schema: { body: { type: 'object', properties: { file: { type: 'string', format: 'binary', description: 'The file to save.' } } } },
   },
-  { method: 'GET', path: '/upload/:name', summary: 'Download an uploaded file', function: download },
   {
     method: 'GET',
     path: '/partner/status',

@@ -23,18 +23,6 @@ export async function upload(req, res) {
   res.json({ success: true, data: { name, size: file.size } });
 }
 
-/**
- * `GET /upload/:name` (system auth): sends a saved file back as an attachment. The name is
- * given relative to `root`, as Express advises for a name from the client: a `..` in it is
- * refused (403), and the data folder may be a dot-folder (`./.data`), which Express refuses in
- * a path given whole (404).
- * @param {Request} req
- * @param {Response} res
- */
-export function download(req, res) {
-  res.download(String(req.params.name), { root: uploadFolder() });
-}
-
 /** The `uploadDir` setting; a relative one is under the service's data folder. */
 function uploadFolder() {
   return path.resolve(config.dataDir, settings.get('uploadDir'));
