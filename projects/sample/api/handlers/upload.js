@@ -15,6 +15,8 @@ import settings from '../settings.js';
 export async function upload(req, res) {
   const file = req.files?.file;
   if (!file) return res.status(400).json({ error: 'file is required (multipart field "file")' });
+  // The schema lets one file through; this tells the type checker so.
+  if (Array.isArray(file)) return res.status(400).json({ error: 'send one file in the field "file"' });
   const name = path.basename(file.name);
   if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
   const folder = uploadFolder();
