@@ -1,9 +1,8 @@
-import pino from 'pino';
 import { loadConfig } from '../config/index.ts';
 import { serveFacilitiesOutsideRequests } from '../facilities/current.ts';
 import { BoundProjectSettings } from '../facilities/settings.ts';
 import { createLogger } from '../core/logger.ts';
-import { serviceRouteTable } from '../http/service-areas.ts';
+import { answeringServiceRoutes, switchedOffAreas } from '../http/service-areas.ts';
 import { readCatalog } from '../projects/load.ts';
 import { projectRouteTable } from '../projects/mount.ts';
 import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';
@@ -18,6 +17,8 @@ const INDEX_HEADINGS = ['INDEX', 'PROJECT', 'COLLECTION', 'FIELDS', 'UNIQUE'];
  * `make routes`: every route the service would answer, its own first (PROJECT and FILE "-"),
  * then those of PROJECTS_DIR as it would mount them (SPEC §8.2), with the names of each route's
  * middleware in the order they run and, in AUTH, a route's own rate limit (`system, 10/60s by user`).
+ * An area switched off (the spaces, while `spaces.enabled` is false) is left out, as in
+ * `/openapi.json`, and named under the table. Warnings of the project loading go to stderr.
  * Then the indexes projects declare (`api/indexes.js`), if any, by their names in PostgreSQL.
  */
 export const routeCommands: CommandTable = {
@@ -25,13 +26,14 @@ export const routeCommands: CommandTable = {
     const { config, secrets } = loadConfig();
     const bound = new BoundProjectSettings();
     serveFacilitiesOutsideRequests({ config, projectSettings: bound });
-    const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
+    const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { write: (line) => process.stderr.write(readableLogLine(line)) });
     try {
       const catalog = await readCatalog(config, { sources: secrets.projectSettings, bound }, logger);
       const projectRoutes = projectRouteTable(catalog.projects, catalog.defaultProject, config.referer.enabled);
-      const table = formatTable([...serviceRouteTable(), ...projectRoutes]);
+      const footnotes = switchedOffAreas(config).map(({ segments, reason }) => `not listed: the ${segments.map((segment) => `/${segment}`).join(', ')} routes (${reason})`);
+      if (projectRoutes.length === 0) footnotes.push(`no project routes in ${config.projectsDir}`);
+      const listed = [formatTable([...answeringServiceRoutes(config), ...projectRoutes]), ...footnotes].join('\n');
       const indexes = catalog.projects.flatMap((project) => project.indexes);
-      const listed = projectRoutes.length === 0 ? `${table}\nno project routes in ${config.projectsDir}` : table;
       return indexes.length === 0 ? listed : `${listed}\n\n${formatIndexTable(indexes)}`;
     } catch (error) {
       if (!(error instanceof ProjectLoadError)) throw error;
@@ -40,6 +42,13 @@ export const routeCommands: CommandTable = {
     }
   },
 };
+
+/** A log line of the project loading, as the command's other messages read: `routes: <msg>`, then its problems if any. */
+function readableLogLine(line: string): string {
+  const { msg, problems } = JSON.parse(line) as { msg?: unknown; problems?: unknown };
+  const details = Array.isArray(problems) ? problems.map((problem) => `  ${String(problem)}\n`).join('') : '';
+  return `routes: ${String(msg)}\n${details}`;
+}
 
 function formatTable(routes: readonly ListedRoute[]): string {
   const rows = routes.map((route) => [

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { didYouMean } from '../values/did-you-mean.ts';
 
 /**
  * `make test [PROJECT=shop]`: ava over the service's tests and every project's own tests
@@ -30,10 +31,16 @@ function everyTest(projectsDir: string): string[] {
 
 function projectTests(projectsDir: string, project: string): string[] {
   const folder = path.join(projectsDir, project);
-  if (!existsSync(path.join(folder, 'api'))) throw new Error(`no project "${project}" in ${projectsDir}`);
+  if (!existsSync(path.join(folder, 'api'))) throw new Error(`no project "${project}" in ${projectsDir}${knownProjects(projectsDir, project)}`);
   const files = testFiles(folder);
   if (files.length === 0) throw new Error(`project "${project}" has no tests (${path.join(folder, 'test')}/*.test.js)`);
   return files;
+}
+
+/** ` (did you mean "shop"?); its projects: sample, shop`, or `; it has no projects`. */
+function knownProjects(projectsDir: string, project: string): string {
+  const names = existsSync(projectsDir) ? readdirSync(projectsDir).filter((name) => existsSync(path.join(projectsDir, name, 'api'))).sort() : [];
+  return names.length === 0 ? '; it has no projects' : `${didYouMean(project, names)}; its projects: ${names.join(', ')}`;
 }
 
 function testFiles(projectFolder: string): string[] {

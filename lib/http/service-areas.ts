@@ -19,18 +19,21 @@ import { systemArea } from './system-routes.ts';
 /** The service's own areas, by the first path segments they answer. */
 export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea, auditArea];
 
-/** The service's own routes, as `make routes` lists them: no database, no configuration needed. */
-export function serviceRouteTable(): readonly ListedRoute[] {
-  return listAreas(SERVICE_AREAS);
-}
-
 /**
  * The service's own routes that answer with this configuration, as `/openapi.json` documents
- * them: an area switched off (the spaces, while `spaces.enabled` is false) answers 404 at every
- * URL, so none of its routes is listed.
+ * them and `make routes` lists them: an area switched off (the spaces, while `spaces.enabled`
+ * is false) answers 404 at every URL, so none of its routes is listed.
  */
 export function answeringServiceRoutes(config: Config): readonly ListedRoute[] {
   return listAreas(SERVICE_AREAS.filter((area) => area.switchedOff?.(config) === undefined));
+}
+
+/** The first path segments of the areas switched off with this configuration, and why: `{ segments: ['spaces'], reason: 'spaces feature is disabled' }`. */
+export function switchedOffAreas(config: Config): { readonly segments: readonly string[]; readonly reason: string }[] {
+  return SERVICE_AREAS.flatMap((area) => {
+    const reason = area.switchedOff?.(config);
+    return reason === undefined ? [] : [{ segments: area.segments, reason }];
+  });
 }
 
 function listAreas(areas: readonly ServiceAreaDeclaration[]): readonly ListedRoute[] {

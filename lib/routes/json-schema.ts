@@ -95,9 +95,21 @@ function violationOf(error: ErrorObject): Violation {
     case 'const':
       return { path, message: `must be ${JSON.stringify(params.allowedValue)}` };
     default:
-      return { path, message: error.message ?? 'is invalid' };
+      return { path, message: BOUNDS[error.keyword]?.(Number(params.limit)) ?? error.message ?? 'is invalid' };
   }
 }
+
+const counted = (limit: number, one: string, many = `${one}s`) => `${limit} ${limit === 1 ? one : many}`;
+
+/** A length or a count out of bounds, said plainly: ajv writes `must NOT have fewer than 3 characters`. */
+const BOUNDS: Readonly<Record<string, (limit: number) => string>> = {
+  minLength: (limit) => `must be at least ${counted(limit, 'character')} long`,
+  maxLength: (limit) => `must be at most ${counted(limit, 'character')} long`,
+  minItems: (limit) => `must have at least ${counted(limit, 'item')}`,
+  maxItems: (limit) => `must have at most ${counted(limit, 'item')}`,
+  minProperties: (limit) => `must have at least ${counted(limit, 'property', 'properties')}`,
+  maxProperties: (limit) => `must have at most ${counted(limit, 'property', 'properties')}`,
+};
 
 /** `["number", "null"]` → `a number or null`. */
 function typeNames(types: unknown): string {

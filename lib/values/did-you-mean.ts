@@ -5,22 +5,30 @@
 export function unknownPropertyProblems(candidate: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
   return Object.keys(candidate)
     .filter((key) => !known.includes(key))
-    .map((key) => {
-      const near = known.find((name) => name.toLowerCase() === key.toLowerCase() || editDistance(name, key) === 1);
-      return `unknown property "${prefix}${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
-    });
+    .map((key) => `unknown property "${prefix}${key}"${didYouMean(key, known)}`);
 }
 
-/** Levenshtein distance: the fewest insertions, deletions and substitutions from one word to the other. */
+/** ` (did you mean "helpdesk"?)` when a known name is a letter, a swap of two letters or a case away from `word`; '' otherwise. */
+export function didYouMean(word: string, known: readonly string[]): string {
+  const near = known.find((name) => name.toLowerCase() === word.toLowerCase() || editDistance(name, word) === 1);
+  return near === undefined ? '' : ` (did you mean "${near}"?)`;
+}
+
+/**
+ * The fewest insertions, deletions, substitutions and swaps of two neighbouring letters from one
+ * word to the other (optimal string alignment): `helpdeks` is one from `helpdesk`.
+ */
 function editDistance(from: string, to: string): number {
-  let previous = Array.from({ length: to.length + 1 }, (_, index) => index);
+  const rows: number[][] = [Array.from({ length: to.length + 1 }, (_, index) => index)];
   for (let row = 1; row <= from.length; row++) {
     const current = [row];
     for (let column = 1; column <= to.length; column++) {
-      const substitution = previous[column - 1] + (from[row - 1] === to[column - 1] ? 0 : 1);
-      current.push(Math.min(previous[column] + 1, current[column - 1] + 1, substitution));
+      const substitution = rows[row - 1][column - 1] + (from[row - 1] === to[column - 1] ? 0 : 1);
+      let best = Math.min(rows[row - 1][column] + 1, current[column - 1] + 1, substitution);
+      if (row > 1 && column > 1 && from[row - 1] === to[column - 2] && from[row - 2] === to[column - 1]) best = Math.min(best, rows[row - 2][column - 2] + 1);
+      current.push(best);
     }
-    previous = current;
+    rows.push(current);
   }
-  return previous[to.length];
+  return rows[from.length][to.length];
 }

@@ -28,6 +28,15 @@ async function makeRoutes(projectsDir: string, expert: object = {}): Promise<{ c
   }
 }
 
+/** The rows of the route table, its cells apart: the notes under it (`not listed: ...`) are no rows. */
+const tableRows = (stdout: string) =>
+  stdout
+    .split('\n\n')[0]
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.split(/\s{2,}/))
+    .filter((row) => row.length > 1);
+
 const mountingFile = (project: string, file = 'routes.js') => path.join('test/fixtures/projects/mounting', project, 'api', file);
 
 test('make routes prints method, both URLs, auth mode, project and file of every route', async (t) => {
@@ -48,12 +57,12 @@ test('make routes prints method, both URLs, auth mode, project and file of every
     ['GET', '/api/beta/hello', '-', 'public', 'beta', mountingFile('beta', 'routes.mjs'), '-'],
     ['GET', '/api/gamma/typed', '-', 'public', 'gamma', mountingFile('gamma', 'routes.ts'), '-'],
   ];
-  const table = stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/));
+  const table = tableRows(stdout);
   t.deepEqual([table[0], ...table.filter((row) => row[4] !== '-').slice(1)], rows);
 });
 
 test('make routes lists the service\'s own routes first, PROJECT and FILE "-"', async (t) => {
-  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('mounting'));
+  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('mounting'), { spaces: { enabled: true } });
   t.is(code, 0, stderr);
   const system = stdout.trimEnd().split('\n').slice(1, 18).map((line) => line.split(/\s{2,}/));
   t.deepEqual(system, [
@@ -77,10 +86,25 @@ test('make routes lists the service\'s own routes first, PROJECT and FILE "-"', 
   ]);
 });
 
+test('make routes leaves the /spaces routes out while spaces.enabled is false, as /openapi.json does, and says so', async (t) => {
+  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('mounting'), { spaces: { enabled: false } });
+  t.is(code, 0, stderr);
+  const lines = stdout.trimEnd().split('\n');
+  t.deepEqual(lines.filter((line) => line.includes('/spaces')), ['not listed: the /spaces routes (spaces feature is disabled)']);
+  t.true(lines.some((line) => line.startsWith('POST    /auth/login')), 'the other service routes are listed');
+});
+
+test('make routes prints a warning of the project loading as one readable line on stderr, after the command name', async (t) => {
+  const { code, stdout, stderr } = await makeRoutes(fixtureProjects('mounting'), { spaces: { enabled: true } });
+  t.is(code, 0, stderr);
+  t.is(stderr, 'routes: several projects and no projects.default: /api/project is not mounted\n');
+  t.false(stdout.includes('{'), 'no JSON log line in the table');
+});
+
 test('make routes names the middleware of each route, in order', async (t) => {
   const { code, stdout, stderr } = await makeRoutes(fixtureProjects('routeware'));
   t.is(code, 0, stderr);
-  const rows = stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/));
+  const rows = tableRows(stdout);
   const middlewareOf = (url: string) => rows.find((row) => row[1] === url)?.[6];
   t.is(middlewareOf('/api/hooks/ordered'), 'marker, marker');
   t.is(middlewareOf('/api/hooks/webhook'), 'verifySignature');
@@ -91,7 +115,7 @@ test('make routes names the middleware of each route, in order', async (t) => {
 
 test('make routes names the custom auth mode', async (t) => {
   const { stdout } = await makeRoutes(fixtureProjects('chain'));
-  const modes = stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/\s{2,}/).slice(1, 4));
+  const modes = tableRows(stdout).slice(1).map((row) => row.slice(1, 4));
   t.deepEqual(modes.filter(([url]) => url.startsWith('/api/')), [
     ['/api/guarded/claims', '/api/project/claims', 'system'],
     ['/api/guarded/claims-public', '/api/project/claims-public', 'public'],
@@ -136,7 +160,7 @@ export default [
 `;
   const { code, stdout, stderr } = await makeRoutes(writeTree({ 'limited/api/routes.js': routes }));
   t.is(code, 0, stderr);
-  const rows = stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/));
+  const rows = tableRows(stdout);
   const authOf = (url: string) => rows.find((row) => row[1] === url)?.[3];
   t.is(authOf('/api/limited/report'), 'system, 10/60s by user');
   t.is(authOf('/api/limited/search'), 'public, 5/1500ms by ip');

@@ -68,6 +68,9 @@ test.serial("/openapi.json shows the JWT route's body schema and answers", async
   t.truthy(createNote?.responses['401'], 'what the chain can answer too');
   t.deepEqual(document.components.schemas['shop.POST.notes.body']?.required, ['text']);
   t.deepEqual(Object.keys(document.components.schemas['shop.POST.notes.response201']?.properties ?? {}), ['success', 'data']);
+  const upload = document.paths['/api/shop/files']?.post;
+  t.like(upload?.responses, { 201: { content: { 'application/json': { schema: { $ref: '#/components/schemas/shop.POST.files.response201' } } } } });
+  t.is(upload?.responses['200'], undefined, 'the upload answers 201, not the 200 of a route that declares no answer');
 });
 
 for (const [name, message] of [

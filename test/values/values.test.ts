@@ -1,5 +1,7 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { deepFreeze } from '../../lib/values/deep-freeze.ts';
+import { didYouMean } from '../../lib/values/did-you-mean.ts';
 import { isPlainObject } from '../../lib/values/json.ts';
 import { isStorable, isStorableText } from '../../lib/values/storable-text.ts';
 import { isTenantName } from '../../lib/values/tenant-name.ts';
@@ -27,4 +29,19 @@ test('isStorable refuses NUL and unpaired surrogates in any string or key, at an
 test('a tenant name: a letter or digit first, then up to 62 letters, digits, _ or -', (t) => {
   for (const name of ['default', 'a', 'A-b_9', `a${'b'.repeat(62)}`]) t.true(isTenantName(name), name);
   for (const name of ['', '-a', '_a', 'a b', 'ü', `a${'b'.repeat(63)}`]) t.false(isTenantName(name), name);
+});
+
+test('didYouMean suggests a name two neighbouring letters of it swapped (helpdeks: helpdesk), a letter or a case away', (t) => {
+  const known = ['helpdesk', 'sample', 'skipAuth'];
+  t.is(didYouMean('helpdeks', known), ' (did you mean "helpdesk"?)');
+  t.is(didYouMean('skipauth', known), ' (did you mean "skipAuth"?)');
+  t.is(didYouMean('sampl', known), ' (did you mean "sample"?)');
+  t.is(didYouMean('nothing', known), '');
+  fc.assert(
+    fc.property(fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'd'), minLength: 2, maxLength: 12 }), fc.nat(), (name, at) => {
+      const index = at % (name.length - 1);
+      const swapped = `${name.slice(0, index)}${name[index + 1]}${name[index]}${name.slice(index + 2)}`;
+      return didYouMean(swapped, [name]) === ` (did you mean "${name}"?)`;
+    }),
+  );
 });

@@ -22,8 +22,27 @@ export function createDevLog(): DevLog {
   const pretty = pinoPretty({ colorize: process.stdout.isTTY === true, sync: true, destination: 1, ignore: 'pid,hostname' });
   return {
     logger: pino({ base: { name: 'dev' } }, pretty),
-    writeInstanceLine: (line) => pretty.write(`${shortRequestLine(line)}\n`),
+    writeInstanceLine: (line) => pretty.write(`${instanceLine(line)}\n`),
   };
+}
+
+/** An instance's line as make dev prints it: a request on one row, the listening line saying whose port it is. */
+export function instanceLine(line: string): string {
+  return line.includes('"msg":"spaceport listening"') ? internalListeningLine(line) : shortRequestLine(line);
+}
+
+/**
+ * The instance listens on a port of its own, which make dev forwards to from PORT: its
+ * `spaceport listening` line says so, or a reader takes that port for the one to call.
+ */
+function internalListeningLine(line: string): string {
+  try {
+    const { url, msg, ...rest } = JSON.parse(line) as RequestLine;
+    if (msg !== 'spaceport listening') return line;
+    return JSON.stringify({ ...rest, msg: `internal instance listening on ${String(url)} (make dev's own address forwards to it)` });
+  } catch {
+    return line;
+  }
 }
 
 /** What pino-pretty prints on a line's first row (or leaves out): not folded into a request's message. */

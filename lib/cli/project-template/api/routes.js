@@ -42,8 +42,14 @@ export default defineRoutes([
     method: 'POST',
     path: '/files',
     summary: 'Keeps a file (multipart field "file")',
-    // A file field is declared as binary: it is checked against the files received.
-    schema: { body: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } },
+    schema: {
+      // A file field is declared as binary: it is checked against the files received.
+      body: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } },
+      // Without it, /openapi.json could only say "200: answered by the handler".
+      responses: {
+        201: { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { name: { type: 'string' }, size: { type: 'integer' } } } } },
+      },
+    },
     function: uploadFile,
   },
   { method: 'GET', path: '/files/:name', summary: 'Sends a kept file back', function: downloadFile },
