@@ -80,6 +80,7 @@ test('a tiny run measures every server, prints one table with a verdict per targ
     'spaceport (whole chain)',
     'spaceport, metrics on',
     'spaceport, tracing on',
+    'median of 3 processes',
     'bare Koa + same middleware',
     'Fastify 5 + same work',
     'Express 5',
