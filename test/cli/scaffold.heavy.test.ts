@@ -31,7 +31,7 @@ test.serial('the new project passes make test PROJECT=shop', async (t) => {
   await scaffolded;
   const { code, stdout, stderr } = await make(inProjects('-o', 'chromium', 'test', 'PROJECT=shop'), serverUrl());
   t.is(code, 0, stdout + stderr);
-  t.is(stdout.trim().split('\n').at(-1), '7 passed, 0 failed');
+  t.is(stdout.trim().split('\n').at(-1), '9 passed, 0 failed');
 });
 
 test.serial('the new project passes the projects type check, and a typo in it fails it', async (t) => {

@@ -39,6 +39,19 @@ export async function listNotes(req, res) {
 }
 
 /**
+ * `DELETE /notes/:id` (system JWT): admins only. `req.auth` holds the claims of the caller's
+ * verified token (`uid`, `tenant`, `username`, `role`...), so a role check needs nothing more.
+ * @param {Request} req
+ * @param {Response} res
+ */
+export async function deleteNote(req, res) {
+  if (req.auth?.role !== 'admin') return res.status(403).json({ error: 'only an admin may remove a note' });
+  const { deletedCount } = await db.collection('notes').deleteOne({ _id: String(req.params.id) });
+  if (deletedCount === 0) return res.status(404).json({ error: 'no such note' });
+  res.json({ success: true, deleted: deletedCount });
+}
+
+/**
  * `POST /files` (system JWT): keeps the multipart field `file` in the tenant's folder under its
  * base name (the service already strips directories from client file names). The route's
  * schema has checked that one file came in that field.

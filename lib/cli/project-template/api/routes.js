@@ -1,5 +1,5 @@
 import { defineRoutes } from 'spaceport';
-import { createNote, downloadFile, listNotes, partnerKey, partnerStatus, ping, uploadFile } from './handlers.js';
+import { createNote, deleteNote, downloadFile, listNotes, partnerKey, partnerStatus, ping, uploadFile } from './handlers.js';
 
 /** A note as the answers show it. */
 const note = {
@@ -33,10 +33,19 @@ export default defineRoutes([
     method: 'GET',
     path: '/notes',
     summary: "The caller's notes, oldest first",
+    // A budget of this route's own, per caller: a logged-in client cannot hammer it (429 past it).
+    rateLimit: { max: 30, windowMs: 60_000, by: 'user' },
     schema: {
       responses: { 200: { type: 'object', properties: { success: { const: true }, data: { type: 'array', items: note }, total: { type: 'integer' } } } },
     },
     function: listNotes,
+  },
+  {
+    method: 'DELETE',
+    path: '/notes/:id',
+    summary: 'Removes a note of the tenant (admins only)',
+    schema: { responses: { 200: { type: 'object', properties: { success: { const: true }, deleted: { type: 'integer' } } } } },
+    function: deleteNote,
   },
   {
     method: 'POST',

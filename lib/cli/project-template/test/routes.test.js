@@ -48,6 +48,27 @@ test('a user sees only their own notes, and a tenant only its own', async (t) =>
   t.like(await (await app.get('/api/__project__/notes', { as: stranger, tenant: 'elsewhere' })).json(), { total: 0 });
 });
 
+test('DELETE /notes/:id is for admins: a member gets 403, an admin removes the note', async (t) => {
+  const created = await app.post('/api/__project__/notes', { as: app.user, json: { text: 'to remove' } });
+  const { data } = /** @type {{ data: { id: string } }} */ (await created.json());
+  const member = await app.createUser({ username: 'member', role: 'member' });
+  const refused = await app.delete(`/api/__project__/notes/${data.id}`, { as: member });
+  t.is(refused.status, 403);
+  const admin = await app.createUser({ username: 'admin', role: 'admin' });
+  const removed = await app.delete(`/api/__project__/notes/${data.id}`, { as: admin });
+  t.deepEqual(await removed.json(), { success: true, deleted: 1 });
+  t.is((await app.delete(`/api/__project__/notes/${data.id}`, { as: admin })).status, 404);
+});
+
+test('GET /notes has a budget of its own per caller: the 31st call in a minute is 429', async (t) => {
+  const busy = await app.createUser({ username: 'busy' });
+  for (let call = 0; call < 30; call++) t.is((await app.get('/api/__project__/notes', { as: busy })).status, 200);
+  const refused = await app.get('/api/__project__/notes', { as: busy });
+  t.is(refused.status, 429);
+  t.truthy(refused.headers.get('retry-after'));
+  t.is((await app.get('/api/__project__/notes', { as: app.user })).status, 200, 'another caller keeps their budget');
+});
+
 test('POST /files keeps a file, and GET /files/:name sends it back', async (t) => {
   const form = new FormData();
   form.append('file', new Blob(['line one\n'], { type: 'text/plain' }), 'report.txt');
