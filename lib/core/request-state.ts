@@ -30,6 +30,8 @@ export interface RouteMatch {
   readonly nextRoute: () => Promise<void>;
   /** Where `next('router')` leads: past every route of the router. */
   readonly leaveRouter: () => Promise<void>;
+  /** Query parameters the route declares a credential in (`security`): the log line keeps their names only. */
+  readonly credentialQuery: ReadonlySet<string>;
 }
 
 /**

@@ -21,6 +21,7 @@ export interface EntryOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CLIENT_LEFT = 499;
+const NO_NAMES: ReadonlySet<string> = new Set();
 /** Query names whose values are credentials (`usertoken`, `access_token`, `pwd`, `jwt`, `sig`, an OAuth `code`, a CAS `ticket`...). */
 const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|session|^code$|ticket/i;
 
@@ -47,7 +48,7 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
     metrics?.requestAnswered(ctx.method, route, status, ms / 1000);
     writeLine({
       method: ctx.method,
-      url: redactedUrl(ctx.originalUrl),
+      url: redactedUrl(ctx.originalUrl, route?.credentialQuery),
       status,
       ms: Math.round(ms * 100) / 100,
       tenant,
@@ -107,16 +108,17 @@ function isUnanswered(ctx: Context): boolean {
 }
 
 /**
- * The URL as received, but for the values of credential-like query names, which the log keeps
- * the name of only.
+ * The URL as received, but for the values of credential-like query names and of those the
+ * answering route declares a credential in, which the log keeps the name of only.
  */
-function redactedUrl(url: string): string {
+function redactedUrl(url: string, credentialQuery: ReadonlySet<string> = NO_NAMES): string {
   const query = url.indexOf('?');
   if (query === -1) return url;
   const pairs = url.slice(query + 1).split('&').map((pair) => {
     const equals = pair.indexOf('=');
     const name = equals === -1 ? pair : pair.slice(0, equals);
-    return SECRET_QUERY_KEY.test(decodedName(name)) ? `${name}=[redacted]` : pair;
+    const decoded = decodedName(name);
+    return SECRET_QUERY_KEY.test(decoded) || credentialQuery.has(decoded) ? `${name}=[redacted]` : pair;
   });
   return `${url.slice(0, query)}?${pairs.join('&')}`;
 }

@@ -56,7 +56,7 @@ export function serviceArea(declared: ServiceAreaDeclaration, parts: ServicePart
 function serviceRouter(declared: ServiceAreaDeclaration, parts: ServiceParts): Router {
   const settings = serviceChainSettings(declared.traits, parts);
   const router = new Router();
-  for (const route of declared.routes) router.add(route.method, route.path, routeChain(route, settings));
+  for (const route of declared.routes) router.add(route.method, route.path, routeChain(route, settings), route.security);
   return router;
 }
 

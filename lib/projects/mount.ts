@@ -40,7 +40,10 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
   const routers = new Map<string, Router>();
   for (const project of projects) {
     const router = new Router(project.name);
-    for (const route of project.routes) router.add(route.method, route.path, routeChain(projectRoute(project.name, route), settings));
+    for (const route of project.routes) {
+      const declaration = projectRoute(project.name, route);
+      router.add(route.method, route.path, routeChain(declaration, settings), declaration.security);
+    }
     routers.set(project.name, router);
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);
   }

@@ -72,3 +72,12 @@ export type RouteRateLimit =
 export function countsByUser<Handler>(route: RouteDeclaration<Handler>): boolean {
   return route.rateLimit?.by === 'user' && route.auth === 'system' && route.authenticate === undefined;
 }
+
+/**
+ * The query parameters a route's declared `security` reads a credential from (an `apiKey` `in:
+ * "query"`): the request's log line keeps their names only, whatever they are called.
+ */
+export function credentialQueryNames(security: RouteDeclaration<unknown>['security']): ReadonlySet<string> {
+  const names = (security ?? []).flatMap((scheme) => (scheme.type === 'apiKey' && scheme.in === 'query' && typeof scheme.name === 'string' ? [scheme.name] : []));
+  return new Set(names);
+}

@@ -3,6 +3,7 @@ import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import { methodNotAllowed, nothingAnswers } from '../core/errors.ts';
 import { requestState, type ExpressRoute } from '../core/request-state.ts';
+import { credentialQueryNames, type RouteDeclaration } from './declaration.ts';
 
 interface RegisteredRoute {
   readonly chain: Middleware;
@@ -11,6 +12,8 @@ interface RegisteredRoute {
   readonly name: string;
   /** Express's `req.route`. */
   readonly route: ExpressRoute;
+  /** Query parameters holding a credential the route declares: kept out of the log line. */
+  readonly credentialQuery: ReadonlySet<string>;
 }
 
 /**
@@ -28,10 +31,11 @@ export class Router {
     this.#project = project;
   }
 
-  /** Registers a route whose chain is already composed; GET also answers HEAD. */
-  add(method: string, path: string, chain: Middleware): void {
+  /** Registers a route whose chain is already composed; GET also answers HEAD. `security`: what it declares its credential is. */
+  add(method: string, path: string, chain: Middleware, security?: RouteDeclaration<unknown>['security']): void {
     const layer = this.#router.register(looseRoutePath(path), [method], chain);
-    this.#routes.set(layer, { chain, project: this.#project, name: `${method} ${path}`, route: expressRoute(method, path) });
+    const credentialQuery = credentialQueryNames(security);
+    this.#routes.set(layer, { chain, project: this.#project, name: `${method} ${path}`, route: expressRoute(method, path), credentialQuery });
   }
 
   /**
@@ -51,8 +55,8 @@ export class Router {
       const registered = this.#routes.get(layer);
       if (registered === undefined) throw new Error(`route ${layer.path} has no registered chain`);
       const nextRoute = () => runLayer(position + 1);
-      const { project, name, route, chain } = registered;
-      state.route = { project, name, route, baseUrl, params: routeParams(layer, rest), nextRoute, leaveRouter };
+      const { project, name, route, chain, credentialQuery } = registered;
+      state.route = { project, name, route, baseUrl, params: routeParams(layer, rest), nextRoute, leaveRouter, credentialQuery };
       return chain(ctx, nextRoute);
     };
     return runLayer(0);

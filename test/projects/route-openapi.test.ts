@@ -77,3 +77,29 @@ test('an operationId that is no identifier, or that another route of the file ha
     ],
   );
 });
+
+const QUERY_KEY = `
+const answer = (req, res) => res.json({ success: true });
+const partner = (req, res, next) => (req.query.partner === 'p4rtner-s3cret' ? next() : res.status(401).json({ error: 'partner key required' }));
+export default [
+  { method: 'GET', path: '/feed', auth: partner, security: { type: 'apiKey', in: 'query', name: 'partner' }, function: answer },
+  { method: 'GET', path: '/open', skipAuth: true, function: answer },
+];
+`;
+
+test('a query parameter a route declares its credential in never reaches the log line, whatever its name', async (t) => {
+  const root = writeTree({ 'feeds/api/routes.js': QUERY_KEY });
+  const service = await startWithProjects(t, root);
+  const answered = await service.fetch('/api/feeds/feed?partner=p4rtner-s3cret&page=2', { headers: { tenant: 'default', 'x-request-id': 'query-key' } });
+  t.is(answered.status, 200);
+  const refused = await service.fetch('/api/feeds/feed?partner=wr0ng-s3cret', { headers: { tenant: 'default', 'x-request-id': 'query-key-refused' } });
+  t.is(refused.status, 401);
+  // Another route declares no such credential: its `partner` is an ordinary parameter.
+  await service.fetch('/api/feeds/open?partner=visible', { headers: { tenant: 'default', 'x-request-id': 'query-open' } });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const urlOf = (id: string) => service.logEntries().find((entry) => entry.requestId === id && entry.msg === 'request')?.url;
+  t.is(urlOf('query-key'), '/api/feeds/feed?partner=[redacted]&page=2');
+  t.is(urlOf('query-key-refused'), '/api/feeds/feed?partner=[redacted]');
+  t.is(urlOf('query-open'), '/api/feeds/open?partner=visible');
+  t.false(service.logText().includes('s3cret'));
+});
