@@ -16,7 +16,7 @@ import { createDrainableServer } from './http/drain.ts';
 import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
-import { Readiness, type Runtime, type Tracing } from './core/runtime.ts';
+import { DeclaredIndexPaths, Readiness, type Runtime, type Tracing } from './core/runtime.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
 import { RateLimitCounters } from './ratelimit/index.ts';
@@ -122,6 +122,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     metrics,
     readiness: new Readiness(),
     projectSettings: new BoundProjectSettings(),
+    declaredPaths: new DeclaredIndexPaths(),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     tracing,
     shutdownTasks: Object.freeze(shutdownTasks),

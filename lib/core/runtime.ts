@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import type { Config, Secrets } from '../config/index.ts';
+import type { SqlFragment } from '../db/statement.ts';
 import type { StatementTracer, TenantDatabase } from '../db/tenant-database.ts';
 import type { ServiceMetrics } from '../metrics/index.ts';
 import type { Logger } from './logger.ts';
@@ -49,6 +50,33 @@ export interface ProjectSettingValues {
   valuesOfProject(project: string): SettingValuesByName;
 }
 
+/**
+ * How the document store writes a collection's filters and sorts on the paths a project declared
+ * an index on (`api/indexes.js`; lib/documents/declared-paths.ts): on the index's own key
+ * expressions, with the same results.
+ */
+export interface DeclaredPaths {
+  /** `filter` compiled, its declared paths' conditions on their index keys; `compileRest` compiles any part as usual. */
+  compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment;
+  /** `filter` as disjoint conditions to read one by one, each in order from an index; undefined when no declared path is in it. */
+  branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment[] | undefined;
+  /** The ORDER BY terms of `path` when it is declared, else undefined. */
+  sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined;
+}
+
+/** The declared paths of each collection, bound once as the projects are mounted; none before. */
+export class DeclaredIndexPaths {
+  #byCollection: ReadonlyMap<string, DeclaredPaths> = new Map();
+
+  bind(byCollection: ReadonlyMap<string, DeclaredPaths>): void {
+    this.#byCollection = byCollection;
+  }
+
+  of(collection: string): DeclaredPaths | undefined {
+    return this.#byCollection.get(collection);
+  }
+}
+
 /** What facilities read of a service: `make routes` loads route files with these alone. */
 export interface FacilityState {
   readonly config: Config;
@@ -92,6 +120,8 @@ export interface Runtime extends FacilityState {
   readonly logger: Logger;
   readonly tenants: TenantLookup;
   readonly rateCounters: RateCounters;
+  /** What the document store writes on declared index keys, by collection (`api/indexes.js`). */
+  readonly declaredPaths: DeclaredIndexPaths;
   /** What `GET /metrics` shows, recorded only when `METRICS_TOKEN` is set (undefined otherwise). */
   readonly metrics: ServiceMetrics | undefined;
   readonly readiness: Readiness;

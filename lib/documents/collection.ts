@@ -10,7 +10,7 @@ import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
-import type { DeclaredPaths, DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
+import type { DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
 import { compileUpdate, operationsJson, type CompiledUpdate } from './update.ts';
 import { updateStatement, type UpdateOutcome, type UpdatePlan } from './update-statement.ts';
 import { upsertSeed } from './upsert.ts';
@@ -24,11 +24,7 @@ import { toStorableValue } from './values.ts';
 export type StoreDatabase = Pick<TenantDatabase, 'query' | 'transaction'>;
 
 /** The database and tenant one operation runs against. */
-export type StoreScope = Omit<TenantScope, 'database'> & {
-  readonly database: StoreDatabase;
-  /** The paths of a collection that projects declared an index on (`api/indexes.js`); none: every path is compiled alike. */
-  readonly declaredPaths?: (collection: string) => DeclaredPaths | undefined;
-};
+export type StoreScope = Omit<TenantScope, 'database'> & { readonly database: StoreDatabase };
 
 export interface FindOneOptions {
   sort?: SortSpec;
@@ -93,7 +89,7 @@ export class Collection {
   async countDocuments(filter: Filter = {}, options?: Record<string, never>): Promise<number> {
     checkedOptions('countDocuments', options, NO_OPTIONS);
     const { database, tenant, declaredPaths } = this.#resolveScope();
-    const where = compileFilter(filter, this.collectionName, declaredPaths?.(this.collectionName));
+    const where = compileFilter(filter, this.collectionName, declaredPaths?.of(this.collectionName));
     const { rows: [counted] } = await this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
     return Number(counted?.count ?? 0);
   }
@@ -164,7 +160,7 @@ export class Collection {
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
     const { database, tenant, declaredPaths } = this.#resolveScope();
-    const declared = declaredPaths?.(this.collectionName);
+    const declared = declaredPaths?.of(this.collectionName);
     const branches = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName));
     const where = branches === undefined ? compileFilter(filter, this.collectionName, declared) : undefined;
     const order = compileSort(sort, declared);

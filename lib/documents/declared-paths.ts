@@ -1,4 +1,4 @@
-import type { TenantDatabase } from '../db/tenant-database.ts';
+import type { DeclaredIndexPaths } from '../core/runtime.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { arrayRanks, pathKeys, rankOf, type IndexDeclaration, type PathKeys } from './index-keys.ts';
@@ -161,24 +161,17 @@ function join(parts: SqlFragment[], separator: string): SqlFragment {
   return { sql: parts.map((part) => `(${part.sql})`).join(separator), bindings: parts.flatMap((part) => part.bindings) };
 }
 
-/** The declared paths of each collection, by the database the store runs on (one per runtime). */
-const declaredByDatabase = new WeakMap<TenantDatabase, ReadonlyMap<string, CollectionIndexes>>();
-
 /**
- * From now on, the store over `database` writes conditions and orders on the paths `declarations`
- * name on their index keys. Whether or not the indexes exist yet, the results are the same.
+ * From now on, the stores reading `target` write conditions and orders on the paths
+ * `declarations` name on their index keys. Whether or not the indexes exist yet, the results are
+ * the same.
  */
-export function useDeclaredIndexes(database: TenantDatabase, declarations: readonly IndexDeclaration[]): void {
+export function useDeclaredIndexes(target: DeclaredIndexPaths, declarations: readonly IndexDeclaration[]): void {
   const byCollection = new Map<string, FieldPath[]>();
   for (const { collection, fields } of declarations) {
     const paths = byCollection.get(collection) ?? [];
     paths.push(...fields.map(({ path }) => path));
     byCollection.set(collection, paths);
   }
-  declaredByDatabase.set(database, new Map([...byCollection].map(([collection, paths]) => [collection, new CollectionIndexes(paths)])));
-}
-
-/** The declared paths of `collection` in the store over `database`, if any. */
-export function declaredPathsOf(database: TenantDatabase, collection: string): DeclaredPaths | undefined {
-  return declaredByDatabase.get(database)?.get(collection);
+  target.bind(new Map([...byCollection].map(([collection, paths]) => [collection, new CollectionIndexes(paths)])));
 }

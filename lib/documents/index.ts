@@ -1,7 +1,7 @@
 import { requestScope } from '../tenancy/scope.ts';
+import type { DeclaredIndexPaths } from '../core/runtime.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { Collection, type StoreScope } from './collection.ts';
-import { declaredPathsOf } from './declared-paths.ts';
 import { refuseInsideTransaction, runTransaction, type TransactionStore } from './transaction.ts';
 
 export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';
@@ -21,17 +21,19 @@ export interface DocumentStore {
   transaction<Result>(handler: (tx: TransactionStore) => Promise<Result>): Promise<Result>;
 }
 
-/** The store of an explicitly named tenant: for the CLI, start-up code and tests. */
-export function documentStore(database: TenantDatabase, tenant: string): DocumentStore {
+/**
+ * The store of an explicitly named tenant: for the CLI, start-up code and tests. `declaredPaths`:
+ * the indexes projects declared, as a service's runtime holds them (`runtime.declaredPaths`).
+ */
+export function documentStore(database: TenantDatabase, tenant: string, declaredPaths?: DeclaredIndexPaths): DocumentStore {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('documentStore needs a tenant');
-  const scope: StoreScope = Object.freeze({ database, tenant, stillWanted: () => true, declaredPaths: (collection: string) => declaredPathsOf(database, collection) });
+  const scope: StoreScope = Object.freeze({ database, tenant, stillWanted: () => true, ...(declaredPaths === undefined ? {} : { declaredPaths }) });
   return storeOver(() => scope);
 }
 
 /** The scope of the request being served; the error outside one says what to use instead. */
 function currentRequestScope(): StoreScope {
-  const scope = requestScope('db', ' (outside requests, use documentStore(database, tenant))');
-  return { ...scope, declaredPaths: (collection) => declaredPathsOf(scope.database, collection) };
+  return requestScope('db', ' (outside requests, use documentStore(database, tenant))');
 }
 
 /** A store whose scope is resolved at each operation; inside a transaction's handler, only its tx may be used. */

@@ -1,4 +1,3 @@
-import type { SqlFragment } from '../db/statement.ts';
 
 /** A stored document: a plain JSON object whose `_id` is a string. */
 export interface Document {
@@ -93,16 +92,4 @@ export interface DeleteResult {
 
 export type { SqlBinding, SqlFragment } from '../db/statement.ts';
 
-/**
- * What the indexes a project declares change in how a collection's filters and sorts compile
- * (declared-paths.ts): conditions and orders on a declared path are written on the index's own
- * key expressions, with the same results.
- */
-export interface DeclaredPaths {
-  /** `filter` compiled, its declared paths' conditions on their index keys; `compileRest` compiles any part as usual. */
-  compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment;
-  /** `filter` as disjoint conditions to read one by one, each in order from an index; undefined when no declared path is in it. */
-  branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment[] | undefined;
-  /** The ORDER BY terms of `path` when it is declared, else undefined. */
-  sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined;
-}
+export type { DeclaredPaths } from '../core/runtime.ts';

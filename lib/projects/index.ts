@@ -17,6 +17,6 @@ export async function loadProjects(runtime: Runtime): Promise<LoadedProjects> {
   const catalog = await readCatalog(runtime.config, settings, runtime.logger);
   const mounted = mountProjects(runtime, catalog.projects, catalog.defaultProject);
   // Declared paths are written on their index keys from now on: built or not yet, the answers are the same.
-  useDeclaredIndexes(runtime.tenantDatabase, mounted.indexes ?? []);
+  useDeclaredIndexes(runtime.declaredPaths, mounted.indexes ?? []);
   return mounted;
 }

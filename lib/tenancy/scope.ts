@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { sql, type SqlFragment } from '../db/statement.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { currentRequest, newRequestState, runInRequest } from '../core/request-state.ts';
-import type { Runtime } from '../core/runtime.ts';
+import type { DeclaredIndexPaths, Runtime } from '../core/runtime.ts';
 
 /** The database and tenant one data access runs against. */
 export interface TenantScope {
@@ -10,6 +10,8 @@ export interface TenantScope {
   readonly tenant: string;
   /** False once the request was answered with an error: its open transactions then roll back (`RequestState.givenUp`). */
   readonly stillWanted: () => boolean;
+  /** The paths projects declared an index on, for the document store; none: every path compiles alike. */
+  readonly declaredPaths?: DeclaredIndexPaths;
 }
 
 /**
@@ -19,7 +21,8 @@ export interface TenantScope {
 export function requestScope(user: string, hint = ''): TenantScope {
   const request = currentRequest();
   if (request?.tenant === undefined || request.runtime === undefined) throw new Error(`${user} is used outside a request: no tenant context${hint}`);
-  return { database: request.runtime.tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp };
+  const { tenantDatabase, declaredPaths } = request.runtime;
+  return { database: tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp, declaredPaths };
 }
 
 /** Runs `work` as a request of `tenant` would run it: for tools and tests that act for a tenant. */

@@ -1,11 +1,15 @@
 import test from 'ava';
 import { documentStore } from '../../lib/documents/index.ts';
+import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, indexNames, type IndexDeclaration } from '../../lib/documents/index-keys.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, serverUrl, type MigratedDatabase } from '../helpers/database.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.ts';
+
+/** The declared paths, as a service's runtime holds them once its projects are mounted. */
+const declared = new DeclaredIndexPaths();
 
 /**
  * Through a transaction-mode PgBouncer (SPEC §15.2) declared indexes serve the same finds: each
@@ -34,7 +38,7 @@ test.before(async () => {
   // Built over a session connection, as the service builds it (DATABASE_DIRECT_URL).
   await buildDeclaredIndexes(database.url, declarations, { info: () => {}, warn: () => {}, error: () => {} }).done;
   await database.knex.raw('vacuum analyze documents');
-  useDeclaredIndexes(database.tenantDatabase, declarations);
+  useDeclaredIndexes(declared, declarations);
 });
 test.after.always(async () => {
   await database?.close();
@@ -59,9 +63,8 @@ class RecordingDatabase extends TenantDatabase {
 poolerTest('equality, range and sort on a declared path use its index through a transaction-mode pooler', async (t) => {
   const through = pooler as PgBouncer;
   const recording = new RecordingDatabase(through.pooled((database as MigratedDatabase).url), { poolMax: 4 });
-  useDeclaredIndexes(recording, declarations);
   try {
-    const items = documentStore(recording, 'acme').collection('items');
+    const items = documentStore(recording, 'acme', declared).collection('items');
     t.deepEqual((await items.find({ score: 777 }).toArray()).map(({ _id }) => _id), ['id-777']);
     t.deepEqual((await items.find({ score: { $gt: 49_997 } }).sort({ score: -1 }).toArray()).map(({ score }) => score), [50_000, 49_999, 49_998]);
     t.deepEqual((await items.find().sort({ score: 1 }).limit(2).toArray()).map(({ score }) => score), [1, 2]);

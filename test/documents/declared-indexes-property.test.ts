@@ -1,11 +1,15 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { documentStore, type FindCursor } from '../../lib/documents/index.ts';
+import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, type IndexDeclaration } from '../../lib/documents/index-keys.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+
+/** The declared paths, as a service's runtime holds them once its projects are mounted. */
+const declared = new DeclaredIndexPaths();
 
 /**
  * A declared index changes how a filter or sort is written, never what it answers: over documents
@@ -27,7 +31,7 @@ let plain: TenantDatabase;
 test.before(async () => {
   database = await migratedDatabase(['acme']);
   await buildDeclaredIndexes(database.url, declarations, { info: () => {}, warn: () => {}, error: () => {} }).done;
-  useDeclaredIndexes(database.tenantDatabase, declarations);
+  useDeclaredIndexes(declared, declarations);
   plain = new TenantDatabase(database.url);
 });
 test.after.always(async () => {
@@ -67,7 +71,7 @@ const page = fc.record({ skip: fc.option(fc.integer({ min: 0, max: 5 }), { nil: 
 const sort = fc.option(fc.dictionary(fc.constantFrom('v', 'a.b'), fc.constantFrom(1, -1), { minKeys: 1, maxKeys: 2 }), { nil: undefined });
 
 test.serial(`finds answer the same with and without the declared indexes (${RUNS} runs)`, async (t) => {
-  const indexed = documentStore(database.tenantDatabase, 'acme').collection('mixed');
+  const indexed = documentStore(database.tenantDatabase, 'acme', declared).collection('mixed');
   const unindexed = documentStore(plain, 'acme').collection('mixed');
   await fc.assert(
     fc.asyncProperty(fc.array(document, { maxLength: 25 }), fc.array(fc.tuple(filter, sort, page), { minLength: 1, maxLength: 4 }), async (documents, queries) => {

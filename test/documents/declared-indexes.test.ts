@@ -1,12 +1,16 @@
 import test from 'ava';
 import type { QueryResult, QueryResultRow } from 'pg';
 import { documentStore, type Collection } from '../../lib/documents/index.ts';
+import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, indexNames, type IndexDeclaration } from '../../lib/documents/index-keys.ts';
 import type { Statement } from '../../lib/db/statement.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+
+/** The declared paths, as a service's runtime holds them once its projects are mounted. */
+const declared = new DeclaredIndexPaths();
 
 let database: MigratedDatabase;
 const SIZE = 100_000;
@@ -31,7 +35,7 @@ test.before(async () => {
   const built = await buildDeclaredIndexes(database.url, declarations, quietLog).done;
   if (built.some(({ outcome }) => outcome !== 'built')) throw new Error(`indexes not built: ${JSON.stringify(built)}`);
   await database.knex.raw('vacuum analyze documents');
-  useDeclaredIndexes(database.tenantDatabase, declarations);
+  useDeclaredIndexes(declared, declarations);
 });
 test.after.always(async () => {
   await database?.close();
@@ -50,9 +54,8 @@ class RecordingDatabase extends TenantDatabase {
 /** The plan of the statement an operation sends, run as the service runs it: restricted role, row-level security, one tenant. */
 async function planOf(tenant: string, operation: (items: Collection) => Promise<unknown>): Promise<string> {
   const recording = new RecordingDatabase(database.url);
-  useDeclaredIndexes(recording, declarations);
   try {
-    await operation(documentStore(recording, tenant).collection('items'));
+    await operation(documentStore(recording, tenant, declared).collection('items'));
     const statement = recording.recorded;
     if (statement === undefined) throw new Error('no statement ran');
     const { rows } = await recording.query<{ 'QUERY PLAN': string }>(tenant, { sql: `explain (analyze, costs off) ${statement.sql}`, bindings: statement.bindings });
@@ -62,7 +65,7 @@ async function planOf(tenant: string, operation: (items: Collection) => Promise<
   }
 }
 
-const items = (tenant = 'acme') => documentStore(database.tenantDatabase, tenant).collection('items');
+const items = (tenant = 'acme') => documentStore(database.tenantDatabase, tenant, declared).collection('items');
 const [score, name] = declarations.map((declaration) => indexNames(declaration).query);
 
 test.serial('an equality filter on a declared path uses its index under row-level security', async (t) => {
