@@ -7,7 +7,7 @@ import type { Runtime } from '../../lib/core/runtime.ts';
 import { insertSpace, replaceSpaceSchemas } from '../../lib/spaces/store.ts';
 import { requestScope, runInTenant } from '../../lib/tenancy/index.ts';
 import type { MigratedDatabase, TenantDatabaseRoute } from './database.ts';
-import { spaceWorlds, type SpaceWorlds } from './space-isolation.ts';
+import { compareAnswers, spaceWorlds, type SpaceWorlds } from './space-isolation.ts';
 
 /**
  * The isolation property for `/audit` and `account_events`, as a differential test over the
@@ -66,16 +66,7 @@ export async function checkAuditIsolation(worlds: AuditWorlds, steps: AuditCase)
     { world: worlds.betaAlone, tenants: ['beta'] },
   ];
   await Promise.all(all.map(({ world, tenants }) => reset(world, tenants)));
-  for (const [index, step] of steps.entries()) {
-    const [alphaShared, betaShared, alphaAlone, betaAlone] = await Promise.all([
-      run(worlds.shared, 'alpha', step.alpha),
-      run(worlds.shared, 'beta', step.beta),
-      run(worlds.alphaAlone, 'alpha', step.alpha),
-      run(worlds.betaAlone, 'beta', step.beta),
-    ]);
-    if (!isDeepStrictEqual(alphaShared, alphaAlone)) throw new Error(`step ${index}: alpha's ${step.alpha.kind} differs beside beta: ${JSON.stringify(alphaShared)} vs ${JSON.stringify(alphaAlone)}`);
-    if (!isDeepStrictEqual(betaShared, betaAlone)) throw new Error(`step ${index}: beta's ${step.beta.kind} differs beside alpha: ${JSON.stringify(betaShared)} vs ${JSON.stringify(betaAlone)}`);
-  }
+  await compareAnswers(worlds, steps, run);
   for (const tenant of ['alpha', 'beta']) {
     const alone = tenant === 'alpha' ? worlds.alphaAlone : worlds.betaAlone;
     const [inShared, inAlone] = await Promise.all([storedEvents(worlds.shared, tenant), storedEvents(alone, tenant)]);

@@ -63,9 +63,15 @@ const command: fc.Arbitrary<SpaceCommand> = fc.oneof(
 export const spaceCase = fc.array(fc.record({ alpha: command, beta: command }), { minLength: 1, maxLength: 8 });
 export type SpaceCase = Array<{ alpha: SpaceCommand; beta: SpaceCommand }>;
 
-/** Runs every step in every world and throws at the first difference. */
-export async function checkSpaceIsolation(worlds: SpaceWorlds, steps: SpaceCase): Promise<void> {
-  await Promise.all([worlds.shared, worlds.alphaAlone, worlds.betaAlone].flatMap((world) => [world.knex('spaces').delete(), world.knex('space_events').delete()]));
+/**
+ * Runs each step's two commands in every world at once, and throws at the first answer a tenant
+ * gets beside the other that it does not get alone.
+ */
+export async function compareAnswers<Command extends { readonly kind: string }>(
+  worlds: SpaceWorlds,
+  steps: ReadonlyArray<{ readonly alpha: Command; readonly beta: Command }>,
+  run: (world: MigratedDatabase, tenant: string, command: Command) => Promise<unknown>,
+): Promise<void> {
   for (const [index, step] of steps.entries()) {
     const [alphaShared, betaShared, alphaAlone, betaAlone] = await Promise.all([
       run(worlds.shared, 'alpha', step.alpha),
@@ -76,6 +82,12 @@ export async function checkSpaceIsolation(worlds: SpaceWorlds, steps: SpaceCase)
     if (!isDeepStrictEqual(alphaShared, alphaAlone)) throw new Error(`step ${index}: alpha's ${step.alpha.kind} differs beside beta: ${JSON.stringify(alphaShared)} vs ${JSON.stringify(alphaAlone)}`);
     if (!isDeepStrictEqual(betaShared, betaAlone)) throw new Error(`step ${index}: beta's ${step.beta.kind} differs beside alpha: ${JSON.stringify(betaShared)} vs ${JSON.stringify(betaAlone)}`);
   }
+}
+
+/** Runs every step in every world and throws at the first difference. */
+export async function checkSpaceIsolation(worlds: SpaceWorlds, steps: SpaceCase): Promise<void> {
+  await Promise.all([worlds.shared, worlds.alphaAlone, worlds.betaAlone].flatMap((world) => [world.knex('spaces').delete(), world.knex('space_events').delete()]));
+  await compareAnswers(worlds, steps, run);
   for (const tenant of ['alpha', 'beta']) {
     const alone = tenant === 'alpha' ? worlds.alphaAlone : worlds.betaAlone;
     const [inShared, inAlone] = await Promise.all([storedSpaces(worlds.shared, tenant), storedSpaces(alone, tenant)]);
