@@ -64,15 +64,28 @@ export interface DeclaredPaths {
   sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined;
 }
 
+/**
+ * A collection's declared paths (lib/documents/declared-paths.ts). A document can match a filter
+ * through an array on a declared path, which the index cannot show, so reads recheck documents
+ * holding one, unless they assume, for one tenant, that none does on the paths where none was
+ * seen: such a read's statement proves it, or fails (`DeclaredPathsHoldArrays`, errors.ts).
+ */
+export interface CollectionDeclaredPaths extends DeclaredPaths {
+  /** These paths, for one read of `tenant`'s documents that leaves out the recheck where no array was seen. */
+  assumingNoArrays(tenant: string): DeclaredPaths;
+  /** The database showed these paths of `tenant`'s collection to hold arrays: its reads recheck them from now on. */
+  holdArrays(tenant: string, paths: readonly string[]): void;
+}
+
 /** The declared paths of each collection, bound once as the projects are mounted; none before. */
 export class DeclaredIndexPaths {
-  #byCollection: ReadonlyMap<string, DeclaredPaths> = new Map();
+  #byCollection: ReadonlyMap<string, CollectionDeclaredPaths> = new Map();
 
-  bind(byCollection: ReadonlyMap<string, DeclaredPaths>): void {
+  bind(byCollection: ReadonlyMap<string, CollectionDeclaredPaths>): void {
     this.#byCollection = byCollection;
   }
 
-  of(collection: string): DeclaredPaths | undefined {
+  of(collection: string): CollectionDeclaredPaths | undefined {
     return this.#byCollection.get(collection);
   }
 }

@@ -4,13 +4,13 @@ import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import { statementOf, type Statement } from '../db/statement.ts';
 import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
-import { DocumentQueryError, DuplicateKeyError, translateWriteError } from './errors.ts';
+import { DeclaredPathsHoldArrays, DocumentQueryError, DuplicateKeyError, translateWriteError } from './errors.ts';
 import { branchedSelectStatement } from './declared-select.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
-import type { DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
+import type { DeclaredPaths, DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
 import { compileUpdate, operationsJson, type CompiledUpdate } from './update.ts';
 import { updateStatement, type UpdateOutcome, type UpdatePlan } from './update-statement.ts';
 import { upsertSeed } from './upsert.ts';
@@ -23,8 +23,12 @@ import { toStorableValue } from './values.ts';
 /** What runs a collection's statements: the tenant database, or one transaction's connection (transaction.ts). */
 export type StoreDatabase = Pick<TenantDatabase, 'query' | 'transaction'>;
 
-/** The database and tenant one operation runs against. */
-export type StoreScope = Omit<TenantScope, 'database'> & { readonly database: StoreDatabase };
+/**
+ * The database and tenant one operation runs against. `inTransaction`: its statements run in an
+ * open transaction, where one that fails fails the transaction, so reads never assume there are
+ * no arrays on declared paths (`#read`).
+ */
+export type StoreScope = Omit<TenantScope, 'database'> & { readonly database: StoreDatabase; readonly inTransaction?: boolean };
 
 export interface FindOneOptions {
   sort?: SortSpec;
@@ -88,9 +92,11 @@ export class Collection {
 
   async countDocuments(filter: Filter = {}, options?: Record<string, never>): Promise<number> {
     checkedOptions('countDocuments', options, NO_OPTIONS);
-    const { database, tenant, declaredPaths } = this.#resolveScope();
-    const where = compileFilter(filter, this.collectionName, declaredPaths?.of(this.collectionName));
-    const { rows: [counted] } = await this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
+    const { database, tenant } = this.#resolveScope();
+    const { rows: [counted] } = await this.#read((declared) => {
+      const where = compileFilter(filter, this.collectionName, declared);
+      return this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
+    });
     return Number(counted?.count ?? 0);
   }
 
@@ -159,15 +165,33 @@ export class Collection {
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
-    const { database, tenant, declaredPaths } = this.#resolveScope();
-    const declared = declaredPaths?.of(this.collectionName);
-    const branches = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName));
-    const where = branches === undefined ? compileFilter(filter, this.collectionName, declared) : undefined;
-    const order = compileSort(sort, declared);
-    const page = { order, skip, limit };
-    const statement = where === undefined ? branchedSelectStatement(tenant, this.#inCollection, branches ?? [], page) : selectStatement(tenant, [this.#inCollection, where], page);
-    const { rows: found } = await this.#query<{ doc: Document }>(database, tenant, statement);
+    const { database, tenant } = this.#resolveScope();
+    const { rows: found } = await this.#read((declared) => {
+      const branches = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName));
+      const page = { order: compileSort(sort, declared), skip, limit };
+      const [branch, ...more] = branches ?? [compileFilter(filter, this.collectionName, declared)];
+      const statement = more.length > 0 ? branchedSelectStatement(tenant, this.#inCollection, branches ?? [], page) : selectStatement(tenant, [this.#inCollection, branch as SqlFragment], page);
+      return this.#query<{ doc: Document }>(database, tenant, statement);
+    });
     return found.map((row) => row.doc);
+  }
+
+  /**
+   * A read compiled with the collection's declared paths: first assuming no arrays on those where
+   * none was seen (one read from the index instead of two), outside transactions; when the
+   * database shows arrays there, it remembers them and reads again with the recheck.
+   */
+  async #read<Result>(run: (declared: DeclaredPaths | undefined) => Promise<Result>): Promise<Result> {
+    const { tenant, declaredPaths, inTransaction } = this.#resolveScope();
+    const declared = declaredPaths?.of(this.collectionName);
+    if (declared === undefined || inTransaction === true) return run(declared);
+    try {
+      return await run(declared.assumingNoArrays(tenant));
+    } catch (error) {
+      if (!(error instanceof DeclaredPathsHoldArrays)) throw error;
+      declared.holdArrays(tenant, error.paths);
+      return run(declared);
+    }
   }
 
   /** Every document or none: one statement per batch, several batches in one transaction. */

@@ -1,4 +1,4 @@
-import type { DeclaredIndexPaths } from '../core/runtime.ts';
+import type { CollectionDeclaredPaths, DeclaredIndexPaths } from '../core/runtime.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { arrayRanks, pathKeys, rankOf, type IndexDeclaration, type PathKeys } from './index-keys.ts';
@@ -19,18 +19,26 @@ import { toJsonValue } from './values.ts';
  *   dotted path, a missing value's: an array along the way reads as missing) are read through the
  *   same index and checked with the unindexed condition;
  * - any other condition on a declared path (`$ne`, `$exists`, null, objects) is compiled as usual.
+ *
+ * That second read costs as much to plan as the first. A read for one tenant
+ * (`assumingNoArrays`) leaves it out on each path where that tenant's documents were never seen
+ * to hold an array along the way, and adds `documents_no_arrays_at` (migration
+ * `..._document_array_paths`), which the database evaluates once per statement: true, or an error
+ * naming the paths that do hold arrays (`holdArrays` then remembers them).
  */
-export class CollectionIndexes implements DeclaredPaths {
+export class CollectionIndexes implements CollectionDeclaredPaths {
+  readonly #collection: string;
   readonly #keys: ReadonlyMap<string, PathKeys>;
+  /** By tenant, the paths the database showed to hold arrays. */
+  readonly #holdingArrays = new Map<string, Set<string>>();
 
-  constructor(paths: Iterable<FieldPath>) {
+  constructor(collection: string, paths: Iterable<FieldPath>) {
+    this.#collection = collection;
     this.#keys = new Map([...paths].map((path) => [path.join('.'), pathKeys(path)]));
   }
 
   compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment {
-    const split = this.#split(filter, compileRest);
-    if (split === undefined) return compileRest(filter);
-    return all([...split.rest, ...split.entries.map((arms) => any([...arms]))]);
+    return this.#compileFilter(filter, compileRest, RECHECK_EVERY_PATH);
   }
 
   /**
@@ -40,33 +48,7 @@ export class CollectionIndexes implements DeclaredPaths {
    * limit (`branchedSelectStatement`); undefined when no entry is on a declared path.
    */
   branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment[] | undefined {
-    const split = this.#split(filter, compileRest);
-    if (split === undefined) return undefined;
-    const firstSortKey = isPlainObject(sort) ? Object.keys(sort)[0] : undefined;
-    const chosen = Math.max(0, split.keys.indexOf(firstSortKey ?? ''));
-    const others = split.entries.filter((_, index) => index !== chosen).map((arms) => any([...arms]));
-    return (split.entries[chosen] as Arms).map((arm) => all([...split.rest, ...others, arm]));
-  }
-
-  /** The conditions of the entries on undeclared paths, and each declared entry's two arms (indexed, recheck). */
-  #split(filter: unknown, compileRest: (part: unknown) => SqlFragment): Split | undefined {
-    if (!isPlainObject(filter)) return undefined;
-    const rest: Array<[string, unknown]> = [];
-    const split: Split = { rest: [], keys: [], entries: [] };
-    for (const [key, value] of Object.entries(filter)) {
-      const keys = this.#keys.get(key);
-      // Compiled first in any case: it checks the entry, and is the recheck of documents with arrays.
-      const unindexed = keys === undefined ? undefined : compileRest(Object.fromEntries([[key, value]]));
-      const condition = keys === undefined ? undefined : indexedCondition(keys, value);
-      if (keys === undefined || unindexed === undefined || condition === undefined) rest.push([key, value]);
-      else {
-        split.keys.push(key);
-        split.entries.push([condition, all([rankIn(keys, arrayRanks(keys)), unindexed])]);
-      }
-    }
-    if (split.entries.length === 0) return undefined;
-    if (rest.length > 0) split.rest.push(compileRest(Object.fromEntries(rest)));
-    return split;
+    return this.#branches(filter, sort, compileRest, RECHECK_EVERY_PATH);
   }
 
   sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined {
@@ -74,10 +56,76 @@ export class CollectionIndexes implements DeclaredPaths {
     if (keys === undefined) return undefined;
     return { sql: `${keys.rank} ${direction}, ${keys.text} ${direction}, ${keys.json} ${direction}`, bindings: [] };
   }
+
+  assumingNoArrays(tenant: string): DeclaredPaths {
+    const noArraysSeen = (path: string) => this.#holdingArrays.get(tenant)?.has(path) !== true;
+    return {
+      compileFilter: (filter, compileRest) => this.#compileFilter(filter, compileRest, noArraysSeen),
+      branches: (filter, sort, compileRest) => this.#branches(filter, sort, compileRest, noArraysSeen),
+      sortTerm: (path, direction) => this.sortTerm(path, direction),
+    };
+  }
+
+  holdArrays(tenant: string, paths: readonly string[]): void {
+    const holding = this.#holdingArrays.get(tenant) ?? new Set();
+    for (const path of paths) holding.add(path);
+    this.#holdingArrays.set(tenant, holding);
+  }
+
+  #compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment, noArrays: AssumeNoArrays): SqlFragment {
+    const split = this.#split(filter, compileRest, noArrays);
+    if (split === undefined) return compileRest(filter);
+    return all([...split.rest, ...split.entries.map((arms) => any([...arms]))]);
+  }
+
+  #branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment, noArrays: AssumeNoArrays): SqlFragment[] | undefined {
+    const split = this.#split(filter, compileRest, noArrays);
+    if (split === undefined) return undefined;
+    const firstSortKey = isPlainObject(sort) ? Object.keys(sort)[0] : undefined;
+    const chosen = Math.max(0, split.keys.indexOf(firstSortKey ?? ''));
+    const others = split.entries.filter((_, index) => index !== chosen).map((arms) => any([...arms]));
+    return (split.entries[chosen] as Arms).map((arm) => all([...split.rest, ...others, arm]));
+  }
+
+  /**
+   * The conditions of the entries on undeclared paths, and each declared entry's arms: its
+   * indexed comparison, and the recheck of documents with arrays unless `noArrays` assumes none
+   * there, in which case `rest` ends with the condition that proves it.
+   */
+  #split(filter: unknown, compileRest: (part: unknown) => SqlFragment, noArrays: AssumeNoArrays): Split | undefined {
+    if (!isPlainObject(filter)) return undefined;
+    const rest: Array<[string, unknown]> = [];
+    const split: Split = { rest: [], keys: [], entries: [] };
+    const assumed: string[] = [];
+    for (const [key, value] of Object.entries(filter)) {
+      const keys = this.#keys.get(key);
+      // Compiled first in any case: it checks the entry, and is the recheck of documents with arrays.
+      const unindexed = keys === undefined ? undefined : compileRest(Object.fromEntries([[key, value]]));
+      const condition = keys === undefined ? undefined : indexedCondition(keys, value);
+      if (keys === undefined || unindexed === undefined || condition === undefined) rest.push([key, value]);
+      else if (noArrays(key)) {
+        split.keys.push(key);
+        split.entries.push([condition]);
+        assumed.push(key);
+      } else {
+        split.keys.push(key);
+        split.entries.push([condition, all([rankIn(keys, arrayRanks(keys)), unindexed])]);
+      }
+    }
+    if (split.entries.length === 0) return undefined;
+    if (rest.length > 0) split.rest.push(compileRest(Object.fromEntries(rest)));
+    if (assumed.length > 0) split.rest.push({ sql: 'documents_no_arrays_at(?, ?::text[])', bindings: [this.#collection, assumed] });
+    return split;
+  }
 }
 
-/** A declared entry's two disjoint arms: its comparison on the index keys, and the recheck of documents with arrays. */
-type Arms = readonly [SqlFragment, SqlFragment];
+/** Whether a read may leave out the recheck of documents holding arrays on a declared path. */
+type AssumeNoArrays = (path: string) => boolean;
+
+const RECHECK_EVERY_PATH: AssumeNoArrays = () => false;
+
+/** A declared entry's disjoint arms: its comparison on the index keys, and the recheck of documents with arrays (unless assumed away). */
+type Arms = readonly [SqlFragment] | readonly [SqlFragment, SqlFragment];
 
 interface Split {
   readonly rest: SqlFragment[];
@@ -173,5 +221,5 @@ export function useDeclaredIndexes(target: DeclaredIndexPaths, declarations: rea
     paths.push(...fields.map(({ path }) => path));
     byCollection.set(collection, paths);
   }
-  target.bind(new Map([...byCollection].map(([collection, paths]) => [collection, new CollectionIndexes(paths)])));
+  target.bind(new Map([...byCollection].map(([collection, paths]) => [collection, new CollectionIndexes(collection, paths)])));
 }

@@ -12,9 +12,25 @@ export class DuplicateKeyError extends Error {
   readonly code = 11000;
 }
 
+/**
+ * A read that assumed no arrays on declared paths met some (`documents_no_arrays_at`, migration
+ * `..._document_array_paths`): it reads again with the recheck. Never reaches a route.
+ */
+export class DeclaredPathsHoldArrays extends Error {
+  override name = 'DeclaredPathsHoldArrays';
+  readonly paths: readonly string[];
+
+  constructor(paths: readonly string[]) {
+    super(`declared paths hold arrays: ${paths.join(', ')}`);
+    this.paths = paths;
+  }
+}
+
 const UNIQUE_VIOLATION = '23505';
 /** Raised by the update functions (migration `..._document_update_operators`): a value of the wrong type, named by its path. */
 const UPDATE_REFUSED = 'SPD01';
+/** Raised by `documents_no_arrays_at`, its detail the JSON array of the paths holding arrays. */
+const ARRAYS_AT_DECLARED_PATHS = 'SPD02';
 /** A `$regex` pattern PostgreSQL cannot compile: known only once the statement runs. */
 const INVALID_REGULAR_EXPRESSION = '2201B';
 const KEY_NAMES: Record<string, string> = {
@@ -23,11 +39,13 @@ const KEY_NAMES: Record<string, string> = {
 };
 
 /**
- * Turns PostgreSQL's unique violation into a DuplicateKeyError, and an update refused for a
- * value's type or an invalid `$regex` into a DocumentQueryError; other errors pass unchanged.
+ * Turns PostgreSQL's unique violation into a DuplicateKeyError, an update refused for a value's
+ * type or an invalid `$regex` into a DocumentQueryError, and arrays met on declared paths into
+ * DeclaredPathsHoldArrays; other errors pass unchanged.
  */
 export function translateWriteError(error: unknown, collection: string): unknown {
-  const { code, constraint, message } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
+  const { code, constraint, message, detail } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown; detail?: unknown };
+  if (code === ARRAYS_AT_DECLARED_PATHS) return new DeclaredPathsHoldArrays(JSON.parse(String(detail)) as string[]);
   if (code === UPDATE_REFUSED) return new DocumentQueryError(String(message));
   if (code === INVALID_REGULAR_EXPRESSION) return new DocumentQueryError(`$regex: ${String(message)} (patterns are PostgreSQL's regular expressions, POSIX ARE)`);
   if (code !== UNIQUE_VIOLATION) return error;

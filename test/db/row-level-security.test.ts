@@ -37,7 +37,7 @@ test.serial('every table with a tenant column has row-level security, forced, wi
            (select string_agg(p.qual, ' ') from pg_policies p where p.tablename = c.relname) as policy
     from pg_class c join pg_attribute a on a.attrelid = c.oid and a.attname = 'tenant' and not a.attisdropped
     where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace order by 1`);
-  t.deepEqual(rows.map((row: { table: string }) => row.table), ['account_events', 'documents', 'space_events', 'spaces']);
+  t.deepEqual(rows.map((row: { table: string }) => row.table), ['account_events', 'document_array_paths', 'documents', 'space_events', 'spaces']);
   for (const row of rows as Array<{ table: string; enabled: boolean; forced: boolean; policy: string }>) {
     t.true(row.enabled && row.forced, row.table);
     t.regex(row.policy, /current_setting\('spaceport\.tenant'::text, true\)/, row.table);
