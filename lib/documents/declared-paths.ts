@@ -99,17 +99,15 @@ export class CollectionIndexes implements CollectionDeclaredPaths {
     const assumed: string[] = [];
     for (const [key, value] of Object.entries(filter)) {
       const keys = this.#keys.get(key);
-      // Compiled first in any case: it checks the entry, and is the recheck of documents with arrays.
-      const unindexed = keys === undefined ? undefined : compileRest(Object.fromEntries([[key, value]]));
-      const condition = keys === undefined ? undefined : indexedCondition(keys, value);
-      if (keys === undefined || unindexed === undefined || condition === undefined) rest.push([key, value]);
+      const condition = keys === undefined ? undefined : servedByIndex(keys, value);
+      if (keys === undefined || condition === undefined) rest.push([key, value]);
       else if (noArrays(key)) {
         split.keys.push(key);
         split.entries.push([condition]);
         assumed.push(key);
       } else {
         split.keys.push(key);
-        split.entries.push([condition, all([rankIn(keys, arrayRanks(keys)), unindexed])]);
+        split.entries.push([condition, all([rankIn(keys, arrayRanks(keys)), compileRest(Object.fromEntries([[key, value]]))])]);
       }
     }
     if (split.entries.length === 0) return undefined;
@@ -135,16 +133,35 @@ interface Split {
 
 const RANGES = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
+/**
+ * The condition on the index keys for an entry the index serves: comparisons with scalars only,
+ * which the unindexed filter accepts too. Anything else, an invalid operand included, is left to
+ * the unindexed filter (undefined), which checks it and names what is wrong.
+ */
+function servedByIndex(keys: PathKeys, value: unknown): SqlFragment | undefined {
+  try {
+    return indexedCondition(keys, value);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The condition on the index keys for one filter entry, or undefined when it is not one the index serves. */
 function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefined {
-  if (!isOperatorObject(value)) return equalTo(keys, scalarOf(value));
-  const parts = Object.entries(value).map(([operator, operand]) => {
-    if (operator === '$eq') return equalTo(keys, scalarOf(operand));
-    if (operator === '$in') return inList(keys, operand);
-    if (operator in RANGES) return compared(keys, RANGES[operator as keyof typeof RANGES], scalarOf(operand));
-    return undefined;
-  });
-  return parts.every((part) => part !== undefined) ? all(parts as SqlFragment[]) : undefined;
+  if (!isOperatorObject(value)) {
+    const equal = equalTo(keys, scalarOf(value));
+    return equal === undefined ? undefined : withinType(keys, [equal]);
+  }
+  const comparisons: TypedComparison[] = [];
+  const lists: SqlFragment[] = [];
+  for (const [operator, operand] of Object.entries(value)) {
+    const list = operator === '$in' ? inList(keys, operand) : undefined;
+    const comparison = operator === '$eq' ? equalTo(keys, scalarOf(operand)) : operator in RANGES ? compared(keys, RANGES[operator as keyof typeof RANGES], scalarOf(operand)) : undefined;
+    if (list === undefined && comparison === undefined) return undefined;
+    if (list !== undefined) lists.push(list);
+    if (comparison !== undefined) comparisons.push(comparison);
+  }
+  return all([...(comparisons.length > 0 ? [withinType(keys, comparisons)] : []), ...lists]);
 }
 
 function isOperatorObject(value: unknown): value is Record<string, unknown> {
@@ -158,22 +175,38 @@ function scalarOf(operand: unknown): string | number | boolean | undefined {
   return typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
 }
 
-function equalTo(keys: PathKeys, value: string | number | boolean | undefined): SqlFragment | undefined {
+function equalTo(keys: PathKeys, value: string | number | boolean | undefined): TypedComparison | undefined {
   if (value === undefined) return undefined;
-  return typedCondition(keys, value, '=');
+  return typedComparison(keys, value, '=');
 }
 
 /** Numbers compare by value, strings by code point: as the unindexed filter compares them. Booleans only by equality. */
-function compared(keys: PathKeys, operator: string, value: string | number | boolean | undefined): SqlFragment | undefined {
+function compared(keys: PathKeys, operator: string, value: string | number | boolean | undefined): TypedComparison | undefined {
   if (value === undefined || typeof value === 'boolean') return undefined;
-  return typedCondition(keys, value, operator);
+  return typedComparison(keys, value, operator);
 }
 
-/** `text is null` on a jsonb key lets the btree use the jsonb key as a range: `text` is the column before it. */
-function typedCondition(keys: PathKeys, value: string | number | boolean, operator: string): SqlFragment {
-  const rank = `${keys.rank} = ${rankOf(value)}`;
-  if (typeof value === 'string') return { sql: `${rank} and ${keys.text} ${operator} ?`, bindings: [value] };
-  return { sql: `${rank} and ${keys.text} is null and ${keys.json} ${operator} ?::jsonb`, bindings: [JSON.stringify(value)] };
+/** A comparison within one type of value: the rank of the type, and the comparison of the key that holds that type. */
+interface TypedComparison {
+  readonly rank: number;
+  readonly onKey: SqlFragment;
+}
+
+function typedComparison(keys: PathKeys, value: string | number | boolean, operator: string): TypedComparison {
+  if (typeof value === 'string') return { rank: rankOf(value), onKey: { sql: `${keys.text} ${operator} ?`, bindings: [value] } };
+  return { rank: rankOf(value), onKey: { sql: `${keys.json} ${operator} ?::jsonb`, bindings: [JSON.stringify(value)] } };
+}
+
+/**
+ * Comparisons of one type under its rank condition, written once (a shorter statement plans
+ * faster). `text is null` on a jsonb key lets the btree use the jsonb key as a range: `text` is
+ * the column before it. Comparisons of different types never hold together, as in the unindexed filter.
+ */
+function withinType(keys: PathKeys, comparisons: readonly TypedComparison[]): SqlFragment {
+  const [first] = comparisons as [TypedComparison];
+  if (comparisons.some(({ rank }) => rank !== first.rank)) return all(comparisons.map((comparison) => withinType(keys, [comparison])));
+  const type = first.rank === rankOf('') ? `${keys.rank} = ${first.rank}` : `${keys.rank} = ${first.rank} and ${keys.text} is null`;
+  return { sql: [type, ...comparisons.map(({ onKey }) => onKey.sql)].join(' and '), bindings: comparisons.flatMap(({ onKey }) => onKey.bindings) };
 }
 
 /** `$in` of strings, numbers and booleans, each kind one bound array; any other value leaves it unindexed. */
