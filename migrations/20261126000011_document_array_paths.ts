@@ -37,6 +37,11 @@ const ARRAY_PATHS = (rows: string) => `
   )
   select distinct tenant, collection, path from walk where jsonb_typeof(value) = 'array'`;
 
+/** The declared paths (`paths`, dotted) of the tenant's `collection` (row-level security) that hold an array, at the path or along it. */
+const HOLDING_ARRAYS = `
+  from unnest(paths) as declared join document_array_paths a
+    on a.collection = documents_no_arrays_at.collection and a.path = (string_to_array(declared, '.'))[1:cardinality(a.path)]`;
+
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('document_array_paths', (table) => {
     table.string('tenant', 63).notNullable().references('name').inTable('tenants');
@@ -55,21 +60,16 @@ export async function up(knex: Knex): Promise<void> {
   for (const event of ['insert', 'update']) {
     await knex.raw(`create trigger documents_array_paths_${event} after ${event} on documents for each row when (${HOLDS_AN_ARRAY('new.doc')}) execute function documents_note_array_paths()`);
   }
+  // Evaluated once per find that relies on it: the common answer takes one cached query; the
+  // paths are only gathered for the error.
   await knex.raw(`
     create function documents_no_arrays_at(collection text, paths text[]) returns boolean language plpgsql stable as $$
-    declare
-      holding text[];
     begin
-      select array_agg(declared) into holding
-        from unnest(paths) as declared
-       where exists (
-         select 1 from document_array_paths a
-          where a.collection = documents_no_arrays_at.collection
-            and a.path = (string_to_array(declared, '.'))[1:cardinality(a.path)]);
-      if holding is null then
+      if not exists (select ${HOLDING_ARRAYS}) then
         return true;
       end if;
-      raise exception using errcode = 'SPD02', message = 'declared paths hold arrays', detail = array_to_json(holding)::text;
+      raise exception using errcode = 'SPD02', message = 'declared paths hold arrays', detail = (
+        select array_to_json(array_agg(distinct declared))::text ${HOLDING_ARRAYS});
     end $$`);
   await knex.raw(`insert into document_array_paths (tenant, collection, path) ${ARRAY_PATHS(`(select tenant, collection, doc from documents where ${HOLDS_AN_ARRAY('doc')}) as r`)}`);
   await knex.raw('grant select, insert on document_array_paths to ??', [ROLE]);
