@@ -21,21 +21,26 @@ const POLICY = 'tenant_isolation';
 const SAME_TENANT = "tenant = current_setting('spaceport.tenant', true)";
 
 /**
- * Whether a document holds an array anywhere: evaluated by the trigger's WHEN, without a function
- * call. For knex.raw, whose `?` is a binding: `\\?` is a question mark.
+ * Whether a value is or holds an array (`.**` includes the value itself): the trigger's WHEN
+ * evaluates it without a function call. For knex.raw, whose `?` is a binding: `\\?` is a question mark.
  */
-const HOLDS_AN_ARRAY = (doc: string) => `${doc} @\\? 'strict $.** \\? (@.type() == "array")'`;
+const HOLDS_AN_ARRAY = (value: string) => `${value} @\\? 'strict $.** \\? (@.type() == "array")'`;
 
-/** The paths to arrays in the documents `rows` (tenant, collection, doc): walks objects, stops at each array. */
+/**
+ * The paths to arrays in the documents `rows` (tenant, collection, doc): walks only into values
+ * holding an array, through objects, and stops at each array.
+ */
 const ARRAY_PATHS = (rows: string) => `
   with recursive walk(tenant, collection, path, value) as (
     select r.tenant, r.collection, array[e.key], e.value
       from ${rows}, jsonb_each(case when jsonb_typeof(r.doc) = 'object' then r.doc else '{}' end) e
+     where ${HOLDS_AN_ARRAY('e.value')}
     union all
     select w.tenant, w.collection, w.path || e.key, e.value
       from walk w, jsonb_each(case when jsonb_typeof(w.value) = 'object' then w.value else '{}' end) e
+     where ${HOLDS_AN_ARRAY('e.value')}
   )
-  select distinct tenant, collection, path from walk where jsonb_typeof(value) = 'array'`;
+  select tenant, collection, path from walk where jsonb_typeof(value) = 'array'`;
 
 /** The declared paths (`paths`, dotted) of the tenant's `collection` (row-level security) that hold an array, at the path or along it. */
 const HOLDING_ARRAYS = `
@@ -71,7 +76,7 @@ export async function up(knex: Knex): Promise<void> {
       raise exception using errcode = 'SPD02', message = 'declared paths hold arrays', detail = (
         select array_to_json(array_agg(distinct declared))::text ${HOLDING_ARRAYS});
     end $$`);
-  await knex.raw(`insert into document_array_paths (tenant, collection, path) ${ARRAY_PATHS(`(select tenant, collection, doc from documents where ${HOLDS_AN_ARRAY('doc')}) as r`)}`);
+  await knex.raw(`insert into document_array_paths (tenant, collection, path) select distinct * from (${ARRAY_PATHS(`(select tenant, collection, doc from documents where ${HOLDS_AN_ARRAY('doc')}) as r`)}) as found`);
   await knex.raw('grant select, insert on document_array_paths to ??', [ROLE]);
   await knex.raw('alter table document_array_paths enable row level security');
   await knex.raw('alter table document_array_paths force row level security');
