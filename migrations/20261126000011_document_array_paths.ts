@@ -27,31 +27,36 @@ const SAME_TENANT = "tenant = current_setting('spaceport.tenant', true)";
 const HOLDS_AN_ARRAY = (value: string) => `${value} @\\? 'strict $.** \\? (@.type() == "array")'`;
 
 /**
+ * Only paths a project could declare matter (lib/documents/index-keys.ts, frozen here): keys of
+ * this form, at most this deep. Others are not walked, so a recorded path stays well within
+ * PostgreSQL's limit on an index entry, whatever the document's keys.
+ */
+const DECLARABLE_KEY = "'^[A-Za-z_][A-Za-z0-9_-]{0,62}$'";
+const MAX_DECLARED_DEPTH = 16;
+
+/**
  * The paths to arrays in the documents `rows` (tenant, collection, doc): walks only into values
- * holding an array, through objects, and stops at each array.
+ * holding an array, through objects, along keys a declared path could hold, and stops at each array.
  */
 const ARRAY_PATHS = (rows: string) => `
-  with recursive walk(tenant, collection, path, value) as (
-    select r.tenant, r.collection, array[e.key], e.value
+  with recursive walk(tenant, collection, path, depth, value) as (
+    select r.tenant, r.collection, e.key, 1, e.value
       from ${rows}, jsonb_each(case when jsonb_typeof(r.doc) = 'object' then r.doc else '{}' end) e
-     where ${HOLDS_AN_ARRAY('e.value')}
+     where ${HOLDS_AN_ARRAY('e.value')} and e.key ~ ${DECLARABLE_KEY}
     union all
-    select w.tenant, w.collection, w.path || e.key, e.value
+    select w.tenant, w.collection, w.path || '.' || e.key, w.depth + 1, e.value
       from walk w, jsonb_each(case when jsonb_typeof(w.value) = 'object' then w.value else '{}' end) e
-     where ${HOLDS_AN_ARRAY('e.value')}
+     where w.depth < ${MAX_DECLARED_DEPTH} and ${HOLDS_AN_ARRAY('e.value')} and e.key ~ ${DECLARABLE_KEY}
   )
   select tenant, collection, path from walk where jsonb_typeof(value) = 'array'`;
-
-/** The declared paths (`paths`, dotted) of the tenant's `collection` (row-level security) that hold an array, at the path or along it. */
-const HOLDING_ARRAYS = `
-  from unnest(paths) as declared join document_array_paths a
-    on a.collection = documents_no_arrays_at.collection and a.path = (string_to_array(declared, '.'))[1:cardinality(a.path)]`;
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('document_array_paths', (table) => {
     table.string('tenant', 63).notNullable().references('name').inTable('tenants');
     table.string('collection', 128).notNullable();
-    table.specificType('path', 'text[]').notNullable();
+    // Dotted: declarable keys hold no dot. Text, so that the lookup by path is a leakproof
+    // comparison, which row-level security lets reach the index.
+    table.text('path').notNullable();
     table.primary(['tenant', 'collection', 'path']);
   });
   await knex.raw(`
@@ -65,16 +70,30 @@ export async function up(knex: Knex): Promise<void> {
   for (const event of ['insert', 'update']) {
     await knex.raw(`create trigger documents_array_paths_${event} after ${event} on documents for each row when (${HOLDS_AN_ARRAY('new.doc')}) execute function documents_note_array_paths()`);
   }
-  // Evaluated once per find that relies on it: the common answer takes one cached query; the
-  // paths are only gathered for the error.
+  // Evaluated once per find that relies on it: one primary-key lookup per prefix of each path
+  // (tenant, from the policy, collection and path), however many rows other tenants recorded.
   await knex.raw(`
     create function documents_no_arrays_at(collection text, paths text[]) returns boolean language plpgsql stable as $$
+    declare
+      declared text;
+      keys text[];
+      holding text[] := '{}';
     begin
-      if not exists (select ${HOLDING_ARRAYS}) then
+      foreach declared in array paths loop
+        keys := string_to_array(declared, '.');
+        for depth in 1 .. cardinality(keys) loop
+          if exists (
+            select from document_array_paths a
+             where a.collection = documents_no_arrays_at.collection and a.path = array_to_string(keys[1:depth], '.')) then
+            holding := holding || declared;
+            exit;
+          end if;
+        end loop;
+      end loop;
+      if cardinality(holding) = 0 then
         return true;
       end if;
-      raise exception using errcode = 'SPD02', message = 'declared paths hold arrays', detail = (
-        select array_to_json(array_agg(distinct declared))::text ${HOLDING_ARRAYS});
+      raise exception using errcode = 'SPD02', message = 'declared paths hold arrays', detail = array_to_json(holding)::text;
     end $$`);
   await knex.raw(`insert into document_array_paths (tenant, collection, path) select distinct * from (${ARRAY_PATHS(`(select tenant, collection, doc from documents where ${HOLDS_AN_ARRAY('doc')}) as r`)}) as found`);
   await knex.raw('grant select, insert on document_array_paths to ??', [ROLE]);

@@ -47,13 +47,21 @@ export interface PathKeys {
  * digits, `_` and `-`, starting with a letter or `_`. A key of digits alone is refused because
  * `#>` reads it as an array position, where a filter reads it as a field name.
  */
-const DECLARED_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const DECLARED_KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/;
+
+/**
+ * The most keys a declared path holds. Migration `..._document_array_paths` records arrays only
+ * along paths a declaration could name (its own copy of these two rules, as a migration never
+ * changes): keys of this form, this deep at most.
+ */
+const MAX_DECLARED_DEPTH = 16;
 
 /** The checked path of a declaration, or the error naming what is wrong with it. */
 export function declaredPath(path: string): FieldPath {
   const parsed = parsePath(path, 'index');
   const wrong = parsed.find((key) => !DECLARED_KEY.test(key));
-  if (wrong !== undefined) throw new DocumentQueryError(`index: the key "${wrong}" of "${path}" must start with a letter or "_" and hold only letters, digits, "_" and "-"`);
+  if (wrong !== undefined) throw new DocumentQueryError(`index: the key "${wrong}" of "${path}" must start with a letter or "_", hold only letters, digits, "_" and "-", and be at most 63 characters long`);
+  if (parsed.length > MAX_DECLARED_DEPTH) throw new DocumentQueryError(`index: "${path}" has ${parsed.length} keys; a declared path has at most ${MAX_DECLARED_DEPTH}`);
   return parsed;
 }
 

@@ -56,7 +56,7 @@ function freshProcess(tenant: string, collection: string): { items: Collection; 
 
 async function arrayPaths(collection: string): Promise<string[]> {
   const rows = await database.knex('document_array_paths').where({ collection }).orderBy(['tenant', 'path']).select('tenant', 'path');
-  return rows.map(({ tenant, path }: { tenant: string; path: string[] }) => `${tenant}:${path.join('.')}`);
+  return rows.map(({ tenant, path }: { tenant: string; path: string }) => `${tenant}:${path}`);
 }
 
 /** How many reads of the documents table the statement's plan holds (index scans, sequential scans), planned as the service runs it. */

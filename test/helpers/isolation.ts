@@ -1,6 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { documentStore, type Collection, type DocumentStore, type Filter, type UpdateSpec } from '../../lib/documents/index.ts';
+import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
+import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
+import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
+import { declaredPath, type IndexDeclaration } from '../../lib/documents/index-keys.ts';
 import { collectionDocuments, filter, findOptions, update } from './filters.ts';
 import { migratedDatabase, type MigratedDatabase, type TenantDatabaseRoute } from './database.ts';
 
@@ -17,10 +21,26 @@ export interface IsolationWorlds {
   close(): Promise<void>;
 }
 
+/**
+ * Indexes declared on `notes` in both worlds, so that finds on these paths take the declared
+ * reads too: the one that assumes no arrays (and proves it in `document_array_paths`, where the
+ * other tenant's arrays must not count), and the one with the recheck.
+ */
+const DECLARED: IndexDeclaration[] = ['n', 'a.b', 'tags'].map((path) => ({ project: 'isolation', collection: 'notes', fields: [{ path: declaredPath(path), direction: 1 }], unique: false }));
+const quietLog = { info: () => {}, warn: () => {}, error: () => {} };
+
 /** Both worlds; the service's view of each goes through `route` when given (a pooler). */
 export async function isolationWorlds(route?: TenantDatabaseRoute): Promise<IsolationWorlds> {
   const [shared, alone] = await Promise.all([migratedDatabase(['alpha', 'beta'], route), migratedDatabase(['beta'], route)]);
+  await Promise.all([shared, alone].map((world) => buildDeclaredIndexes(world.url, DECLARED, quietLog).done));
   return { shared, alone, close: async () => void (await Promise.all([shared.close(), alone.close()])) };
+}
+
+/** The declared paths as a process that just started holds them: nothing learned about arrays yet. */
+function freshDeclaredPaths(): DeclaredIndexPaths {
+  const paths = new DeclaredIndexPaths();
+  useDeclaredIndexes(paths, DECLARED);
+  return paths;
 }
 
 type Documents = Array<Record<string, unknown>>;
@@ -65,8 +85,8 @@ export async function checkIsolation(worlds: IsolationWorlds, example: Isolation
     seed(worlds.alone, { beta: { notes: example.betaNotes } }),
   ]);
   const neighbours = await rowsOf(worlds.shared, "tenant <> 'beta' or collection <> 'notes'", ['created_at', 'account_username']);
-  const sharedStore = documentStore(worlds.shared.tenantDatabase, 'beta');
-  const aloneStore = documentStore(worlds.alone.tenantDatabase, 'beta');
+  const sharedStore = documentStore(worlds.shared.tenantDatabase, 'beta', freshDeclaredPaths());
+  const aloneStore = documentStore(worlds.alone.tenantDatabase, 'beta', freshDeclaredPaths());
   const { filter: query, options, update } = example;
   const filter = query as Filter;
   // An upsert inserts an `_id` of its own choosing when the filter gives none: this one gives it, so both worlds insert alike.
@@ -115,7 +135,7 @@ async function inTransaction(store: DocumentStore, example: IsolationCase, upser
       if (example.rollback) throw new Error('rolled back on purpose');
     });
   } catch (error) {
-    seen.push(`${(error as Error).name}: ${(error as Error).message}`);
+    seen.push(`${(error as Error).name}: ${withoutTheValueMet((error as Error).message)}`);
   }
   return seen;
 }
@@ -134,17 +154,35 @@ async function outcomeOf(operation: () => Promise<unknown>): Promise<Outcome> {
   try {
     return { ok: await operation() };
   } catch (error) {
-    return { error: `${(error as Error).name}: ${(error as Error).message}` };
+    return { error: `${(error as Error).name}: ${withoutTheValueMet((error as Error).message)}` };
   }
 }
 
-/** Replaces every row of the database with the given documents, as the owner (no row-level security). */
+/**
+ * An update refused for a value (`$push: "tags" holds a null, not an array`, `cannot create field
+ * "n.x": "n" is not an object`) names the first refused document PostgreSQL met. Which one that
+ * is follows the plan, which the other tenant's rows change through the table's statistics (an
+ * index scan or a sequential one): the outcome keeps that the update was refused, not for which
+ * value. Whether it is refused, and the rows after it, must still match.
+ */
+const REFUSED_FOR_A_VALUE = /\$\w+: "[^"]*" (holds an? \w+, not an? \w+|would overflow)|cannot create field "[^"]*": "[^"]*" is not an object/g;
+
+function withoutTheValueMet(message: string): string {
+  return message.replace(REFUSED_FOR_A_VALUE, 'an update refused for the value of the first document it met');
+}
+
+
+/**
+ * Replaces every row of the database with the given documents, as the owner (no row-level
+ * security); the record of arrays starts again from them.
+ */
 async function seed(database: MigratedDatabase, tenants: Record<string, Record<string, Documents>>): Promise<void> {
   const rows = Object.entries(tenants).flatMap(([tenant, collections]) =>
     Object.entries(collections).flatMap(([collection, documents]) => documents.map((doc) => ({ tenant, collection, id: doc._id, doc: JSON.stringify(doc) }))),
   );
   await database.knex.transaction(async (transaction) => {
     await transaction('documents').delete();
+    await transaction('document_array_paths').delete();
     if (rows.length > 0) await transaction('documents').insert(rows);
   });
 }

@@ -29,21 +29,24 @@ test('an index file with mistakes stops start-up with a problem naming the file 
   { collection: 'tickets', fields: { 'tags.0': 1, 'a..b': 1 } },
   { collection: 'tickets', fields: { priority: -1 } },
   'tickets',
+  { collection: 'tickets', fields: { ['k'.repeat(64)]: 1, [Array.from({ length: 17 }, () => 'a').join('.')]: 1 } },
 ];
 `;
   const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
   const error = await t.throwsAsync(startWithProjects(t, path.join(root, 'projects')), { instanceOf: ProjectLoadError });
   const file = path.join(root, 'projects/desk/api/indexes.js');
   t.deepEqual(error?.message.split('\n'), [
-    'invalid project routes (8 problems):',
+    'invalid project routes (10 problems):',
     `  ${file}: #0 tickets: unknown property "uniqe" (did you mean "unique"?)`,
     `  ${file}: #1 tickets: fields.priority must be 1 or -1 (got 2)`,
     `  ${file}: #2: collection must be a collection name, a string of 1 to 128 characters (got string)`,
     `  ${file}: #2: fields must be an object of 1 to 8 paths, each 1 or -1, such as {createdAt: -1} (got object)`,
     `  ${file}: #3 tickets: fields: "__proto__" cannot be a key, it names a prototype, not a field (in "__proto__")`,
-    `  ${file}: #4 tickets: fields: the key "0" of "tags.0" must start with a letter or "_" and hold only letters, digits, "_" and "-"`,
+    `  ${file}: #4 tickets: fields: the key "0" of "tags.0" must start with a letter or "_", hold only letters, digits, "_" and "-", and be at most 63 characters long`,
     `  ${file}: #4 tickets: fields: "a..b" is not a valid field path`,
     `  ${file}: #6: an index must be an object {collection, fields} (got string)`,
+    `  ${file}: #7 tickets: fields: the key "${'k'.repeat(64)}" of "${'k'.repeat(64)}" must start with a letter or "_", hold only letters, digits, "_" and "-", and be at most 63 characters long`,
+    `  ${file}: #7 tickets: fields: "${Array.from({ length: 17 }, () => 'a').join('.')}" has 17 keys; a declared path has at most 16`,
   ]);
 });
 
