@@ -90,7 +90,7 @@ test.serial('a range at the far end of the sort order reads one page from the in
   t.log(plan);
   const scans = plan.split('\n').filter((line) => new RegExp(`Index Scan (Backward )?using ${score}`).test(line));
   t.true(scans.length > 0);
-  for (const scan of scans) t.true(Number(/rows=(\d+) loops/.exec(scan)?.[1]) <= 10, scan);
+  for (const scan of scans) t.true(Number(/rows=([\d.]+) loops/.exec(scan)?.[1]) <= 10, scan);
   t.notRegex(plan, /Seq Scan/);
   const found = await items().find({ score: { $lt: 1000 } }).sort({ score: -1 }).skip(2).limit(5).toArray();
   t.deepEqual(found.map((document) => document.score), [997, 996, 995, 994, 993]);
