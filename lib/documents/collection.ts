@@ -92,8 +92,9 @@ export class Collection {
 
   async countDocuments(filter: Filter = {}, options?: Record<string, never>): Promise<number> {
     checkedOptions('countDocuments', options, NO_OPTIONS);
-    const { database, tenant } = this.#resolveScope();
-    const { rows: [counted] } = await this.#read((declared) => {
+    const scope = this.#resolveScope();
+    const { database, tenant } = scope;
+    const { rows: [counted] } = await this.#read(scope, (declared) => {
       const where = compileFilter(filter, this.collectionName, declared);
       return this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
     });
@@ -165,12 +166,12 @@ export class Collection {
   }
 
   async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
-    const { database, tenant } = this.#resolveScope();
-    const { rows: found } = await this.#read((declared) => {
-      const branches = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName));
+    const scope = this.#resolveScope();
+    const { database, tenant } = scope;
+    const { rows: found } = await this.#read(scope, (declared) => {
+      const legs = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName)) ?? [compileFilter(filter, this.collectionName, declared)];
       const page = { order: compileSort(sort, declared), skip, limit };
-      const [branch, ...more] = branches ?? [compileFilter(filter, this.collectionName, declared)];
-      const statement = more.length > 0 ? branchedSelectStatement(tenant, this.#inCollection, branches ?? [], page) : selectStatement(tenant, [this.#inCollection, branch as SqlFragment], page);
+      const statement = legs.length > 1 ? branchedSelectStatement(tenant, this.#inCollection, legs, page) : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page);
       return this.#query<{ doc: Document }>(database, tenant, statement);
     });
     return found.map((row) => row.doc);
@@ -181,8 +182,7 @@ export class Collection {
    * none was seen (one read from the index instead of two), outside transactions; when the
    * database shows arrays there, it remembers them and reads again with the recheck.
    */
-  async #read<Result>(run: (declared: DeclaredPaths | undefined) => Promise<Result>): Promise<Result> {
-    const { tenant, declaredPaths, inTransaction } = this.#resolveScope();
+  async #read<Result>({ tenant, declaredPaths, inTransaction }: StoreScope, run: (declared: DeclaredPaths | undefined) => Promise<Result>): Promise<Result> {
     const declared = declaredPaths?.of(this.collectionName);
     if (declared === undefined || inTransaction === true) return run(declared);
     try {
