@@ -75,9 +75,9 @@ export function isLockTimeout(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '55P03';
 }
 
-/** The statement that bounds one transaction's lock waits: a literal, so linters reading the SQL see it. */
+/** The statement that bounds one transaction's lock waits (0: no bound), a literal, so linters reading the SQL see it. */
 export function setLockTimeout(milliseconds: number): string {
-  return `set local lock_timeout = '${Math.max(1, Math.round(milliseconds))}ms'`;
+  return `set local lock_timeout = '${Math.max(0, Math.round(milliseconds))}ms'`;
 }
 
 /**
@@ -133,7 +133,7 @@ const WATCH_INTERVAL_MS = 40;
 
 /**
  * Who blocks the backend of a transaction, looked at from another connection every 40 ms while
- * it waits for a lock (an attempt waits at least 100 ms, so each wait is seen): once the
+ * it waits for a lock (an attempt of 100 ms or more is seen waiting): once the
  * attempt has given up, its wait and the blocker's identity are gone from pg_locks.
  */
 const BLOCKERS_SQL = `
@@ -161,9 +161,11 @@ class BlockerWatcher {
     const { rows } = await trx.raw<{ rows: Array<{ pid: number }> }>('select pg_backend_pid() as pid');
     const pid = rows[0]?.pid;
     if (pid === undefined || this.#timer !== undefined) return;
-    this.#timer = setInterval(() => {
+    const look = () => {
       this.#looking = this.#looking.then(() => this.#look(pid));
-    }, WATCH_INTERVAL_MS);
+    };
+    setTimeout(look, WATCH_INTERVAL_MS / 2).unref();
+    this.#timer = setInterval(look, WATCH_INTERVAL_MS);
     this.#timer.unref();
   }
 
