@@ -89,6 +89,9 @@ export async function up(knex: Knex): Promise<void> {
     await trx.raw('drop policy if exists ?? on document_array_paths', [POLICY]);
     await trx.raw(`create policy ?? on document_array_paths using (${SAME_TENANT}) with check (${SAME_TENANT})`, [POLICY]);
   });
+  // Each batch reads the primary key's next range; without statistics (a restored dump, rows just
+  // loaded) the planner may scan the whole table for it instead, every batch.
+  await knex.raw('analyze documents');
   await inBatches(knex, { name: '20261126000011_document_array_paths', batch: walkBatch });
 }
 
@@ -132,11 +135,11 @@ async function walkBatch(trx: Knex.Transaction, after: WalkPosition | undefined,
   await trx.raw("select set_config('spaceport.tenant', ?, true)", [tenant]);
   const { rows } = await trx.raw<{ rows: Array<{ collection: string; id: string }> }>(
     `with batch as (
-       select tenant, collection, id, doc from documents
+       select tenant, collection, id, case when ${HOLDS_AN_ARRAY('doc')} then doc end as holding from documents
         where tenant = ? and (collection, id) > (?, ?) order by collection, id limit ?),
      noted as (
        insert into document_array_paths (tenant, collection, path)
-       select distinct * from (${ARRAY_PATHS(`(select tenant, collection, doc from batch where ${HOLDS_AN_ARRAY('doc')}) as r`)}) as found
+       select distinct * from (${ARRAY_PATHS('(select tenant, collection, holding as doc from batch where holding is not null) as r')}) as found
        on conflict do nothing)
      select collection, id from batch order by collection desc, id desc limit 1`,
     [tenant, after?.collection ?? '', after?.id ?? '', size],
