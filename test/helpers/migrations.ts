@@ -14,6 +14,8 @@ export interface MigrationFolderOptions {
   expand?: Record<string, string>;
   /** Contract migrations to add (in `contract/`). */
   contract?: Record<string, string>;
+  /** A folder of migrations (a fixture) linked in beside the repository's, both kinds. */
+  link?: string;
 }
 
 /**
@@ -28,6 +30,7 @@ export function migrationFolder(t: ExecutionContext, options: MigrationFolderOpt
     if (options.before !== undefined && path.basename(file.path) >= options.before) continue;
     symlinkSync(file.path, path.join(folder, file.name));
   }
+  for (const file of options.link === undefined ? [] : listMigrations(options.link)) symlinkSync(file.path, path.join(folder, file.name));
   for (const [name, source] of Object.entries(options.expand ?? {})) writeFileSync(path.join(folder, name), source);
   for (const [name, source] of Object.entries(options.contract ?? {})) writeFileSync(path.join(folder, CONTRACT_FOLDER, name), source);
   return folder;
