@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { createKnex } from '../../lib/db/connect.ts';
-import { type LockAttempt, type LockRetry } from '../../lib/db/lock-retries.ts';
+import type { LockAttempt, LockRetry } from '../../lib/db/lock-retries.ts';
 import { migrateContract, migrateLatest } from '../../lib/db/migrations.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { withTenantDatabase } from '../helpers/database.ts';
