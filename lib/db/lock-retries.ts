@@ -35,6 +35,8 @@ export interface LockRetryOptions {
   readonly onRetry?: (retry: LockRetry) => void;
   /** What is being done, for the messages (`migration 2026…_x.ts`). */
   readonly label?: string;
+  /** A connection of knex's pool, idle meanwhile, to watch for blockers on (else one from the pool each time). */
+  readonly watchConnection?: unknown;
 }
 
 /** A failed attempt about to be tried again. */
@@ -109,7 +111,7 @@ export async function retryLocks<Result>(knex: Knex, options: LockRetryOptions, 
   const started = performance.now();
   for (let index = 0; ; index++) {
     const attempt = attempts[index] as LockAttempt;
-    const watcher = new BlockerWatcher(knex);
+    const watcher = new BlockerWatcher(knex, options.watchConnection);
     try {
       return await run(attempt, (trx) => watcher.watch(trx));
     } catch (error) {
@@ -149,12 +151,14 @@ const BLOCKERS_SQL = `
 
 class BlockerWatcher {
   readonly #knex: Knex;
+  readonly #connection: unknown;
   #timer: NodeJS.Timeout | undefined;
   #looking: Promise<void> = Promise.resolve();
   #seen: Blocker[] = [];
 
-  constructor(knex: Knex) {
+  constructor(knex: Knex, connection: unknown) {
     this.#knex = knex;
+    this.#connection = connection;
   }
 
   async watch(trx: Knex.Transaction): Promise<void> {
@@ -178,7 +182,8 @@ class BlockerWatcher {
 
   async #look(pid: number): Promise<void> {
     try {
-      const { rows } = await this.#knex.raw<{ rows: Blocker[] }>(BLOCKERS_SQL, [pid, pid, pid]);
+      const query = this.#knex.raw<{ rows: Blocker[] }>(BLOCKERS_SQL, [pid, pid, pid]);
+      const { rows } = await (this.#connection === undefined ? query : query.connection(this.#connection));
       if (rows.length > 0) this.#seen = rows;
     } catch {
       // A look that fails (the pool busy, the server going away) leaves the last one seen.

@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
 import { createKnex, type KnexOptions } from './connect.ts';
-import { type LockAttempt, type LockRetry, retryLocks, setLockTimeout } from './lock-retries.ts';
+import { type LockAttempt, type LockRetry, type LockRetryOptions, retryLocks, setLockTimeout } from './lock-retries.ts';
 import { listMigrations, type MigrationKind, migrationSource } from './migration-files.ts';
 
 export { createMigrationFile, MIGRATIONS_DIR, type MigrationKind } from './migration-files.ts';
 
-export interface MigrationRunOptions {
+export interface MigrationRunOptions extends Pick<LockRetryOptions, 'watchConnection'> {
   /** Where the migrations are (`migrations/`). */
   readonly directory?: string;
   /** Lock attempts of each migration's transaction (`LOCK_ATTEMPTS`). */
@@ -37,8 +37,9 @@ const MIGRATION_LOCK_KEY = 7_361_504_201;
  * database ran contract migrations this release does not have (it is older than the schema).
  * Resolves with the names applied.
  */
-export async function migrateLatest(knex: Knex, options: MigrationRunOptions = {}): Promise<string[]> {
-  return withMigrationLock(knex, async () => {
+export async function migrateLatest(knex: Knex, givenOptions: MigrationRunOptions = {}): Promise<string[]> {
+  return withMigrationLock(knex, async (holder) => {
+    const options = { ...givenOptions, watchConnection: holder };
     const states = await migrationStatus(knex, options);
     const pending = states.filter((state) => !state.applied);
     if (!states.some((state) => state.applied)) return installEverything(knex, options);
@@ -54,11 +55,11 @@ export async function migrateLatest(knex: Knex, options: MigrationRunOptions = {
 
 /** Runs every pending migration, contract ones included: `make migrate-contract`, once every instance runs the release. */
 export async function migrateContract(knex: Knex, options: MigrationRunOptions = {}): Promise<string[]> {
-  return withMigrationLock(knex, async () => {
+  return withMigrationLock(knex, async (holder) => {
     const states = await migrationStatus(knex, options);
     return runMigrations(
       knex,
-      options,
+      { ...options, watchConnection: holder },
       states.filter((state) => !state.applied),
     );
   });
@@ -66,8 +67,8 @@ export async function migrateContract(knex: Knex, options: MigrationRunOptions =
 
 /** Reverts the last batch (every batch with `all`), whatever its kind: `make rollback`. */
 export async function rollbackLast(knex: Knex, all = false, options: MigrationRunOptions = {}): Promise<string[]> {
-  return withMigrationLock(knex, () =>
-    retryLocks(knex, { ...options, label: 'rollback' }, async (attempt, watch) => {
+  return withMigrationLock(knex, (holder) =>
+    retryLocks(knex, { ...options, label: 'rollback', watchConnection: holder }, async (attempt, watch) => {
       const [, reverted] = (await knex.migrate.rollback({ migrationSource: migrationSource(listMigrations(options.directory)), beforeEach: boundLocks(attempt, watch) }, all)) as [number, string[]];
       return reverted;
     }),
@@ -185,12 +186,13 @@ async function asOneBatch(knex: Knex, names: readonly string[]): Promise<void> {
  * tables (its lock lives in one of them), so the whole run holds a PostgreSQL advisory lock: the
  * others wait, then find nothing left to do.
  */
-async function withMigrationLock<Result>(knex: Knex, work: () => Promise<Result>): Promise<Result> {
-  // The lock belongs to a session, so one pooled connection holds it while others migrate.
+async function withMigrationLock<Result>(knex: Knex, work: (holder: unknown) => Promise<Result>): Promise<Result> {
+  // The lock belongs to a session, so one pooled connection holds it while others migrate; it
+  // is idle meanwhile, so the watch for blockers runs on it too.
   const holder = (await knex.client.acquireConnection()) as unknown;
   try {
     await knex.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(holder);
-    return await work();
+    return await work(holder);
   } finally {
     await knex.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);
     await knex.client.releaseConnection(holder);
