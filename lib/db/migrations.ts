@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { createKnex, type KnexOptions } from './connect.ts';
 import { type LockAttempt, type LockRetry, type LockRetryOptions, retryLocks, setLockTimeout } from './lock-retries.ts';
@@ -181,6 +182,22 @@ async function asOneBatch(knex: Knex, names: readonly string[]): Promise<void> {
   await knex(TABLE).whereIn('name', names).update({ batch: first });
 }
 
+const LOCK_POLL_MS = 200;
+
+/**
+ * Asks for the migration lock again and again rather than waiting in `pg_advisory_lock()`: a
+ * backend waiting there holds a snapshot, which `CREATE INDEX CONCURRENTLY` in the migration
+ * under way waits to see end, while that migration's process holds the lock: a deadlock
+ * PostgreSQL cannot see, since it goes through the process holding the lock on another connection.
+ */
+async function takeAdvisoryLock(knex: Knex, holder: unknown): Promise<void> {
+  for (;;) {
+    const { rows } = await knex.raw<{ rows: Array<{ locked: boolean }> }>('select pg_try_advisory_lock(?) as locked', [MIGRATION_LOCK_KEY]).connection(holder);
+    if (rows[0]?.locked) return;
+    await sleep(LOCK_POLL_MS);
+  }
+}
+
 /**
  * Several instances starting at once against a new database would race to create knex's own
  * tables (its lock lives in one of them), so the whole run holds a PostgreSQL advisory lock: the
@@ -191,7 +208,7 @@ async function withMigrationLock<Result>(knex: Knex, work: (holder: unknown) => 
   // is idle meanwhile, so the watch for blockers runs on it too.
   const holder = (await knex.client.acquireConnection()) as unknown;
   try {
-    await knex.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(holder);
+    await takeAdvisoryLock(knex, holder);
     return await work(holder);
   } finally {
     await knex.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);

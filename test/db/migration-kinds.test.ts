@@ -5,8 +5,9 @@ import type { Knex } from 'knex';
 import { migrationCommands } from '../../lib/cli/migrate.ts';
 import { createMigrationFile, listMigrations } from '../../lib/db/migration-files.ts';
 import { migrateContract, migrateLatest, migrationStatus, rollbackLast } from '../../lib/db/migrations.ts';
-import { freshKnex } from '../helpers/database.ts';
-import { migrationFolder, sqlMigration } from '../helpers/migrations.ts';
+import { createKnex } from '../../lib/db/connect.ts';
+import { createFreshDatabase, freshKnex } from '../helpers/database.ts';
+import { migrationFolder, REPOSITORY, sqlMigration } from '../helpers/migrations.ts';
 
 /**
  * Expand and contract migrations (SPEC §18.1): expand ones run before the new code serves
@@ -110,4 +111,28 @@ test('make migration writes an expand migration by default, a contract one in mi
     ],
   );
   await t.throwsAsync(migrationCommands.migration?.(['x', 'later']) ?? Promise.resolve(''), { message: 'KIND must be expand or contract, not "later"' });
+});
+
+const CONCURRENT_INDEX = `import type { Knex } from 'knex';
+import { createIndexConcurrently } from '${REPOSITORY}/lib/db/migration-tools.ts';
+export const config = { transaction: false };
+export async function up(knex: Knex): Promise<void> {
+  await createIndexConcurrently(knex, 'spaces_by_update', 'on spaces (tenant, updated_at)');
+}
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw('drop index concurrently if exists spaces_by_update');
+}
+`;
+
+test('instances starting at once while one builds an index concurrently all come up: the others wait for the migration lock without holding a snapshot the build would wait for', async (t) => {
+  const database = await createFreshDatabase();
+  const instances = Array.from({ length: 3 }, () => createKnex(database.url));
+  t.teardown(async () => {
+    await Promise.all(instances.map((knex) => knex.destroy()));
+    await database.drop();
+  });
+  await migrateLatest(instances[0] as Knex);
+  const directory = migrationFolder(t, { expand: { '29990101000004_spaces_by_update.ts': CONCURRENT_INDEX } });
+  const runs = await Promise.all(instances.map((knex) => migrateLatest(knex, { directory })));
+  t.deepEqual(runs.flat(), ['29990101000004_spaces_by_update.ts']);
 });
