@@ -6,7 +6,7 @@ import { listMigrations, type MigrationKind, migrationSource } from './migration
 
 export { createMigrationFile, MIGRATIONS_DIR, type MigrationKind } from './migration-files.ts';
 
-export interface MigrationRunOptions extends Pick<LockRetryOptions, 'watchConnection'> {
+export interface MigrationRunOptions {
   /** Where the migrations are (`migrations/`). */
   readonly directory?: string;
   /** Lock attempts of each migration's transaction (`LOCK_ATTEMPTS`). */
@@ -24,6 +24,9 @@ export interface MigrationState {
   readonly batch?: number;
   readonly appliedAt?: Date;
 }
+
+/** Within a run: the options, and the connection holding the migration lock, which watches for blockers. */
+type RunOptions = MigrationRunOptions & Pick<LockRetryOptions, 'watchConnection'>;
 
 const TABLE = 'knex_migrations';
 
@@ -138,7 +141,7 @@ function refuseBehindContract(pending: readonly MigrationState[]): void {
  * false`) under the attempt's `lock_timeout`, and again after a pause when its lock did not come;
  * then records everything this run applied as one batch, so `make rollback` reverts the run.
  */
-async function runMigrations(knex: Knex, options: MigrationRunOptions, pending: readonly MigrationState[]): Promise<string[]> {
+async function runMigrations(knex: Knex, options: RunOptions, pending: readonly MigrationState[]): Promise<string[]> {
   const source = migrationSource(listMigrations(options.directory));
   const applied: string[] = [];
   try {
@@ -159,7 +162,7 @@ async function runMigrations(knex: Knex, options: MigrationRunOptions, pending: 
  * transaction while all of them take one), which is what a test suite creating a database per
  * file does most.
  */
-async function installEverything(knex: Knex, options: MigrationRunOptions): Promise<string[]> {
+async function installEverything(knex: Knex, options: RunOptions): Promise<string[]> {
   const source = migrationSource(listMigrations(options.directory));
   return retryLocks(knex, { ...options, label: 'migrations of a new database' }, async (attempt, watch) => {
     const [, applied] = (await knex.migrate.latest({ migrationSource: source, beforeEach: boundLocks(attempt, watch) })) as [number, string[]];
