@@ -352,17 +352,17 @@ export class BridgeResponse extends EventEmitter {
 
   /** Node's interim 100 Continue, ahead of the answer (Express lets it through to Node). */
   writeContinue(callback?: () => void): void {
-    if (this.#interimAllowed('writeContinue')) this.#context.res.writeContinue(callback);
+    if (this.#interimAllowed('writeContinue', callback)) this.#context.res.writeContinue(callback);
   }
 
   /** Node's interim 102 Processing, ahead of the answer. */
   writeProcessing(callback?: () => void): void {
-    if (this.#interimAllowed('writeProcessing')) this.#context.res.writeProcessing(callback);
+    if (this.#interimAllowed('writeProcessing', callback)) this.#context.res.writeProcessing(callback);
   }
 
   /** Node's interim 103 Early Hints (`{link: '</style.css>; rel=preload; as=style'}`), ahead of the answer. */
   writeEarlyHints(hints: Record<string, string | string[]>, callback?: () => void): void {
-    if (this.#interimAllowed('writeEarlyHints')) this.#context.res.writeEarlyHints(hints, callback);
+    if (this.#interimAllowed('writeEarlyHints', callback)) this.#context.res.writeEarlyHints(hints, callback);
   }
 
   /** Node's: the head with the status set so far, on the first `write`/`end`; through `this.writeHead`, so on-headers' listeners run. */
@@ -392,11 +392,17 @@ export class BridgeResponse extends EventEmitter {
 
   /**
    * Whether an interim answer may go out now: before the head, while this response's function
-   * runs. After it, Node would write it into the body; it is ignored and reported instead.
+   * runs. After it, Node would write it into the body; it is ignored and reported instead. An
+   * HTTP/1.0 client would take it for the answer (RFC 9110 §15.2 forbids sending it one), which
+   * Node does not check: it is left out, its callback still called.
    */
-  #interimAllowed(attempt: string): boolean {
-    if (!this.headersSent && this.#completions.running?.settled === false) return true;
-    this.#completions.running?.reportLate(attempt);
+  #interimAllowed(attempt: string, callback: (() => void) | undefined): boolean {
+    if (this.headersSent || this.#completions.running?.settled !== false) {
+      this.#completions.running?.reportLate(attempt);
+      return false;
+    }
+    if (this.#context.req.httpVersion !== '1.0') return true;
+    if (callback) process.nextTick(callback);
     return false;
   }
 

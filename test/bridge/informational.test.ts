@@ -139,3 +139,16 @@ test('an interim answer after the answer is ignored and logged, never written in
     { attempt: 'writeEarlyHints' },
   );
 });
+
+test('an HTTP/1.0 client gets no interim answer, which it would take for the answer (Express sends it)', async (t) => {
+  const request = `GET ${INTERIM['res.writeEarlyHints()']} HTTP/1.0\r\nHost: loopback\r\n\r\n`;
+  const [underExpress, underBridge] = await Promise.all(
+    [express, bridge].map((app) => rawExchange(Number(new URL(app.url).port), Buffer.from(request), { timeoutMs: 10_000, firstIsHead: false })),
+  );
+  t.regex(underExpress?.received.toString('latin1') ?? '', /^HTTP\/1\.1 103 Early Hints\r\n/);
+  t.regex(underBridge?.received.toString('latin1') ?? '', /^HTTP\/1\.1 200 OK\r\n/);
+  t.deepEqual(
+    underBridge?.answers.map((answer) => [answer.status, answer.body.toString()]),
+    [[200, 'after the hints']],
+  );
+});
