@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { AccountActor } from '../auth/account-events.ts';
+import { requestIdSourceOf, type RequestIdSource } from '../core/request-state.ts';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 
@@ -16,6 +17,8 @@ export type AuditEvent = {
   readonly at: string;
   readonly actor: AccountActor;
   readonly requestId: string;
+  /** Who chose `requestId`: null outside a request and for events older than this record of it. */
+  readonly requestIdFrom: RequestIdSource | null;
 } & (
   | { readonly target: { readonly name: string }; readonly before: unknown; readonly after: unknown }
   | { readonly target: { readonly uid: string; readonly username: string }; readonly fields: readonly string[] }
@@ -58,6 +61,7 @@ const SOURCES: readonly EventSource[] = [
       'actor_username',
       sql.raw('false as actor_cli'),
       'request_id',
+      'request_id_from_caller',
       sql.raw('space as target_name'),
       sql.raw('null::text as target_uid'),
       'before',
@@ -78,6 +82,7 @@ const SOURCES: readonly EventSource[] = [
       'actor_username',
       'actor_cli',
       'request_id',
+      'request_id_from_caller',
       sql.raw('account_username as target_name'),
       sql.raw('account_uid as target_uid'),
       sql.raw('null::jsonb as before'),
@@ -100,6 +105,7 @@ interface EventRow {
   actor_username: string | null;
   actor_cli: boolean;
   request_id: string;
+  request_id_from_caller: boolean | null;
   target_name: string;
   target_uid: string | null;
   before: unknown;
@@ -161,7 +167,7 @@ function filtersOf(source: EventSource, request: AuditRequest): SqlFragment[] {
 }
 
 function eventOfRow(row: EventRow): AuditEvent {
-  const common = { action: row.action, at: row.at.toISOString(), actor: actorOfRow(row), requestId: row.request_id };
+  const common = { action: row.action, at: row.at.toISOString(), actor: actorOfRow(row), requestId: row.request_id, requestIdFrom: requestIdSourceOf(row.request_id_from_caller) };
   if (row.kind === 'space') return { ...common, target: { name: row.target_name }, before: row.before, after: row.after };
   return { ...common, target: { uid: row.target_uid ?? '', username: row.target_name }, fields: row.fields ?? [] };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { givenOnceOr, historyPageOf, historyQuery } from '../spaces/validation.ts';
+import { givenOnceOr, historyPageOf, historyQuery, requestIdSource } from '../spaces/validation.ts';
 import { isStorableText } from '../values/storable-text.ts';
 import { AUDIT_ACTIONS, CLI_ACTOR, type AuditAction, type AuditRequest } from './events.ts';
 
@@ -48,6 +48,7 @@ const common = {
     .nullable()
     .meta({ description: 'The account that made the change, `{cli: true}` for `make user`, or null when neither is known.' }),
   requestId: z.string().meta({ description: 'The `X-Request-Id` of the request that made it; empty outside a request.' }),
+  requestIdFrom: requestIdSource,
 };
 
 const spaceEvent = z.object({

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { currentRequest } from '../core/request-state.ts';
+import { currentRequest, idChosenByCaller } from '../core/request-state.ts';
 import { sql } from '../db/statement.ts';
 import { tenantRows } from '../tenancy/scope.ts';
 
@@ -47,6 +47,7 @@ export function accountEventInsert(tenant: string, target: AccountTarget, action
     actor_username: byAccount?.username ?? null,
     actor_cli: actor !== null && 'cli' in actor,
     request_id: request?.requestId ?? '',
+    request_id_from_caller: idChosenByCaller(request),
     fields: [...fields].sort(),
   });
 }

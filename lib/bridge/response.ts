@@ -339,6 +339,7 @@ export class BridgeResponse extends EventEmitter {
   ): this {
     if (this.#answer !== 'file' && !this.#claim('writeHead')) return this;
     this.status(code);
+    if (code < 200) return this.#refuseInformational(code);
     const fields = typeof messageOrHeaders === 'object' ? messageOrHeaders : headers;
     if (Array.isArray(fields)) {
       for (let index = 0; index + 1 < fields.length; index += 2) this.setHeader(fields[index] as string, fields[index + 1] as string);
@@ -347,6 +348,21 @@ export class BridgeResponse extends EventEmitter {
     }
     this.#answer = 'head';
     return this;
+  }
+
+  /** Node's interim 100 Continue, ahead of the answer (Express lets it through to Node). */
+  writeContinue(callback?: () => void): void {
+    if (this.#interimAllowed('writeContinue', callback)) this.#context.res.writeContinue(callback);
+  }
+
+  /** Node's interim 102 Processing, ahead of the answer. */
+  writeProcessing(callback?: () => void): void {
+    if (this.#interimAllowed('writeProcessing', callback)) this.#context.res.writeProcessing(callback);
+  }
+
+  /** Node's interim 103 Early Hints (`{link: '</style.css>; rel=preload; as=style'}`), ahead of the answer. */
+  writeEarlyHints(hints: Record<string, string | string[]>, callback?: () => void): void {
+    if (this.#interimAllowed('writeEarlyHints', callback)) this.#context.res.writeEarlyHints(hints, callback);
   }
 
   /** Node's: the head with the status set so far, on the first `write`/`end`; through `this.writeHead`, so on-headers' listeners run. */
@@ -358,7 +374,36 @@ export class BridgeResponse extends EventEmitter {
   #headFirst(attempt: string): boolean {
     if (this.#answer === 'none' && !this.#claim(attempt)) return false;
     if (this.#answer === 'none' || this.#answer === 'file') this._implicitHeader();
-    return true;
+    return this.#answerStarted();
+  }
+
+  /**
+   * A 1xx as the answer's status is the handler's error (SPEC §7), answered 500: Node would
+   * send it as the whole answer, a head without a body, and a client waiting for the final one
+   * would take the next answer on the connection for it. Interim answers have their own calls.
+   */
+  #refuseInformational(code: number): this {
+    const error = new RangeError(
+      `status ${code} is informational: an answer needs a final status (200 or above); send an interim answer with res.writeContinue(), res.writeProcessing() or res.writeEarlyHints()`,
+    );
+    this.#completions.running?.settleOrReport({ kind: 'failed', error: handlerFailure(error, code) }, 'writeHead');
+    return this;
+  }
+
+  /**
+   * Whether an interim answer may go out now: before the head, while this response's function
+   * runs. After it, Node would write it into the body; it is ignored and reported instead. An
+   * HTTP/1.0 client would take it for the answer (RFC 9110 §15.2 forbids sending it one), which
+   * Node does not check: it is left out, its callback still called.
+   */
+  #interimAllowed(attempt: string, callback: (() => void) | undefined): boolean {
+    if (this.headersSent || this.#completions.running?.settled !== false) {
+      this.#completions.running?.reportLate(attempt);
+      return false;
+    }
+    if (this.#context.req.httpVersion !== '1.0') return true;
+    if (callback) process.nextTick(callback);
+    return false;
   }
 
   /** Whether middleware replaced `end`, `write` or `writeHead` on this instance, to see the answer go out. */

@@ -91,6 +91,9 @@ export const expertSchema = z.strictObject({
   rateLimit: section({
     public: rateWindow({ windowMs: 60_000, max: 600 }),
     login: rateWindow({ windowMs: 60_000, max: 20 }),
+    // The IPv6 network one client holds, for every per-address limit: below /32 a budget would
+    // span whole providers; 128 counts each address alone.
+    ipv6Prefix: z.number().int().min(32).max(128).default(64),
   }),
   http: section({
     trustProxy: z.boolean().default(false),

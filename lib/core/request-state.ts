@@ -42,6 +42,8 @@ export interface RouteMatch {
  */
 export interface RequestState {
   readonly requestId: string;
+  /** Who chose `requestId`: the caller (a well-formed `X-Request-Id`) or the service; none outside a request. */
+  readonly requestIdFrom: RequestIdSource | undefined;
   /** The service serving it: what the facilities a handler imports work against. */
   readonly runtime: Runtime | undefined;
   /** Set by the tenant step; every data access of the request is confined to it. */
@@ -62,11 +64,28 @@ export interface RequestState {
   givenUp: boolean;
 }
 
+/** Where a request's id came from (SPEC §2.4): the caller's own, kept when well formed, or the service's. */
+export type RequestIdSource = 'caller' | 'service';
+
+/**
+ * How a record keeps where its request id came from (SPEC §17.5): whether the caller chose it,
+ * null for work outside a request (which has no id).
+ */
+export function idChosenByCaller(request: RequestState | undefined): boolean | null {
+  return request?.requestIdFrom === undefined ? null : request.requestIdFrom === 'caller';
+}
+
+/** The source a record kept; null outside a request, and for records older than the sources. */
+export function requestIdSourceOf(chosenByCaller: boolean | null): RequestIdSource | null {
+  if (chosenByCaller === null) return null;
+  return chosenByCaller ? 'caller' : 'service';
+}
+
 const KEY = 'spaceport';
 const context = new AsyncLocalStorage<RequestState>();
 
-export function newRequestState(requestId: string, runtime: Runtime | undefined, tenant?: string): RequestState {
-  return { requestId, runtime, tenant, caller: undefined, route: undefined, bodyRead: false, failure: undefined, abandoned: false, givenUp: false };
+export function newRequestState(requestId: string, runtime: Runtime | undefined, tenant?: string, requestIdFrom?: RequestIdSource): RequestState {
+  return { requestId, requestIdFrom, runtime, tenant, caller: undefined, route: undefined, bodyRead: false, failure: undefined, abandoned: false, givenUp: false };
 }
 
 /** Puts `state` under its key of `ctx.state` and runs `work` with it as the current request. */

@@ -67,10 +67,11 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
   const serve: Middleware = (ctx) => {
     const started = performance.now();
     const offered = ctx.get('X-Request-Id');
-    const requestId = REQUEST_ID.test(offered) ? offered : randomUUID();
+    const fromCaller = REQUEST_ID.test(offered);
+    const requestId = fromCaller ? offered : randomUUID();
     ctx.set('X-Request-Id', requestId);
     const body = bodies.watch(ctx.req, ctx.res);
-    return serveWithState(ctx, newRequestState(requestId, runtime), () => {
+    return serveWithState(ctx, newRequestState(requestId, runtime, undefined, fromCaller ? 'caller' : 'service'), () => {
       let answering: Promise<void> | void;
       try {
         answering = areaOf(ctx, areas, otherwise)(ctx);

@@ -2,6 +2,7 @@ import createError from 'http-errors';
 import type { Context, Middleware, Next } from 'koa';
 import { requestState } from '../core/request-state.ts';
 import type { RateLimitBudget, Runtime, Spent } from '../core/runtime.ts';
+import { clientGroup } from './client-address.ts';
 
 export interface RateLimitOptions extends RateLimitBudget {
   /** Whom the budget counts: the client's IP (the default), or the caller's verified uid (its IP without one). */
@@ -15,7 +16,8 @@ export interface RateLimitOptions extends RateLimitBudget {
 export { RateLimitCounters } from './counters.ts';
 
 /**
- * Limits requests per client IP (or caller) and tenant (SPEC §8.6): every answer carries `RateLimit-Limit`,
+ * Limits requests per client (its IPv4 address or IPv6 network, see `clientGroup`; or the
+ * caller) and tenant (SPEC §8.6, §17.5): every answer carries `RateLimit-Limit`,
  * `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window resets); past the limit
  * the answer is 429 `{error}` with `Retry-After`. Every request that reaches it counts. In memory
  * it answers without a promise.
@@ -34,20 +36,20 @@ export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middlewa
     }
     return next();
   };
-  const keyOf = clientKey(options);
+  const keyOf = clientKey(options, clientGroup(runtime.config.rateLimit.ipv6Prefix));
   return (ctx, next) => {
     const spent = counter(keyOf(ctx));
     return spent instanceof Promise ? spent.then((counted) => admit(ctx, counted, next)) : admit(ctx, spent, next);
   };
 }
 
-/** The key a request is counted under: its scope, its tenant and its client. */
-function clientKey({ by = 'ip', scope }: RateLimitOptions): (ctx: Context) => string {
+/** The key a request is counted under: its scope, its tenant and its client (its address's group, or its uid). */
+function clientKey({ by = 'ip', scope }: RateLimitOptions, groupOf: (address: string) => string): (ctx: Context) => string {
   const prefix = scope === undefined ? '' : `${scope}|`;
-  if (by === 'ip') return (ctx) => `${prefix}${requestState(ctx).tenant ?? ''}|${ctx.ip}`;
+  if (by === 'ip') return (ctx) => `${prefix}${requestState(ctx).tenant ?? ''}|${groupOf(ctx.ip)}`;
   return (ctx) => {
     const state = requestState(ctx);
     const uid = state.caller?.uid;
-    return `${prefix}${state.tenant ?? ''}|${uid === undefined ? `ip:${ctx.ip}` : `uid:${uid}`}`;
+    return `${prefix}${state.tenant ?? ''}|${uid === undefined ? `ip:${groupOf(ctx.ip)}` : `uid:${uid}`}`;
   };
 }

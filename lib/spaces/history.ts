@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { currentRequest } from '../core/request-state.ts';
+import { currentRequest, idChosenByCaller, requestIdSourceOf, type RequestIdSource } from '../core/request-state.ts';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 
@@ -12,6 +12,8 @@ export interface SpaceEvent {
   readonly at: string;
   readonly actor: { readonly uid: string; readonly username: string | null } | null;
   readonly requestId: string;
+  /** Who chose `requestId`: null outside a request (a purge by the timer) and for events older than this record of it. */
+  readonly requestIdFrom: RequestIdSource | null;
   readonly before: { readonly schemas: readonly string[] } | null;
   readonly after: { readonly schemas: readonly string[] } | null;
 }
@@ -34,6 +36,7 @@ interface EventRow {
   actor_uid: string | null;
   actor_username: string | null;
   request_id: string;
+  request_id_from_caller: boolean | null;
   before: { schemas: string[] } | null;
   after: { schemas: string[] } | null;
 }
@@ -59,6 +62,7 @@ export function eventInsert(tenant: string, space: string, action: SpaceAction, 
     actor_uid: caller?.uid ?? null,
     actor_username: typeof username === 'string' ? username : null,
     request_id: request?.requestId ?? '',
+    request_id_from_caller: idChosenByCaller(request),
     before: before === undefined ? null : JSON.stringify({ schemas: before }),
     after: after === undefined ? null : JSON.stringify({ schemas: after }),
   });
@@ -70,7 +74,7 @@ export async function readHistory(scope: TenantScope, space: string, page: PageR
   if (total === 0 && !(await spaceExists(scope, space))) return undefined;
   const conditions = [namedSpace(space), ...(page.before === undefined ? [] : [{ sql: 'at < ?', bindings: [page.before.toISOString()] }])];
   const rows = tenantRows(TABLE, scope.tenant, ...conditions)
-    .select('action', 'at', 'actor_uid', 'actor_username', 'request_id', 'before', 'after')
+    .select('action', 'at', 'actor_uid', 'actor_username', 'request_id', 'request_id_from_caller', 'before', 'after')
     .orderBy([
       { column: 'at', order: 'desc' },
       { column: 'id', order: 'desc' },
@@ -102,6 +106,7 @@ function eventOfRow(row: EventRow): SpaceEvent {
     at: row.at.toISOString(),
     actor: row.actor_uid === null ? null : { uid: row.actor_uid, username: row.actor_username },
     requestId: row.request_id,
+    requestIdFrom: requestIdSourceOf(row.request_id_from_caller),
     before: row.before,
     after: row.after,
   };

@@ -142,11 +142,21 @@ function wholeMillisecondsAfter(time: string): Date {
 
 const recordedSchemas = z.object({ schemas: z.array(z.string()) }).nullable();
 
+/** Whose request id an event holds (SPEC §17.5), as the history and the audit show it. */
+export const requestIdSource = z
+  .enum(['caller', 'service'])
+  .nullable()
+  .meta({
+    description:
+      '`caller`: the `X-Request-Id` the caller sent (kept when 1 to 128 characters of `[A-Za-z0-9._:-]`); `service`: an id the service made. Null for a change made outside a request, and for events recorded before the service kept this.',
+  });
+
 const spaceEvent = z.object({
   action: z.enum(['created', 'updated', 'deleted', 'restored', 'purged']),
   at: z.iso.datetime(),
   actor: z.object({ uid: z.string(), username: z.string().nullable() }).nullable().meta({ description: 'Who made the change; null when no account did.' }),
   requestId: z.string(),
+  requestIdFrom: requestIdSource,
   before: recordedSchemas,
   after: recordedSchemas,
 });

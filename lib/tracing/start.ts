@@ -9,6 +9,7 @@ import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Tracing } from '../core/runtime.ts';
 import { activeTraceFields } from './log-fields.ts';
+import { propagatorFor } from './propagation.ts';
 import { requestSpans } from './request-spans.ts';
 import { statementSpans } from './statement-spans.ts';
 
@@ -22,19 +23,21 @@ const FLUSH_LIMIT_MS = 2000;
 /**
  * Starts OpenTelemetry for the process, configured by the standard `OTEL_*` variables (endpoint,
  * headers, sampler, batching, service name and resource attributes): the provider with its
- * AsyncLocalStorage context manager and W3C trace context propagation, the OTLP/HTTP exporter
+ * AsyncLocalStorage context manager and W3C propagation, the OTLP/HTTP exporter
  * (JSON), and the client spans of a handler's outgoing calls by `fetch` (undici) and by
  * `node:http`/`node:https`. The server span of each request is the entry's (`Tracing.traced`),
- * so the HTTP instrumentation leaves incoming requests alone.
+ * so the HTTP instrumentation leaves incoming requests alone. What is read from a request and
+ * sent on is `OTEL_PROPAGATORS`'s choice (`propagatorFor`), checked before anything starts.
  */
-export function startTracing(): Tracing {
+export function startTracing(environment: NodeJS.ProcessEnv = process.env): Tracing {
+  const propagator = propagatorFor(environment);
   const provider = new NodeTracerProvider({
     resource: defaultResource()
       .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'spaceport' }))
       .merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
-  provider.register();
+  provider.register({ propagator });
   registerInstrumentations({
     instrumentations: [new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }), new UndiciInstrumentation()],
   });

@@ -20,6 +20,7 @@ interface Event {
   at: string;
   actor: { uid: string; username: string | null } | { cli: true } | null;
   requestId: string;
+  requestIdFrom: 'caller' | 'service' | null;
   target: Record<string, string>;
   before?: { schemas: string[] } | null;
   after?: { schemas: string[] } | null;
@@ -50,14 +51,29 @@ test('space and account events of the tenant, newest first, each with its target
   t.is(answer.body.total, 4);
   const [gone, changed, made, account] = eventsOf(answer);
   const bossActor = { uid: boss.uid, username: 'boss' };
-  t.deepEqual(gone, { action: 'space.deleted', at: gone?.at, actor: bossActor, requestId: deleted.headers.get('x-request-id'), target: { name: 'ops' }, before: { schemas: ['a', 'b'] }, after: null });
-  t.deepEqual(changed, { action: 'space.updated', at: changed?.at, actor: bossActor, requestId: replaced.headers.get('x-request-id'), target: { name: 'ops' }, before: { schemas: ['a'] }, after: { schemas: ['a', 'b'] } });
-  t.like(made, { action: 'space.created', requestId: created.headers.get('x-request-id'), before: null, after: { schemas: ['a'] } });
-  // The admin was saved by the test itself, outside any request: no actor, no request id.
-  t.deepEqual(account, { action: 'account.created', at: account?.at, actor: null, requestId: '', target: { uid: boss.uid, username: 'boss' }, fields: ['password', 'role', 'username'] });
+  t.deepEqual(gone, { action: 'space.deleted', at: gone?.at, actor: bossActor, requestId: deleted.headers.get('x-request-id'), requestIdFrom: 'service', target: { name: 'ops' }, before: { schemas: ['a', 'b'] }, after: null });
+  t.deepEqual(changed, { action: 'space.updated', at: changed?.at, actor: bossActor, requestId: replaced.headers.get('x-request-id'), requestIdFrom: 'service', target: { name: 'ops' }, before: { schemas: ['a'] }, after: { schemas: ['a', 'b'] } });
+  t.like(made, { action: 'space.created', requestId: created.headers.get('x-request-id'), requestIdFrom: 'service', before: null, after: { schemas: ['a'] } });
+  // The admin was saved by the test itself, outside any request: no actor, no request id, so no source of one.
+  t.deepEqual(account, { action: 'account.created', at: account?.at, actor: null, requestId: '', requestIdFrom: null, target: { uid: boss.uid, username: 'boss' }, fields: ['password', 'role', 'username'] });
   for (const event of eventsOf(answer)) t.regex(event.at, ISO_UTC);
   const times = eventsOf(answer).map((event) => event.at);
   t.deepEqual(times, [...times].sort().reverse());
+});
+
+
+test('the audit says whose request id each event holds: the caller\'s when its X-Request-Id was well formed, the service\'s otherwise, null outside a request and for events older than the record of it', async (t) => {
+  const { tenant, boss } = await freshTenant();
+  const byCaller = await call(service, 'POST', '/spaces', { as: boss, json: { name: 'ops', schemas: [] }, headers: { 'x-request-id': 'ticket-7781' } });
+  const byService = await call(service, 'PUT', '/spaces/ops', { as: boss, json: { schemas: ['a'] }, headers: { 'x-request-id': 'two words' } });
+  // An account event as the release before wrote it, without the column.
+  await service.runtime.knex('account_events').insert({ tenant, account_uid: boss.uid, account_username: 'boss', action: 'updated', at: new Date(Date.now() + 60_000), request_id: 'old-release', fields: ['email'] });
+  const [older, replaced, created, account] = eventsOf(await audit('', boss));
+  t.like(older, { action: 'account.updated', requestId: 'old-release', requestIdFrom: null });
+  t.like(replaced, { action: 'space.updated', requestId: byService.headers.get('x-request-id'), requestIdFrom: 'service' });
+  t.like(created, { action: 'space.created', requestId: byCaller.headers.get('x-request-id'), requestIdFrom: 'caller' });
+  t.is(byCaller.headers.get('x-request-id'), 'ticket-7781');
+  t.like(account, { action: 'account.created', requestId: '', requestIdFrom: null });
 });
 
 test('an account update lists the fields it changed, by name; one that changes nothing leaves no event', async (t) => {

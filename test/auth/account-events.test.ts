@@ -15,7 +15,7 @@ test.after.always(async () => {
 });
 
 async function eventsOf(tenant: string): Promise<Array<Record<string, unknown>>> {
-  return database.knex('account_events').where({ tenant }).orderBy('id').select('account_username', 'action', 'fields', 'actor_uid', 'actor_username', 'actor_cli', 'request_id');
+  return database.knex('account_events').where({ tenant }).orderBy('id').select('account_username', 'action', 'fields', 'actor_uid', 'actor_username', 'actor_cli', 'request_id', 'request_id_from_caller');
 }
 
 async function storedAccounts(tenant: string): Promise<Array<Record<string, unknown>>> {
@@ -26,7 +26,7 @@ test('each save writes one event: created with the fields set, updated with the 
   const { account } = await saveAccount(database.tenantDatabase, 'acme', { username: 'ann', password: 'pw-1', email: 'ann@example.com' }, { actor: { cli: true } });
   await saveAccount(database.tenantDatabase, 'acme', { username: 'ann', email: 'ann@example.com' });
   await saveAccount(database.tenantDatabase, 'acme', { username: 'ann', email: 'ann@example.org', schemas: ['*'] });
-  const common = { account_username: 'ann', actor_uid: null, actor_username: null, request_id: '' };
+  const common = { account_username: 'ann', actor_uid: null, actor_username: null, request_id: '', request_id_from_caller: null };
   t.deepEqual(await eventsOf('acme'), [
     { ...common, action: 'created', fields: ['email', 'password', 'role', 'username'], actor_cli: true },
     { ...common, action: 'updated', fields: ['email', 'schemas'], actor_cli: false },
@@ -39,10 +39,10 @@ test("inside a request the event names the request's caller and its request id",
   await runInTenant(runtime, 'globex', async () => {
     const request = currentRequest();
     if (request === undefined) throw new Error('no request');
-    Object.assign(request, { requestId: 'req-42', caller: { uid: 'u-admin', claims: { username: 'boss' } } });
+    Object.assign(request, { requestId: 'req-42', requestIdFrom: 'caller', caller: { uid: 'u-admin', claims: { username: 'boss' } } });
     await saveAccount(database.tenantDatabase, 'globex', { username: 'gus', password: 'pw-2' });
   });
-  t.like((await eventsOf('globex'))[0], { account_username: 'gus', actor_uid: 'u-admin', actor_username: 'boss', actor_cli: false, request_id: 'req-42' });
+  t.like((await eventsOf('globex'))[0], { account_username: 'gus', actor_uid: 'u-admin', actor_username: 'boss', actor_cli: false, request_id: 'req-42', request_id_from_caller: true });
 });
 
 /**

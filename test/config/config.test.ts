@@ -17,6 +17,7 @@ test('defaults apply when the expert file is absent', (t) => {
   t.is(config.tenancy.defaultTenant, 'default');
   t.deepEqual(config.rateLimit.public, { windowMs: 60000, max: 600 });
   t.deepEqual(config.rateLimit.login, { windowMs: 60000, max: 20 });
+  t.is(config.rateLimit.ipv6Prefix, 64);
   t.is(config.projects.onError, 'fail');
   t.is(config.limits.jsonBytes, 1048576);
   t.is(config.limits.handlerMs, 30000);
@@ -62,6 +63,9 @@ const invalid: Array<[string, unknown, RegExp]> = [
   ['an invalid enum', { projects: { onError: 'ignore' } }, /projects\.onError: /],
   ['a negative limit', { limits: { fileBytes: -1 } }, /limits\.fileBytes: /],
   ['a bad rate window', { rateLimit: { public: { windowMs: 0 } } }, /rateLimit\.public\.windowMs: /],
+  ['an IPv6 prefix under /32', { rateLimit: { ipv6Prefix: 31 } }, /rateLimit\.ipv6Prefix: .*>=32/],
+  ['an IPv6 prefix over /128', { rateLimit: { ipv6Prefix: 129 } }, /rateLimit\.ipv6Prefix: .*<=128/],
+  ['a fractional IPv6 prefix', { rateLimit: { ipv6Prefix: 64.5 } }, /rateLimit\.ipv6Prefix: /],
   ['a referer URL where a host belongs', { referer: { allow: ['https://app.example.com/'] } }, /referer\.allow\.0: must be a host/],
   ['an SSO address that is not http(s)', { sso: { authUrl: 'ftp://sso.example.com' } }, /sso\.authUrl: must be an http/],
   ['an invalid default tenant', { tenancy: { defaultTenant: 'no spaces' } }, /tenancy\.defaultTenant: /],

@@ -21,6 +21,8 @@ export interface ReceivedSpan {
   readonly attributes: Readonly<Record<string, string | number | boolean | undefined>>;
   /** The `service.name` of the resource that sent it. */
   readonly serviceName: string | undefined;
+  /** The W3C `tracestate` the span carried; empty when none. */
+  readonly traceState: string;
 }
 
 export interface OtlpReceiver {
@@ -35,7 +37,7 @@ export interface OtlpReceiver {
 interface ExportRequest {
   resourceSpans?: Array<{
     resource?: { attributes?: Array<{ key: string; value: AnyValue }> };
-    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: Array<{ key: string; value: AnyValue }> }> }>;
+    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; traceState?: string; name: string; kind: number; attributes?: Array<{ key: string; value: AnyValue }> }> }>;
   }>;
 }
 
@@ -70,6 +72,7 @@ function decoded(request: ExportRequest): ReceivedSpan[] {
         kind: span.kind,
         attributes: flattened(span.attributes),
         serviceName: typeof serviceName === 'string' ? serviceName : undefined,
+        traceState: span.traceState ?? '',
       })),
     );
   });

@@ -2,6 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import fc from 'fast-check';
 import createError from 'http-errors';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
@@ -111,6 +112,37 @@ test('every response carries X-Request-Id: the caller\'s when valid, else a UUID
   }
   const errored = await service.fetch('/nope', { headers: { tenant: '!' } });
   t.regex(errored.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+});
+
+/** SPEC §2.4: 1 to 128 characters of `[A-Za-z0-9._:-]`. */
+const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+test('property: a caller\'s X-Request-Id is kept exactly when it is 1 to 128 characters of [A-Za-z0-9._:-]', async (t) => {
+  const allowed = [...'abcXYZ0189._:-'];
+  // What a header may carry besides: space, tab, punctuation, a character beyond ASCII (sent as its latin1 byte).
+  const refused = [' ', '\t', ';', ',', '/', '"', '+', '=', '~', '%', '\u00e9'];
+  const offered = fc.oneof(
+    fc.array(fc.constantFrom(...allowed), { minLength: 1, maxLength: 140 }).map((characters) => characters.join('')),
+    fc.tuple(fc.array(fc.constantFrom(...allowed), { maxLength: 20 }), fc.constantFrom(...refused), fc.array(fc.constantFrom(...allowed), { maxLength: 20 })).map(([before, odd, after]) => `${before.join('')}${odd}${after.join('')}`.trim()),
+  );
+  await fc.assert(
+    fc.asyncProperty(offered, async (requestId) => {
+      const response = await service.fetch('/livez', { headers: { 'x-request-id': requestId } });
+      await response.arrayBuffer();
+      const answered = response.headers.get('x-request-id') ?? '';
+      return WELL_FORMED_REQUEST_ID.test(requestId) ? answered === requestId : answered !== requestId && /^[0-9a-f-]{36}$/.test(answered);
+    }),
+    { numRuns: 150 },
+  );
+  for (const [requestId, kept] of [['a', true], ['x'.repeat(128), true], ['x'.repeat(129), false], ['', false]] as const) {
+    const answered = (await service.fetch('/livez', { headers: { 'x-request-id': requestId } })).headers.get('x-request-id');
+    t.is(answered === requestId, kept, `${requestId.length} characters`);
+  }
+  const twice = new Headers([
+    ['x-request-id', 'first'],
+    ['x-request-id', 'second'],
+  ]);
+  t.regex((await service.fetch('/livez', { headers: twice })).headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/, 'two ids are none');
 });
 
 test('one JSON log line per request with method, url, status, ms, tenant and request id', async (t) => {

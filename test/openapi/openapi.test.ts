@@ -147,7 +147,9 @@ test('the document describes the spaces bodies, answers, errors and the bearer s
     (history.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
     ['limit', 'before'],
   );
-  t.deepEqual((document.components.schemas.SpaceHistory.properties as { data: { items: { required: unknown } } }).data.items.required, ['action', 'at', 'actor', 'requestId', 'before', 'after']);
+  const historyEvent = (document.components.schemas.SpaceHistory.properties as { data: { items: { required: unknown; properties: Record<string, unknown> } } }).data.items;
+  t.deepEqual(historyEvent.required, ['action', 'at', 'actor', 'requestId', 'requestIdFrom', 'before', 'after']);
+  t.like(historyEvent.properties.requestIdFrom, { anyOf: [{ type: 'string', enum: ['caller', 'service'] }, { type: 'null' }] });
   t.deepEqual((document.components.schemas.SpaceAnswer.properties as { data: { required: unknown } }).data.required, ['name', 'schemas', 'createdAt', 'updatedAt']);
   const space = (document.components.schemas.SpaceCreate as unknown as { properties: Record<string, unknown> }).properties;
   t.like(space, { name: { minLength: 1, maxLength: 64 }, schemas: { maxItems: 1000, items: { minLength: 1, maxLength: 128 } } }, 'the limits the body schema checks');
@@ -170,8 +172,8 @@ test('the document describes GET /audit: admin, its filters, both kinds of event
   );
   const kinds = (document.components.schemas.AuditEvents.properties as { data: { items: { anyOf: Array<{ required: unknown }> } } }).data.items.anyOf;
   t.deepEqual(kinds.map((kind) => kind.required), [
-    ['action', 'at', 'actor', 'requestId', 'target', 'before', 'after'],
-    ['action', 'at', 'actor', 'requestId', 'target', 'fields'],
+    ['action', 'at', 'actor', 'requestId', 'requestIdFrom', 'target', 'before', 'after'],
+    ['action', 'at', 'actor', 'requestId', 'requestIdFrom', 'target', 'fields'],
   ]);
 });
 

@@ -19,6 +19,7 @@ interface Event {
   at: string;
   actor: { uid: string; username: string | null } | null;
   requestId: string;
+  requestIdFrom: 'caller' | 'service' | null;
   before: { schemas: string[] } | null;
   after: { schemas: string[] } | null;
 }
@@ -57,6 +58,38 @@ test('one event per change, newest first, naming who, when, the request and what
   }
   const times = events.map((event) => event.at);
   t.deepEqual(times, [...new Set(times)].sort().reverse(), 'strictly ordered in time');
+});
+
+test('each event says whose request id it is: the caller\'s X-Request-Id when well formed, else the id the service gave', async (t) => {
+  const byCaller = await call(service, 'POST', '/spaces', { as: admin, json: { name: 'sourced', schemas: [] }, headers: { 'x-request-id': 'deploy-42.step:1' } });
+  // A caller may choose an id that looks like one of the service's: the record still tells them apart.
+  const lookalike = await call(service, 'PUT', '/spaces/sourced', { as: admin, json: { schemas: ['a'] }, headers: { 'x-request-id': '0b5f1c3e-5d2a-4c1e-9f7a-2b6c8d9e0f11' } });
+  const malformed = await call(service, 'PUT', '/spaces/sourced', { as: admin, json: { schemas: ['b'] }, headers: { 'x-request-id': 'not well formed!' } });
+  const tooLong = await call(service, 'PUT', '/spaces/sourced', { as: admin, json: { schemas: ['c'] }, headers: { 'x-request-id': 'x'.repeat(129) } });
+  const unnamed = await call(service, 'DELETE', '/spaces/sourced', { as: admin });
+  t.is(byCaller.headers.get('x-request-id'), 'deploy-42.step:1');
+  t.is(lookalike.headers.get('x-request-id'), '0b5f1c3e-5d2a-4c1e-9f7a-2b6c8d9e0f11');
+  for (const replaced of [malformed, tooLong, unnamed]) t.regex(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  const events = eventsOf(await history('sourced'));
+  t.deepEqual(
+    events.map(({ requestId, requestIdFrom }) => ({ requestId, requestIdFrom })),
+    [
+      { requestId: unnamed.headers.get('x-request-id'), requestIdFrom: 'service' },
+      { requestId: tooLong.headers.get('x-request-id'), requestIdFrom: 'service' },
+      { requestId: malformed.headers.get('x-request-id'), requestIdFrom: 'service' },
+      { requestId: '0b5f1c3e-5d2a-4c1e-9f7a-2b6c8d9e0f11', requestIdFrom: 'caller' },
+      { requestId: 'deploy-42.step:1', requestIdFrom: 'caller' },
+    ],
+  );
+});
+
+test('an event recorded before the service kept whose request id it was says null', async (t) => {
+  await call(service, 'POST', '/spaces', { as: admin, json: { name: 'older', schemas: [] } });
+  // As the release before wrote it: no request_id_from_caller.
+  await service.runtime.knex('space_events').insert({ tenant: 'default', space: 'older', action: 'updated', at: new Date(), actor_uid: admin.uid, actor_username: 'root', request_id: 'from-before', before: JSON.stringify({ schemas: [] }), after: JSON.stringify({ schemas: ['z'] }) });
+  const [older, created] = eventsOf(await history('older'));
+  t.like(older, { requestId: 'from-before', requestIdFrom: null });
+  t.like(created, { requestIdFrom: 'service' });
 });
 
 test('history is for admins; 404 only for a name that never existed (or could not exist)', async (t) => {

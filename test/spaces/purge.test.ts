@@ -22,7 +22,7 @@ async function trashed(tenant: string, names: string[], deletedAt: Date): Promis
 }
 
 async function purgedEvents(tenant: string): Promise<Array<Record<string, unknown>>> {
-  return service.runtime.knex('space_events').where({ tenant, action: 'purged' }).select('space', 'actor_uid', 'request_id', 'before', 'after');
+  return service.runtime.knex('space_events').where({ tenant, action: 'purged' }).select('space', 'actor_uid', 'request_id', 'request_id_from_caller', 'before', 'after');
 }
 
 const names = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
@@ -50,7 +50,7 @@ test.serial('sweepers of two instances at once: each expired space purged once, 
       const events = await purgedEvents(tenant);
       const expected = names('old', expiredCounts[index] ?? 0).sort();
       t.deepEqual(events.map((event) => event.space).sort(), expected, `round ${round}, ${tenant}: one purged event per expired space`);
-      for (const event of events) t.deepEqual(event, { space: event.space, actor_uid: null, request_id: '', before: { schemas: [`of-${event.space}`] }, after: null });
+      for (const event of events) t.deepEqual(event, { space: event.space, actor_uid: null, request_id: '', request_id_from_caller: null, before: { schemas: [`of-${event.space}`] }, after: null });
       const left = await service.runtime.knex('spaces').where({ tenant }).orderBy('name').pluck('name');
       t.deepEqual(left, ['live', ...names('recent', 3)], `round ${round}, ${tenant}: no expired row left`);
     }
@@ -76,7 +76,11 @@ test.serial('each instance purges on its own timer, without any request, and sto
   await trashed(tenant, ['expired'], LONG_AGO());
   const deadline = Date.now() + 30_000;
   while ((await purgedEvents(tenant)).length === 0 && Date.now() < deadline) await sleep(200);
-  t.deepEqual((await purgedEvents(tenant)).map((event) => event.space), ['expired']);
+  t.deepEqual(
+    (await purgedEvents(tenant)).map(({ space, actor_uid, request_id, request_id_from_caller }) => ({ space, actor_uid, request_id, request_id_from_caller })),
+    [{ space: 'expired', actor_uid: null, request_id: '', request_id_from_caller: null }],
+    'no request: no actor, no request id, no source of one',
+  );
   t.is(await service.runtime.knex('spaces').where({ tenant }).count({ n: '*' }).first().then((row) => Number(row?.n)), 0);
   await sweeping.close();
   closed = true;

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -166,6 +167,81 @@ test.serial('a handler calling out with node:http (a named import) gets a client
   t.like(errorLine, { traceId: failed?.traceId, spanId: failed?.spanId }, 'a line the request logs through pino names its trace too');
   const failedSpans = await spansOf(receiver, String(failed?.traceId), (found) => found.some((span) => span.kind === SERVER));
   t.like(failedSpans.find((span) => span.kind === SERVER), { name: 'GET relay /boom', attributes: { 'http.response.status_code': 500, 'error.type': '500' } });
+});
+
+/** What a caller may send besides `traceparent`: a vendor's `tracestate` and its own `baggage`, each near the W3C limits. */
+const CALLER_TRACESTATE = Array.from({ length: 30 }, (_, index) => `vendor${index}=${'s'.repeat(12)}`).join(',');
+const CALLER_BAGGAGE = Array.from({ length: 60 }, (_, index) => `caller.key${index}=${'b'.repeat(100)}`).join(',');
+
+/** Calls the relay routes of the traced fixture with `node:http` and with `fetch`, as a caller sending all three headers; the headers each call out carried. */
+async function relayedHeaders(service: ServiceProcess, peer: { url: string; calls: IncomingHttpHeaders[] }): Promise<IncomingHttpHeaders[]> {
+  const headers = { traceparent: `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01`, tracestate: CALLER_TRACESTATE, baggage: CALLER_BAGGAGE };
+  for (const route of ['relay', 'fetch-relay']) {
+    const relayed = await fetch(`${service.url}/api/relay/${route}?to=${encodeURIComponent(`${peer.url}/hello`)}`, { headers });
+    await relayed.arrayBuffer();
+    if (relayed.status !== 200) throw new Error(`${route} answered ${relayed.status}`);
+  }
+  return peer.calls;
+}
+
+test.serial('outgoing calls carry traceparent but neither the caller\'s tracestate nor its baggage, and the server span keeps no tracestate of the caller', async (t) => {
+  const receiver = await receiverFor(t);
+  const peer = await startPeer(t);
+  const service = await tracedService(t, receiver, { projectsDir: TRACED_PROJECTS, expert: { projects: { default: 'relay' } } });
+
+  const calls = await relayedHeaders(service, peer);
+  t.is(calls.length, 2);
+  for (const call of calls) {
+    t.regex(String(call.traceparent), new RegExp(`^00-${INCOMING_TRACE}-[0-9a-f]{16}-01$`), 'the trace goes on');
+    t.is(call.tracestate, undefined, 'no tracestate: the service adds no entry of its own, and the caller\'s stay here');
+    t.is(call.baggage, undefined, 'no baggage unless OTEL_PROPAGATORS asks for it');
+  }
+  const spans = await spansOf(receiver, INCOMING_TRACE, (found) => found.filter((span) => span.kind === SERVER).length === 2);
+  for (const server of spans.filter((span) => span.kind === SERVER)) {
+    t.is(server.parentSpanId, INCOMING_PARENT);
+    t.is(server.traceState, '');
+  }
+});
+
+test.serial('OTEL_PROPAGATORS=tracecontext,baggage forwards the caller\'s baggage (within W3C\'s limits), still not its tracestate', async (t) => {
+  const receiver = await receiverFor(t);
+  const peer = await startPeer(t);
+  const service = await tracedService(t, receiver, {
+    projectsDir: TRACED_PROJECTS,
+    expert: { projects: { default: 'relay' } },
+    environment: { OTEL_PROPAGATORS: 'tracecontext, baggage' },
+  });
+  const calls = await relayedHeaders(service, peer);
+  for (const call of calls) {
+    t.regex(String(call.traceparent), new RegExp(`^00-${INCOMING_TRACE}-`));
+    t.is(call.tracestate, undefined);
+    t.is(call.baggage, CALLER_BAGGAGE);
+  }
+});
+
+test.serial('OTEL_PROPAGATORS=none continues no trace and sends none on', async (t) => {
+  const receiver = await receiverFor(t);
+  const peer = await startPeer(t);
+  const service = await tracedService(t, receiver, { projectsDir: TRACED_PROJECTS, expert: { projects: { default: 'relay' } }, environment: { OTEL_PROPAGATORS: 'none' } });
+  const calls = await relayedHeaders(service, peer);
+  for (const call of calls) {
+    t.is(call.traceparent, undefined);
+    t.is(call.tracestate, undefined);
+    t.is(call.baggage, undefined);
+  }
+  await until(() => receiver.spans.some((span) => span.kind === SERVER), 10_000);
+  t.false(receiver.spans.some((span) => span.traceId === INCOMING_TRACE), 'the caller\'s trace is not continued');
+});
+
+test.serial('an OTEL_PROPAGATORS naming a propagator the service lacks stops start-up, naming the variable', async (t) => {
+  const environment = { ...process.env, PORT: '0', DATABASE_URL: await testDatabaseUrl(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_PROPAGATORS: 'tracecontext,b3' };
+  const started = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['lib/main.ts'], { env: environment, encoding: 'utf8', timeout: 30_000 }, (error, _stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr });
+    });
+  });
+  t.is(started.code, 1);
+  t.is(started.stderr.trim(), 'configuration error: environment variable OTEL_PROPAGATORS: "b3" is not one of tracecontext, baggage, none');
 });
 
 test.serial('spans still waiting for their batch are sent when the service stops on SIGTERM', async (t) => {
