@@ -22,7 +22,7 @@ SERVE := NODE_OPTIONS="--experimental-async-context-frame $$NODE_OPTIONS" NODE_C
 BIOME := node_modules/@biomejs/cli-linux-x64/biome
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev chromium test test-stress check migrate rollback migrate-status migration project tenant user token routes bench
+.PHONY: run dev chromium test test-stress check migrate migrate-contract rollback migrate-status migration project tenant user token routes bench
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -58,14 +58,17 @@ check: $(STAMP)
 	@$(CLI) check-projects
 	@if [ -x $(BIOME) ]; then $(BIOME) lint; else echo "check: no Biome binary for this platform; lint skipped" >&2; exit 1; fi
 
-migrate migrate-status routes: $(STAMP)
+# Expand migrations (before the new release serves; instances also run them at start-up), contract
+# migrations (once every instance runs it), and the list of both with their kind and state.
+migrate migrate-contract migrate-status routes: $(STAMP)
 	@$(CLI) $@
 
 rollback: $(STAMP)
 	@$(CLI) rollback
 
+# make migration NAME=add_widgets [KIND=contract]: an empty migration of that kind (expand by default).
 migration: $(STAMP)
-	@$(CLI) migration "$(NAME)"
+	@$(CLI) migration "$(NAME)" "$(or $(KIND),expand)"
 
 # A new project in PROJECTS_DIR that passes its own tests and make check as it is.
 project: $(STAMP)

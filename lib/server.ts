@@ -5,6 +5,7 @@ import type pino from 'pino';
 import { createApp } from './app.ts';
 import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
+import { describeBlockers, type LockRetry } from './db/lock-retries.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
 import { buildDeclaredIndexes, type IndexBuild } from './documents/index-build.ts';
@@ -144,7 +145,9 @@ async function openDatabases(
   // Migrations and tools hold a session (the migration lock): never through a transaction pooler.
   const sessionUrl = loaded.secrets.databaseDirectUrl ?? opened.url;
   if (database.migrate) {
-    await migrateDatabase(sessionUrl, { log }).catch(async (error: unknown) => {
+    // A lock that does not come is retried (lib/db/lock-retries.ts): each attempt in vain is a warning naming its holder.
+    const onRetry = (retry: LockRetry) => logger.warn({ attempt: retry.attempt, of: retry.attempts, blockers: describeBlockers(retry.blockers) }, `${retry.label}: lock not available, trying again`);
+    await migrateDatabase(sessionUrl, { log, onRetry }).catch(async (error: unknown) => {
       await runShutdownTasks(shutdownTasks, logger);
       throw error;
     });

@@ -1,4 +1,13 @@
 import type { Knex } from 'knex';
+import type { Waivers } from '../lib/db/migration-tools.ts';
+
+/**
+ * Written before the rules of SPEC §18: every database past its date ran it, and one that has not
+ * yet upgrades with the service stopped (README, For DBAs). What it holds, and why:
+ */
+export const waivers: Waivers = {
+  'require-concurrent-index-creation': 'space_events holds one short row per change of a space; the index is built in the transaction that creates account_events beside it.',
+};
 
 /**
  * The audit of accounts (`GET /audit`): `account_events` keeps one event per account created or

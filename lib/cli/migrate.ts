@@ -1,28 +1,46 @@
-import { createMigrationFile, migrateLatest, migrationStatus, rollbackLast } from '../db/migrations.ts';
+import { describeBlockers, type LockRetry } from '../db/lock-retries.ts';
+import { createMigrationFile, type MigrationKind, type MigrationState, migrateContract, migrateLatest, migrationStatus, rollbackLast } from '../db/migrations.ts';
 import { withRuntime } from './database.ts';
 import type { CommandTable } from './command.ts';
+
+/** Each attempt that waits for a lock in vain is one line on stderr, so a DBA sees what holds it. */
+const onRetry = (retry: LockRetry) =>
+  process.stderr.write(`${retry.label}: lock not available (attempt ${retry.attempt} of ${retry.attempts}, next in ${retry.pauseMs} ms): ${describeBlockers(retry.blockers)}\n`);
+
+const appliedLines = (applied: string[]) => (applied.length ? applied.map((name) => `applied ${name}`).join('\n') : 'already up to date');
 
 export const migrationCommands: CommandTable = {
   migrate: () =>
     withRuntime(async ({ knex }) => {
-      const applied = await migrateLatest(knex);
-      return applied.length ? applied.map((name) => `applied ${name}`).join('\n') : 'already up to date';
+      const applied = appliedLines(await migrateLatest(knex, { onRetry }));
+      const waiting = (await migrationStatus(knex)).filter((state) => state.kind === 'contract' && !state.applied);
+      return waiting.length === 0 ? applied : `${applied}\n${waiting.length} contract migration(s) wait: run make migrate-contract once every instance runs this release`;
     }),
+  'migrate-contract': () => withRuntime(async ({ knex }) => appliedLines(await migrateContract(knex, { onRetry }))),
   rollback: () =>
     withRuntime(async ({ knex }) => {
-      const reverted = await rollbackLast(knex);
+      const reverted = await rollbackLast(knex, false, { onRetry });
       return reverted.length ? reverted.map((name) => `rolled back ${name}`).join('\n') : 'nothing to roll back';
     }),
-  'migrate-status': () =>
-    withRuntime(async ({ knex }) => {
-      const { applied, pending } = await migrationStatus(knex);
-      return [...applied.map((name) => `applied  ${name}`), ...pending.map((name) => `pending  ${name}`)].join('\n') || 'no migrations';
-    }),
-  migration: async ([name]) => {
-    if (!name) throw new UsageError('usage: make migration NAME=<name>');
-    return `created ${createMigrationFile(name)}`;
+  'migrate-status': () => withRuntime(async ({ knex }) => statusTable(await migrationStatus(knex))),
+  migration: async ([name, kind = 'expand']) => {
+    if (!name) throw new UsageError('usage: make migration NAME=<name> [KIND=expand|contract]');
+    if (kind !== 'expand' && kind !== 'contract') throw new UsageError(`KIND must be expand or contract, not "${kind}"`);
+    return `created ${createMigrationFile(name, undefined, kind as MigrationKind)}`;
   },
 };
+
+/** `applied  expand    20261122000001_tenants.ts  batch 1, 2026-11-22 10:00:00`, one line a migration. */
+function statusTable(states: readonly MigrationState[]): string {
+  if (states.length === 0) return 'no migrations';
+  const width = Math.max(...states.map((state) => state.name.length));
+  return states
+    .map((state) => {
+      const when = state.applied && state.appliedAt ? `  batch ${state.batch}, ${state.appliedAt.toISOString().replace('T', ' ').slice(0, 19)}` : '';
+      return `${(state.applied ? 'applied' : 'pending').padEnd(9)}${state.kind.padEnd(10)}${state.name.padEnd(width)}${when}`.trimEnd();
+    })
+    .join('\n');
+}
 
 export class UsageError extends Error {
   override name = 'UsageError';

@@ -1,90 +1,220 @@
-import { readdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { createKnex, type KnexOptions } from './connect.ts';
+import { type LockAttempt, type LockRetry, type LockRetryOptions, retryLocks, setLockTimeout } from './lock-retries.ts';
+import { listMigrations, type MigrationKind, migrationSource } from './migration-files.ts';
 
-export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../migrations');
+export { createMigrationFile, MIGRATIONS_DIR, type MigrationKind } from './migration-files.ts';
 
-interface MigrationModule {
-  up(knex: Knex): Promise<void>;
-  down(knex: Knex): Promise<void>;
+export interface MigrationRunOptions {
+  /** Where the migrations are (`migrations/`). */
+  readonly directory?: string;
+  /** Lock attempts of each migration's transaction (`LOCK_ATTEMPTS`). */
+  readonly attempts?: readonly LockAttempt[];
+  /** Told of each attempt that did not get its lock and will be tried again. */
+  readonly onRetry?: (retry: LockRetry) => void;
 }
 
-/** Loads `.ts` migrations with `import()`, so Node's type stripping runs them as they are. */
-const migrationSource: Knex.MigrationSource<string> = {
-  async getMigrations() {
-    return readdirSync(MIGRATIONS_DIR).filter((file) => /^\d+_[\w-]+\.ts$/.test(file)).sort();
-  },
-  getMigrationName: (file) => file,
-  getMigration: async (file) => (await import(pathToFileURL(path.join(MIGRATIONS_DIR, file)).href)) as MigrationModule,
-};
+/** A migration and whether it ran. */
+export interface MigrationState {
+  readonly name: string;
+  /** `unknown` for a migration the database ran whose file this release lacks (a later release's). */
+  readonly kind: MigrationKind | 'unknown';
+  readonly applied: boolean;
+  readonly batch?: number;
+  readonly appliedAt?: Date;
+}
 
-const migratorConfig: Knex.MigratorConfig = { migrationSource };
+/** Within a run: the options, and the connection holding the migration lock, which watches for blockers. */
+type RunOptions = MigrationRunOptions & Pick<LockRetryOptions, 'watchConnection'>;
+
+const TABLE = 'knex_migrations';
 
 /** An arbitrary constant: the key of the PostgreSQL advisory lock that migrations take. */
 const MIGRATION_LOCK_KEY = 7_361_504_201;
 
 /**
- * Runs the pending migrations. Several instances starting at once against a new database would
- * race to create knex's own tables (its lock lives in one of them), so the whole run holds a
- * PostgreSQL advisory lock: the others wait, then find nothing left to do.
+ * Runs the pending expand migrations: what `make migrate` and every instance at start-up do, while
+ * the release before may still serve. On a new database (nothing applied yet) no older code can
+ * be serving, so the contract migrations run too, in order. Refuses when a contract migration
+ * named before a pending expand one has not run (the expand one may rely on it), and when the
+ * database ran contract migrations this release does not have (it is older than the schema).
+ * Resolves with the names applied.
  */
-export async function migrateLatest(knex: Knex): Promise<string[]> {
-  return withMigrationLock(knex, async () => {
-    const [, applied] = (await knex.migrate.latest(migratorConfig)) as [number, string[]];
-    return applied;
+export async function migrateLatest(knex: Knex, givenOptions: MigrationRunOptions = {}): Promise<string[]> {
+  return withMigrationLock(knex, async (holder) => {
+    const options = { ...givenOptions, watchConnection: holder };
+    const states = await migrationStatus(knex, options);
+    const pending = states.filter((state) => !state.applied);
+    if (!states.some((state) => state.applied)) return installEverything(knex, options);
+    refuseNewerContracts(states);
+    refuseBehindContract(pending);
+    return runMigrations(
+      knex,
+      options,
+      pending.filter((state) => state.kind === 'expand'),
+    );
   });
 }
 
-async function withMigrationLock<Result>(knex: Knex, work: () => Promise<Result>): Promise<Result> {
-  // The lock belongs to a session, so one pooled connection holds it while others migrate.
-  const holder = (await knex.client.acquireConnection()) as unknown;
-  try {
-    await knex.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(holder);
-    return await work();
-  } finally {
-    await knex.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);
-    await knex.client.releaseConnection(holder);
+/** Runs every pending migration, contract ones included: `make migrate-contract`, once every instance runs the release. */
+export async function migrateContract(knex: Knex, options: MigrationRunOptions = {}): Promise<string[]> {
+  return withMigrationLock(knex, async (holder) => {
+    const states = await migrationStatus(knex, options);
+    return runMigrations(
+      knex,
+      { ...options, watchConnection: holder },
+      states.filter((state) => !state.applied),
+    );
+  });
+}
+
+/** Reverts the last batch (every batch with `all`), whatever its kind: `make rollback`. */
+export async function rollbackLast(knex: Knex, all = false, options: MigrationRunOptions = {}): Promise<string[]> {
+  return withMigrationLock(knex, (holder) =>
+    retryLocks(knex, { ...options, label: 'rollback', watchConnection: holder }, async (attempt, watch) => {
+      const [, reverted] = (await knex.migrate.rollback({ migrationSource: migrationSource(listMigrations(options.directory)), beforeEach: boundLocks(attempt, watch) }, all)) as [number, string[]];
+      return reverted;
+    }),
+  );
+}
+
+/** Every migration, both kinds, in order: which ran (batch, time) and which wait. */
+export async function migrationStatus(knex: Knex, options: Pick<MigrationRunOptions, 'directory'> = {}): Promise<MigrationState[]> {
+  const files = listMigrations(options.directory);
+  const ran = new Map((await appliedRows(knex)).map((row) => [row.name, row]));
+  const known = new Set(files.map((file) => file.name));
+  const states: MigrationState[] = files.map((file) => {
+    const row = ran.get(file.name);
+    return row ? { name: file.name, kind: file.kind, applied: true, batch: row.batch, appliedAt: row.migration_time } : { name: file.name, kind: file.kind, applied: false };
+  });
+  for (const row of ran.values()) {
+    if (!known.has(row.name)) states.push({ name: row.name, kind: 'unknown', applied: true, batch: row.batch, appliedAt: row.migration_time });
   }
+  return states;
 }
 
 /**
- * Brings the database at `url` up to date over a connection of its own, free of the time limit
- * the service puts on its queries: a migration may rightly run long.
+ * Brings the database at `url` up to date for start-up (`migrateLatest`) over a connection of
+ * its own, free of the time limit the service puts on its queries: a migration may rightly run long.
  */
-export async function migrateDatabase(url: string, options: Pick<KnexOptions, 'log'> = {}): Promise<string[]> {
+export async function migrateDatabase(url: string, options: Pick<KnexOptions, 'log'> & MigrationRunOptions = {}): Promise<string[]> {
   const knex = createKnex(url, options);
   try {
-    return await migrateLatest(knex);
+    return await migrateLatest(knex, options);
   } finally {
     await knex.destroy();
   }
 }
 
-export async function rollbackLast(knex: Knex, all = false): Promise<string[]> {
-  const [, reverted] = (await knex.migrate.rollback(migratorConfig, all)) as [number, string[]];
-  return reverted;
+interface AppliedRow {
+  name: string;
+  batch: number;
+  migration_time: Date;
 }
 
-export async function migrationStatus(knex: Knex): Promise<{ applied: string[]; pending: string[] }> {
-  const [applied, pending] = (await knex.migrate.list(migratorConfig)) as [{ name: string }[], string[]];
-  return { applied: applied.map((entry) => entry.name), pending };
+async function appliedRows(knex: Knex): Promise<AppliedRow[]> {
+  if (!(await knex.schema.hasTable(TABLE))) return [];
+  return knex(TABLE).select('name', 'batch', 'migration_time').orderBy('id');
 }
 
-/** The parameters start with `_` so that an empty migration passes `make check` (unused parameters). */
-const TEMPLATE = `import type { Knex } from 'knex';
+function refuseNewerContracts(states: readonly MigrationState[]): void {
+  const newer = states.filter((state) => state.kind === 'unknown' && state.name.startsWith('contract/'));
+  if (newer.length > 0) {
+    throw new Error(`this release is older than the database: contract migrations of a later release have run (${newer.map((state) => state.name).join(', ')}), so its code would miss what they removed`);
+  }
+}
 
-export async function up(_knex: Knex): Promise<void> {}
+function refuseBehindContract(pending: readonly MigrationState[]): void {
+  const contract = pending.find((state) => state.kind === 'contract');
+  const later = contract && pending.find((state) => state.kind === 'expand' && state.name > contract.name.replace('contract/', ''));
+  if (contract && later) {
+    throw new Error(
+      `the contract migration ${contract.name} has not run, and the pending expand migration ${later.name} comes after it: ` +
+        'run make migrate-contract first (once every instance runs the release that brought it), then migrate',
+    );
+  }
+}
 
-export async function down(_knex: Knex): Promise<void> {}
-`;
+/**
+ * Runs `pending` one at a time, each in its own transaction (unless it says `config.transaction =
+ * false`) under the attempt's `lock_timeout`, and again after a pause when its lock did not come;
+ * then records everything this run applied as one batch, so `make rollback` reverts the run.
+ */
+async function runMigrations(knex: Knex, options: RunOptions, pending: readonly MigrationState[]): Promise<string[]> {
+  const source = migrationSource(listMigrations(options.directory));
+  const applied: string[] = [];
+  try {
+    for (const { name } of pending) {
+      await retryLocks(knex, { ...options, label: `migration ${name}` }, (attempt, watch) =>
+        knex.migrate.up({ migrationSource: source, name, disableMigrationsListValidation: true, beforeEach: boundLocks(attempt, watch) }),
+      );
+      applied.push(name);
+    }
+  } finally {
+    await asOneBatch(knex, applied);
+  }
+  return applied;
+}
 
-/** Writes an empty migration named `<UTC timestamp>_<name>.ts` and returns its path. */
-export function createMigrationFile(name: string, directory = MIGRATIONS_DIR): string {
-  if (!/^[a-z0-9][a-z0-9_-]*$/.test(name)) throw new Error(`migration name "${name}" must be lower-case letters, digits, _ or -`);
-  const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
-  const file = path.join(directory, `${stamp}_${name}.ts`);
-  writeFileSync(file, TEMPLATE, { flag: 'wx' });
-  return file;
+/**
+ * A new database: nothing older is serving, so knex runs every migration in one go (in one
+ * transaction while all of them take one), which is what a test suite creating a database per
+ * file does most.
+ */
+async function installEverything(knex: Knex, options: RunOptions): Promise<string[]> {
+  const source = migrationSource(listMigrations(options.directory));
+  return retryLocks(knex, { ...options, label: 'migrations of a new database' }, async (attempt, watch) => {
+    const [, applied] = (await knex.migrate.latest({ migrationSource: source, beforeEach: boundLocks(attempt, watch) })) as [number, string[]];
+    return applied;
+  });
+}
+
+/** knex's hook before each migration: inside its transaction, bound the lock waits and watch for blockers. */
+function boundLocks(attempt: LockAttempt, watch: (trx: Knex.Transaction) => Promise<void>) {
+  return async (knexOrTransaction: Knex | Knex.Transaction) => {
+    if (!knexOrTransaction.isTransaction) return;
+    await knexOrTransaction.raw(setLockTimeout(attempt.lockTimeoutMs));
+    await watch(knexOrTransaction as Knex.Transaction);
+  };
+}
+
+async function asOneBatch(knex: Knex, names: readonly string[]): Promise<void> {
+  if (names.length < 2) return;
+  const [{ first }] = (await knex(TABLE).whereIn('name', names).min('batch as first')) as [{ first: number }];
+  await knex(TABLE).whereIn('name', names).update({ batch: first });
+}
+
+const LOCK_POLL_MS = 200;
+
+/**
+ * Asks for the migration lock again and again rather than waiting in `pg_advisory_lock()`: a
+ * backend waiting there holds a snapshot, which `CREATE INDEX CONCURRENTLY` in the migration
+ * under way waits to see end, while that migration's process holds the lock: a deadlock
+ * PostgreSQL cannot see, since it goes through the process holding the lock on another connection.
+ */
+async function takeAdvisoryLock(knex: Knex, holder: unknown): Promise<void> {
+  for (;;) {
+    const { rows } = await knex.raw<{ rows: Array<{ locked: boolean }> }>('select pg_try_advisory_lock(?) as locked', [MIGRATION_LOCK_KEY]).connection(holder);
+    if (rows[0]?.locked) return;
+    await sleep(LOCK_POLL_MS);
+  }
+}
+
+/**
+ * Several instances starting at once against a new database would race to create knex's own
+ * tables (its lock lives in one of them), so the whole run holds a PostgreSQL advisory lock: the
+ * others wait, then find nothing left to do.
+ */
+async function withMigrationLock<Result>(knex: Knex, work: (holder: unknown) => Promise<Result>): Promise<Result> {
+  // The lock belongs to a session, so one pooled connection holds it while others migrate; it
+  // is idle meanwhile, so the watch for blockers runs on it too.
+  const holder = (await knex.client.acquireConnection()) as unknown;
+  try {
+    await takeAdvisoryLock(knex, holder);
+    return await work(holder);
+  } finally {
+    await knex.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);
+    await knex.client.releaseConnection(holder);
+  }
 }

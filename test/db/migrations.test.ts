@@ -27,11 +27,11 @@ test('every migration runs down and up again', async (t) => {
 
   await rollbackLast(knex, true);
   t.deepEqual(await tables(knex), []);
-  t.deepEqual((await migrationStatus(knex)).applied, []);
+  t.deepEqual((await migrationStatus(knex)).filter((state) => state.applied), []);
 
   await migrateLatest(knex);
   t.deepEqual(await tables(knex), migrated);
-  t.deepEqual((await migrationStatus(knex)).pending, []);
+  t.deepEqual((await migrationStatus(knex)).filter((state) => !state.applied), []);
 });
 
 test('tenant data tables lead their primary key with tenant', async (t) => {

@@ -19,10 +19,12 @@ export interface MainProcess {
 /**
  * Starts the real service, `node lib/main.ts`, over the test file's database and resolves once it
  * listens (seen in its info-level log, so `LOG_LEVEL` must stay at info or below); it is killed
- * after the test `t` if it is still running (without `t`, the caller stops it).
+ * after the test `t` if it is still running (without `t`, the caller stops it). `cwd`: the checkout
+ * to run, the repository by default (a rolling upgrade runs two releases).
  */
-export async function startMain(t: ExecutionContext | undefined, env: Record<string, string>): Promise<MainProcess> {
+export async function startMain(t: ExecutionContext | undefined, env: Record<string, string>, cwd?: string): Promise<MainProcess> {
   const child = spawn(process.execPath, ['lib/main.ts'], {
+    cwd,
     env: {
       ...process.env,
       PORT: '0',

@@ -44,6 +44,8 @@ export interface ServiceProcessOptions {
   projectsDir?: string;
   /** More environment variables, e.g. DATABASE_DIRECT_URL. */
   environment?: Record<string, string>;
+  /** The checkout to run (a release made by the test: test/helpers/releases.ts); the repository by default. */
+  release?: string;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function startServiceProcess(t: ExecutionContext, options: ServiceP
     REDIS_URL: options.redisUrl ?? '',
     LOG_LEVEL: 'info',
     ...options.environment,
-  });
+  }, options.release);
   const { child } = main;
   const running = () => child.exitCode === null && child.signalCode === null;
   const service: ServiceProcess = {

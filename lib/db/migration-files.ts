@@ -1,0 +1,105 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Knex } from 'knex';
+
+export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../migrations');
+
+/**
+ * *Expand* migrations are compatible with the release before (additive): they run before new
+ * code serves (`make migrate`, and every instance at start-up). *Contract* migrations (drops,
+ * the second half of a rename, constraints old code could break) run once every instance runs
+ * the new release (`make migrate-contract`). A migration's folder says which it is: expand ones
+ * in `migrations/`, contract ones in `migrations/contract/`.
+ */
+export type MigrationKind = 'expand' | 'contract';
+
+export const CONTRACT_FOLDER = 'contract';
+
+export interface MigrationFile {
+  /**
+   * As knex's table records it: the file name, under `contract/` for a contract migration, so
+   * that the table alone tells which kind ran (an older release refuses a database on which a
+   * later release's contract migrations have run).
+   */
+  readonly name: string;
+  readonly kind: MigrationKind;
+  readonly path: string;
+}
+
+/** What a migration module exports. `waivers`: rules of the safety check it is allowed to break, each with the reason. */
+export interface MigrationModule {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+  config?: { transaction?: boolean };
+  waivers?: Waivers;
+}
+
+/** Rule name → why this migration may break it (README, For DBAs: waiving a rule). */
+export type Waivers = Readonly<Record<string, string>>;
+
+const MIGRATION_FILE = /^\d+_[\w-]+\.ts$/;
+
+/** Every migration of `directory`, both kinds, in the order of their time stamps. */
+export function listMigrations(directory = MIGRATIONS_DIR): MigrationFile[] {
+  const contractDirectory = path.join(directory, CONTRACT_FOLDER);
+  const files = [
+    ...migrationsIn(directory).map((file): MigrationFile => ({ name: file, kind: 'expand', path: path.join(directory, file) })),
+    ...migrationsIn(contractDirectory).map((file): MigrationFile => ({ name: `${CONTRACT_FOLDER}/${file}`, kind: 'contract', path: path.join(contractDirectory, file) })),
+  ];
+  const order = (file: MigrationFile) => path.basename(file.path);
+  return files.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
+}
+
+function migrationsIn(directory: string): string[] {
+  return existsSync(directory) ? readdirSync(directory).filter((file) => MIGRATION_FILE.test(file)) : [];
+}
+
+export function loadMigration(file: MigrationFile): Promise<MigrationModule> {
+  return import(pathToFileURL(file.path).href) as Promise<MigrationModule>;
+}
+
+/** knex's view of `files`: each loaded with `import()`, so Node's type stripping runs it as it is. */
+export function migrationSource(files: readonly MigrationFile[]): Knex.MigrationSource<MigrationFile> {
+  return {
+    getMigrations: async () => [...files],
+    getMigrationName: (file) => file.name,
+    getMigration: (file) => loadMigration(file),
+  };
+}
+
+/** The parameters start with `_` so that an empty migration passes `make check` (unused parameters). */
+const TEMPLATES: Record<MigrationKind, string> = {
+  expand: `import type { Knex } from 'knex';
+
+/**
+ * Expand: runs while the release before still serves, so it only adds (README, For DBAs). Each
+ * transaction's lock waits are bounded and retried by the runner; an index on an existing table
+ * is built with createIndexConcurrently, rows are changed with inBatches (lib/db/migration-tools.ts).
+ */
+export async function up(_knex: Knex): Promise<void> {}
+
+export async function down(_knex: Knex): Promise<void> {}
+`,
+  contract: `import type { Knex } from 'knex';
+
+/**
+ * Contract: runs once every instance runs the new release (make migrate-contract), so it may take
+ * away what only the release before used (README, For DBAs).
+ */
+export async function up(_knex: Knex): Promise<void> {}
+
+export async function down(_knex: Knex): Promise<void> {}
+`,
+};
+
+/** Writes an empty migration named `<UTC timestamp>_<name>.ts` of `kind` and returns its path. */
+export function createMigrationFile(name: string, directory = MIGRATIONS_DIR, kind: MigrationKind = 'expand'): string {
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(name)) throw new Error(`migration name "${name}" must be lower-case letters, digits, _ or -`);
+  const folder = kind === 'contract' ? path.join(directory, CONTRACT_FOLDER) : directory;
+  mkdirSync(folder, { recursive: true });
+  const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+  const file = path.join(folder, `${stamp}_${name}.ts`);
+  writeFileSync(file, TEMPLATES[kind], { flag: 'wx' });
+  return file;
+}
