@@ -20,7 +20,7 @@ import { loadProjects } from './projects/index.ts';
 import { DeclaredIndexPaths, Readiness, type Runtime, type Tracing } from './core/runtime.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
-import { RateLimitCounters } from './ratelimit/index.ts';
+import { RateLimitCounters, redisTarget } from './ratelimit/index.ts';
 import { startTrashSweeper } from './spaces/index.ts';
 import { TenantDirectory } from './tenancy/index.ts';
 
@@ -109,7 +109,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   const statementWatch = { onStatement: metrics?.statementRan, traceStatement: tracing?.traceStatement };
   const { knex, tenantDatabase, sessionUrl } = await openDatabases(loaded, logger, { ...database, ...statementWatch }, shutdownTasks);
   metrics?.watchPool(() => tenantDatabase.poolCounts());
-  const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
+  const rateCounters = new RateLimitCounters(redisTarget(secrets), logger);
   shutdownTasks.push(() => rateCounters.close());
   const runtime: Runtime = {
     config,

@@ -12,7 +12,8 @@ export interface Config extends ExpertConfig {
   readonly logLevel: string;
   /** `poolMax`: connections the service's pool opens at most (`DATABASE_POOL_MAX`). */
   readonly database: { readonly embedded: boolean; readonly poolMax: number };
-  readonly redis: { readonly enabled: boolean };
+  /** Whether rate limits are shared through Redis, and whether that Redis is a cluster (REDIS_CLUSTER_NODES). */
+  readonly redis: { readonly enabled: boolean; readonly cluster: boolean };
 }
 
 export interface Secrets {
@@ -25,6 +26,8 @@ export interface Secrets {
    */
   readonly databaseDirectUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** The seed nodes of a Redis Cluster (`REDIS_CLUSTER_NODES`), instead of `redisUrl`. */
+  readonly redisClusterNodes: readonly string[] | undefined;
   /** The bearer token `GET /metrics` asks for (`METRICS_TOKEN`); absent, there are no metrics. */
   readonly metricsToken: string | undefined;
   readonly projectSettings: ProjectSettingSources;
