@@ -100,7 +100,9 @@ async function clusterOk(ports: readonly number[]): Promise<void> {
   const deadline = Date.now() + READY_LIMIT_MS;
   for (;;) {
     const states = await Promise.all(ports.map((port) => nodeInfo(port, 'cluster', 'info')));
-    if (states.every((info) => /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info))) return;
+    const masters = await Promise.all(ports.map((port) => slotMasters(port)));
+    const served = masters.every((list) => list.length > 0 && list.every((master) => ports.includes(master)));
+    if (served && states.every((info) => /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info))) return;
     if (Date.now() > deadline) throw new Error(`the Redis cluster is not ok after ${READY_LIMIT_MS} ms:\n${states.join('\n')}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -113,6 +115,12 @@ async function masterPort(ports: readonly number[], nodes: Map<number, Daemon>, 
   const range = slots.find(([first, last]) => slot >= first && slot <= last);
   if (range === undefined) throw new Error(`no master serves slot ${slot}`);
   return range[2][1];
+}
+
+/** The ports of the masters `port`'s node sees serving slots (none if it does not answer). */
+async function slotMasters(port: number): Promise<number[]> {
+  const slots = await command(port, ['cluster', 'slots']).catch(() => []);
+  return (slots as Array<[number, number, [string, number]]>).map((range) => range[2][1]);
 }
 
 async function nodeInfo(port: number, ...args: string[]): Promise<string> {
