@@ -1,6 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Knex } from 'knex';
 import type pino from 'pino';
 import { createApp } from './app.ts';
 import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
@@ -154,7 +155,10 @@ async function openDatabases(
   }
   const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
+  const scopeForm = (await onCitus(knex)) ? 'citus' : 'statement';
+  if (scopeForm === 'citus') logger.info('database: a Citus coordinator; each statement takes its scope with SET LOCAL in a transaction block');
   const tenantDatabase = new TenantDatabase(opened.url, {
+    scopeForm,
     queryTimeoutMs: database.queryTimeoutMs,
     poolMax: loaded.config.database.poolMax,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
@@ -163,6 +167,12 @@ async function openDatabases(
   });
   shutdownTasks.push(() => tenantDatabase.close());
   return { knex, tenantDatabase, sessionUrl };
+}
+
+/** Whether the database is a Citus coordinator (the `citus` extension), detected at start-up. */
+async function onCitus(knex: Knex): Promise<boolean> {
+  const { rows } = await knex.raw<{ rows: unknown[] }>("select from pg_extension where extname = 'citus'");
+  return rows.length > 0;
 }
 
 /** The fix is a DBA's to make: the service works without it, with slower field filters. */

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
-import { queryInScope, type StatementScope } from './scoped-query.ts';
+import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
 
@@ -58,6 +58,8 @@ export interface TenantDatabaseOptions {
   onStatement?: (seconds: number) => void;
   /** Each statement runs through it, when traces are on. */
   traceStatement?: StatementTracer;
+  /** How each statement takes its scope: `citus` on a Citus coordinator (SPEC §15.4). */
+  scopeForm?: ScopeForm;
 }
 
 /** The pool's connections now, as `pg.Pool` counts them. */
@@ -81,8 +83,10 @@ export class TenantDatabase {
   readonly #statementTimeout: string;
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
+  readonly #scopeForm: ScopeForm;
 
-  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement }: TenantDatabaseOptions = {}) {
+  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' }: TenantDatabaseOptions = {}) {
+    this.#scopeForm = scopeForm;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
@@ -101,7 +105,7 @@ export class TenantDatabase {
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
+    return this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings], this.#scopeForm)));
   }
 
   /**
@@ -114,7 +118,7 @@ export class TenantDatabase {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
     return this.#withConnection(async (client) => {
-      await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', []));
+      await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', [], this.#scopeForm));
       try {
         const result = await work((statement) => {
           wanted();
