@@ -39,6 +39,28 @@ export class TransactionGivenUp extends Error {
  */
 export type StatementTracer = <Result>(sql: string, send: () => Promise<Result>) => Promise<Result>;
 
+/** How often, and how far apart, a statement or transaction that met a Citus shard split or move is tried again. */
+const SHARD_MOVE_RETRIES = 10;
+const SHARD_MOVE_PAUSE_MS = 200;
+
+/**
+ * Runs `work` again when Citus refused it because a shard it needed was just split or moved
+ * (SQLSTATE 40001, "shard for the given value does not exist", as when a tenant is isolated to
+ * a shard of its own): nothing of it was done, and the next try finds the new shard. Never
+ * raised by plain PostgreSQL.
+ */
+async function retriedOverShardMoves<Result>(work: () => Promise<Result>): Promise<Result> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const { code, message } = error as { code?: string; message?: string };
+      if (code !== '40001' || !message?.startsWith('shard for the given value does not exist') || attempt >= SHARD_MOVE_RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, SHARD_MOVE_PAUSE_MS));
+    }
+  }
+}
+
 /** Runs one statement of a transaction on its connection. */
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
@@ -105,7 +127,7 @@ export class TenantDatabase {
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings], this.#scopeForm)));
+    return retriedOverShardMoves(() => this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings], this.#scopeForm))));
   }
 
   /**
@@ -117,7 +139,7 @@ export class TenantDatabase {
     const wanted = () => {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
-    return this.#withConnection(async (client) => {
+    return retriedOverShardMoves(() => this.#withConnection(async (client) => {
       await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', [], this.#scopeForm));
       try {
         const result = await work((statement) => {
@@ -131,7 +153,7 @@ export class TenantDatabase {
         await this.#watched(client, 'rollback', () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
-    });
+    }));
   }
 
   /**

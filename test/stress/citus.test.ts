@@ -158,7 +158,7 @@ citusTest('the two-tenant workload on Citus answers as on plain PostgreSQL: 0 er
 /** The node holding a tenant's shard of `documents`, and the shard. */
 async function placementOf(tenant: string): Promise<{ shard: string; port: number }> {
   const { rows } = await citusOwner.raw<{ rows: Array<{ shard: string; port: number }> }>(
-    "select s.shardid::text as shard, p.nodeport as port from pg_dist_shard s join pg_dist_placement pl using (shardid) join pg_dist_node p using (groupid) where s.shardid = get_shard_id_for_distribution_column('documents', ?)",
+    "select s.shardid::text as shard, p.nodeport as port from pg_dist_shard s join pg_dist_placement pl using (shardid) join pg_dist_node p using (groupid) where s.shardid = get_shard_id_for_distribution_column('documents', ?::text)",
     [tenant],
   );
   const [placement] = rows;
@@ -179,19 +179,28 @@ citusTest('a tenant isolated to a shard of its own and moved to the other worker
       return step;
     },
   });
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const moving = performance.now();
-  await citusOwner.raw("select isolate_tenant_to_new_shard('documents', 'alpha', 'CASCADE', shard_transfer_mode => 'block_writes')");
-  const isolated = await placementOf('alpha');
-  const [other] = target().workerPorts.filter((port) => port !== isolated.port);
-  await citusOwner.raw("select citus_move_shard_placement(?::bigint, '127.0.0.1', ?, '127.0.0.1', ?, shard_transfer_mode => 'block_writes')", [isolated.shard, isolated.port, other ?? 0]);
-  const movedMs = performance.now() - moving;
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  let movedMs = 0;
+  const moving = performance.now() + 2000;
+  let other: number | undefined;
+  let failure: unknown;
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await citusOwner.raw("select isolate_tenant_to_new_shard('documents', 'alpha', 'CASCADE', shard_transfer_mode => 'block_writes')");
+    const isolated = await placementOf('alpha');
+    other = target().workerPorts.find((port) => port !== isolated.port);
+    await citusOwner.raw("select citus_move_shard_placement(?::bigint, '127.0.0.1', ?::int, '127.0.0.1', ?::int, shard_transfer_mode => 'block_writes')", [isolated.shard, isolated.port, other ?? 0]);
+    movedMs = performance.now() - moving;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  } catch (error) {
+    failure = error;
+  }
+  // The load stops whatever the move did, and the move's failure is the test's.
   const exchanges = await load.stop();
+  if (failure !== undefined) throw failure;
   const during = exchanges.filter((exchange) => exchange.endedAt >= moving && exchange.startedAt <= moving + movedMs);
   const failed = exchanges.filter((exchange) => exchange.status !== planned.get(exchange.label)?.expected);
   t.log(`${exchanges.length} requests, ${during.length} of them during the ${Math.round(movedMs)} ms of the split and move, ${failed.length} failed`);
-  t.is((await placementOf('alpha')).port, other, 'the tenant now lives on the other worker');
+  t.is((await placementOf('alpha')).port, other ?? -1, 'the tenant now lives on the other worker');
   t.not((await placementOf('alpha')).shard, (await placementOf('beta')).shard, 'in a shard of its own');
   t.true(during.length > 0, 'requests were served during the move');
   t.deepEqual(failed.slice(0, 10).map((exchange) => describeExchange(exchange)), []);
