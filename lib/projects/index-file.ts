@@ -9,6 +9,13 @@ const KNOWN_PROPERTIES = ['collection', 'fields', 'unique'];
 const MAX_COLLECTION_LENGTH = 128;
 /** Each path takes three index columns; PostgreSQL allows 32, and tenant, collection and id take three. */
 const MAX_FIELDS = 8;
+/**
+ * Every index on `documents` is read each time any statement on it is planned, whichever
+ * project or tenant it is for: these keep what one project's declarations add to another's
+ * planning small (measured in test/documents/declared-planning.heavy.test.ts).
+ */
+export const MAX_PROJECT_INDEXES = 16;
+export const MAX_PROJECT_PATHS = 32;
 
 export interface ValidatedIndexes {
   readonly indexes: readonly IndexDeclaration[];
@@ -39,7 +46,16 @@ export function validateIndexes(project: string, file: string, exported: unknown
     const collection = isPlainObject(candidate) && typeof candidate.collection === 'string' && candidate.collection !== '' ? ` ${candidate.collection}` : '';
     for (const reason of reasons) problems.push({ project, source: { file }, reason: `#${index}${collection}: ${reason}` });
   });
+  problems.push(...boundProblems(project, file, indexes));
   return { indexes: problems.length === 0 ? indexes : [], problems };
+}
+
+function boundProblems(project: string, file: string, indexes: readonly IndexDeclaration[]): RouteProblem[] {
+  const reasons: string[] = [];
+  if (indexes.length > MAX_PROJECT_INDEXES) reasons.push(`${indexes.length} indexes declared; a project declares at most ${MAX_PROJECT_INDEXES} (each one slows the planning of every statement on documents)`);
+  const paths = indexes.reduce((sum, { fields }) => sum + fields.length, 0);
+  if (paths > MAX_PROJECT_PATHS) reasons.push(`${paths} paths declared in all; a project declares at most ${MAX_PROJECT_PATHS} (each one slows the planning of every statement on documents)`);
+  return reasons.map((reason) => ({ project, source: { file }, reason }));
 }
 
 function checkEntry(project: string, candidate: unknown): { reasons: string[]; declaration?: IndexDeclaration } {
