@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS } from '../db/connect.ts';
-import { indexNames, indexStatement, statisticsStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
+import { indexNames, indexStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
 
 /**
  * Builds the indexes projects declare (SPEC §9.4) without blocking reads or writes: `create index
@@ -64,9 +64,6 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
       await warnUnlessLeakproof(client, log);
       if (!(await takeLock(client, () => stopped))) return [];
       const built: BuiltIndex[] = [];
-      for (const statement of new Set(declarations.flatMap(({ fields }) => fields.map(({ path }) => statisticsStatement(path))))) {
-        await client.query(statement);
-      }
       for (const declaration of declarations) {
         for (const [name, statement] of indexStatements(declaration)) {
           if (stopped) return built;
@@ -78,8 +75,6 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
           built.push(outcome);
         }
       }
-      // The new statistics are empty until the table is analyzed: a few seconds per million rows, reads and writes going on.
-      if (built.some(({ outcome }) => outcome === 'built' || outcome === 'rebuilt')) await client.query('analyze documents');
       // Ending the session frees the lock too; not so through a pooler that keeps the server connection.
       await client.query('select pg_advisory_unlock($1)', [BUILD_LOCK_KEY]);
       return built;
