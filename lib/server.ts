@@ -8,7 +8,7 @@ import { createKnex } from './db/connect.ts';
 import { describeBlockers, type LockRetry } from './db/lock-retries.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
-import { buildDeclaredIndexes, type IndexBuild } from './documents/index-build.ts';
+import { buildDeclaredIndexes, undeclaredLeft, type IndexBuild } from './documents/index-build.ts';
 import type { IndexDeclaration } from './documents/index-keys.ts';
 import { type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
 import { answerConnect } from './http/connect.ts';
@@ -67,7 +67,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   try {
     await warnUnlessDocumentIndexUsable(runtime);
     const projects = await loadProjects(runtime);
-    indexBuild = startIndexBuild(runtime, projects.indexes ?? []);
+    indexBuild = await startIndexBuild(runtime, projects.indexes ?? []);
     const app = createApp(runtime, projects, options.bodyPace);
     const handler = answerHttp2Preface(app.callback(), runtime.logger);
     const { server, drain } = createDrainableServer(handler);
@@ -177,9 +177,10 @@ async function warnUnlessDocumentIndexUsable(runtime: Runtime): Promise<void> {
 /**
  * Builds the declared indexes behind the listening service (lib/documents/index-build.ts): a
  * build over many documents takes a while, and queries answer the same meanwhile, only slower.
+ * Without declarations a build still runs when indexes of removed ones are left to drop.
  */
-function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): IndexBuild | undefined {
-  if (declarations.length === 0) return undefined;
+async function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): Promise<IndexBuild | undefined> {
+  if (declarations.length === 0 && !(await undeclaredLeft(runtime.knex, declarations))) return undefined;
   const build = buildDeclaredIndexes(runtime.sessionUrl, declarations, runtime.logger);
   build.done.catch((error: unknown) => runtime.logger.error({ error: (error as Error).message }, 'declared indexes could not be built'));
   return build;

@@ -80,6 +80,20 @@ async function builtIndexes(logEntries: () => Array<Record<string, unknown>>, co
   throw new Error('the declared indexes were not built in time');
 }
 
+// Serial: it starts services without declarations, which clean up what the file's other tests build.
+test.serial('an index file removed leaves nothing behind: the next start drops its indexes', async (t) => {
+  const indexes = "export default [{ collection: 'gone', fields: { at: 1 }, unique: true }];\n";
+  const declaring = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
+  const first = await startWithProjects(t, path.join(declaring, 'projects'));
+  await builtIndexes(() => first.logEntries(), 2);
+  await first.close();
+  const plain = writeTree({ 'projects/desk/api/routes.js': ROUTES });
+  const second = await startWithProjects(t, path.join(plain, 'projects'));
+  const left = async () => (await second.runtime.knex.raw<{ rows: unknown[] }>("select from pg_indexes where tablename = 'documents' and indexname like '%\\_desk\\_gone\\_%'")).rows.length;
+  for (let attempt = 0; attempt < 100 && (await left()) > 0; attempt++) await sleep(100);
+  t.is(await left(), 0);
+});
+
 test('declared indexes are built at start-up, serve the project\'s finds, and a unique one holds per tenant', async (t) => {
   const indexes = `export default [
   { collection: 'tickets', fields: { priority: -1 } },
