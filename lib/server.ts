@@ -203,7 +203,7 @@ function refuseUnguardedWrites(runtime: Runtime, declarations: readonly IndexDec
     if (index === undefined || !failed.has(index)) continue;
     const { project, collection } = declaration;
     runtime.declaredPaths.markUnbuilt({ project, collection, index });
-    runtime.logger.error({ project, collection, index }, `declared unique index could not be built (documents already break it): writes to "${collection}" are refused until the duplicates are removed and the service restarted`);
+    runtime.logger.error({ project, collection, index }, `declared unique index could not be built (the error above says why; most often, documents already break it): writes to "${collection}" are refused until the next start builds it`);
   }
 }
 

@@ -23,7 +23,7 @@ export class UnguardedWriteError extends Error {
   readonly expose = true;
 
   constructor(collection: string, index: string) {
-    super(`writes to "${collection}" are refused: its declared unique index ${index} could not be built, as documents already break it (remove the duplicates, then restart the service)`);
+    super(`writes to "${collection}" are refused: its declared unique index ${index} could not be built (most often, documents already break it: remove the duplicates, then restart the service)`);
   }
 }
 
