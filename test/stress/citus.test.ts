@@ -11,7 +11,9 @@ import { createKnex } from '../../lib/db/connect.ts';
 import { distributionKinds, tenantTables } from '../../lib/db/distribute.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { documentStore } from '../../lib/documents/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
+import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
 import { type CitusCluster, startCitusCluster } from '../helpers/citus.ts';
 import { adminOf, clearState, comparableBody, leaks, PASSWORD, type ScriptStep, scriptStep, STEPS_PER_ROUND, storedState, TENANTS, workerScript } from '../helpers/fleet-workload.ts';
 import { hmacToken, systemClaims } from '../helpers/forged-tokens.ts';
@@ -131,6 +133,31 @@ citusTest('make distribute makes tenants a reference table and every tenant tabl
   t.is(Number(rows[0]?.groups), 1, 'all in one co-location group');
   const again = await make('distribute');
   t.false(/distributed by tenant|reference table/.test(again), again);
+});
+
+citusTest('row-level security alone keeps tenants apart on the workers: without the application condition, a read over every shard sees its tenant only, and a write of another tenant is refused', async (t) => {
+  // This test reads across shards on purpose; the others run with such statements refused.
+  await citusOwner.raw("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'off'");
+  const database = new TenantDatabase(target().url, { scopeForm: 'citus', queryTimeoutMs: 10_000 });
+  const restore = dropApplicationTenantConditionForTest();
+  try {
+    for (const tenant of TENANTS) await documentStore(database, tenant).collection('walls').insertMany([{ _id: `${tenant}-1`, owner: tenant }, { _id: `${tenant}-2`, owner: tenant }]);
+    for (const tenant of TENANTS) {
+      const seen = await documentStore(database, tenant).collection('walls').find({}).toArray();
+      t.deepEqual(seen.map((document) => document.owner), [tenant, tenant], tenant);
+      const { rows } = await database.query<{ tenant: string }>(tenant, { sql: 'select distinct tenant from documents', bindings: [] });
+      t.deepEqual(rows, [{ tenant }], `every shard answers ${tenant}'s rows only`);
+    }
+    const [alpha = '', beta = ''] = TENANTS;
+    const crossing = database.query(alpha, { sql: "insert into documents (tenant, collection, id, doc) values ($1, 'walls', 'x', '{}')", bindings: [beta] });
+    await t.throwsAsync(crossing, { message: /row-level security/ });
+    t.is((await citusOwner('documents').where({ collection: 'walls', id: 'x' })).length, 0);
+  } finally {
+    restore();
+    await database.close();
+    await citusOwner('documents').where({ collection: 'walls' }).delete();
+    await citusOwner.raw("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'error'");
+  }
 });
 
 citusTest('the two-tenant workload on Citus answers as on plain PostgreSQL: 0 errors, 0 leaks, no statement on more than one shard', async (t) => {
