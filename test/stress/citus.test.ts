@@ -5,7 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
-import type { Knex } from 'knex';
+import knex, { type Knex } from 'knex';
+import type pg from 'pg';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { createKnex } from '../../lib/db/connect.ts';
 import { distributionKinds, tenantTables } from '../../lib/db/distribute.ts';
@@ -60,8 +61,13 @@ test.before(async () => {
   if ('missing' in cluster) return;
   await make('migrate');
   await make('distribute');
-  citusOwner = createKnex(cluster.url);
-  await citusOwner.raw("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'error'");
+  await cluster.query("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'error'");
+  // The owner's view reads and clears across tenants, on every shard: its sessions only allow that.
+  citusOwner = knex({
+    client: 'pg',
+    connection: cluster.url,
+    pool: { min: 0, max: 4, afterCreate: (connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void) => void connection.query("set citus.multi_task_query_log_level = 'off'", (error: Error | null) => done(error, connection)) },
+  });
   plainOwner = createKnex(await testDatabaseUrl());
   await migrateLatest(plainOwner);
   const citusTenants = new TenantDatabase(cluster.url, { scopeForm: 'citus' });
@@ -137,7 +143,7 @@ citusTest('make distribute makes tenants a reference table and every tenant tabl
 
 citusTest('row-level security alone keeps tenants apart on the workers: without the application condition, a read over every shard sees its tenant only, and a write of another tenant is refused', async (t) => {
   // This test reads across shards on purpose; the others run with such statements refused.
-  await citusOwner.raw("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'off'");
+  await target().query("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'off'");
   const database = new TenantDatabase(target().url, { scopeForm: 'citus', queryTimeoutMs: 10_000 });
   const restore = dropApplicationTenantConditionForTest();
   try {
@@ -156,8 +162,34 @@ citusTest('row-level security alone keeps tenants apart on the workers: without 
     restore();
     await database.close();
     await citusOwner('documents').where({ collection: 'walls' }).delete();
-    await citusOwner.raw("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'error'");
+    await target().query("alter database spaceport_citus_test set citus.multi_task_query_log_level = 'error'");
   }
+});
+
+citusTest('every document operation goes to one shard, deleteOne by a field, value filters, a $in and $nin of 150 values, upserts included (a statement on two shards would fail)', async (t) => {
+  // A session of its own: the database's setting reaches sessions opened after it was set.
+  const probe = await target().query("delete from documents where collection = 'none'").then(
+    () => 'answered',
+    (error: Error) => error.message,
+  );
+  t.regex(probe, /multi-task query about to be executed/, 'a statement over every shard is refused here');
+  const database = new TenantDatabase(target().url, { scopeForm: 'citus', queryTimeoutMs: 10_000 });
+  t.teardown(() => database.close());
+  const items = documentStore(database, 'alpha').collection('operations');
+  const hundredFifty = Array.from({ length: 150 }, (_, n) => n);
+  await items.insertMany(Array.from({ length: 200 }, (_, n) => ({ _id: `d${n}`, n, tags: ['a', `t${n}`], meta: { k: n } })));
+  t.is((await items.find({ n: { $gte: 5 } }).limit(3).toArray()).length, 3);
+  t.is((await items.deleteOne({ n: { $gte: 190 } })).deletedCount, 1);
+  t.is((await items.deleteOne({ _id: 'd1' })).deletedCount, 1);
+  t.deepEqual(await items.find({ meta: { k: 3 } }).toArray(), [{ _id: 'd3', n: 3, tags: ['a', 't3'], meta: { k: 3 } }]);
+  t.deepEqual((await items.find({ tags: ['a', 't4'] }).toArray()).map((document) => document._id), ['d4']);
+  t.is(await items.countDocuments({ n: { $in: hundredFifty } }), 149);
+  t.is(await items.countDocuments({ n: { $nin: hundredFifty } }), 49);
+  t.is((await items.updateMany({ n: { $lt: 10 } }, { $inc: { n: 1000 } })).modifiedCount, 9);
+  t.is((await items.updateOne({ _id: 'new' }, { $set: { x: 1 } }, { upsert: true })).upsertedCount, 1);
+  t.deepEqual((await items.findOneAndUpdate({ _id: 'd2' }, { $push: { tags: 'z' } }))?._id, 'd2');
+  t.is((await items.deleteMany({ n: { $gte: 100 } })).deletedCount, 108);
+  await items.deleteMany({});
 });
 
 citusTest('the two-tenant workload on Citus answers as on plain PostgreSQL: 0 errors, 0 leaks, no statement on more than one shard', async (t) => {
