@@ -17,7 +17,7 @@ const TESTS_EXPERT_CONFIG = fileURLToPath(new URL('../../test/fixtures/expert.js
 
 process.env.EXPERT_CONFIG = TESTS_EXPERT_CONFIG;
 
-resolveFacilitiesFromAnywhere();
+resolveFacilitiesFromAnywhere(process.env.PROJECTS_DIR || 'projects');
 registerHooks({
   resolve(specifier, context, nextResolve) {
     if (specifier === 'spaceport/testing') return { url: TESTING_URL, shortCircuit: true };
