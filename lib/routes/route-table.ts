@@ -1,5 +1,5 @@
 import type { AreaTraits } from './area-traits.ts';
-import type { AuthMode, RateLimitKey, RouteDeclaration } from './declaration.ts';
+import type { AuthMode, NonJsonAnswer, RateLimitKey, RouteDeclaration } from './declaration.ts';
 import type { JsonObject } from '../values/json.ts';
 import type { HttpMethod } from './methods.ts';
 import type { SchemaDocuments } from './schemas.ts';
@@ -35,6 +35,7 @@ export interface ListedRoute {
   /** Every error status its chain and handler may answer, in order. */
   readonly errors: readonly number[];
   readonly answerHeaders?: Readonly<Record<string, JsonObject>>;
+  readonly answer?: NonJsonAnswer;
 }
 
 /** Where an area's routes are mounted: each route answers at every mount followed by its path. */
@@ -68,6 +69,7 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
         schemas: route.schema?.documents,
         errors: Object.freeze(errorStatuses(route, traits)),
         answerHeaders: route.answerHeaders,
+        answer: route.answer,
       }),
     ),
   );
