@@ -1,3 +1,4 @@
+import { checkBound } from './bounds.ts';
 import { DocumentQueryError } from './errors.ts';
 import { parsePath, type FieldPath } from './paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
@@ -79,6 +80,7 @@ function eachValue(operator: string, value: unknown, name: string): Json {
   if (unknown !== undefined) throw new DocumentQueryError(`${operator} "${name}": unknown modifier "${unknown}" (only $each is supported)`);
   const each = (value as Record<string, unknown>).$each;
   if (Object.keys(value as object).length !== 1 || !Array.isArray(each)) throw new DocumentQueryError(`${operator} "${name}": $each needs an array, and nothing beside it`);
+  checkBound('eachValues', each.length, `${operator} "${name}"`);
   return toStorableValue(each, `${operator} "${name}"`);
 }
 
@@ -90,6 +92,7 @@ function pulledValues(value: unknown, name: string): Json {
   if (unknown !== undefined) throw new DocumentQueryError(`$pull "${name}": unknown operator "${unknown}" ($pull removes by equality, or $in)`);
   const list = (value as Record<string, unknown>).$in;
   if (Object.keys(value as object).length !== 1 || !Array.isArray(list)) throw new DocumentQueryError(`$pull "${name}": $in needs an array, and nothing beside it`);
+  checkBound('eachValues', list.length, `$pull "${name}"`);
   return toStorableValue(list, `$pull "${name}"`);
 }
 
