@@ -19,6 +19,8 @@ export const QUERY_BOUNDS = Object.freeze({
   eachValues: 10_000,
   /** Fields of one projection. */
   projectionFields: 100,
+  /** Fields of one update, all its operators together (each is a step PostgreSQL applies to every matching document). */
+  updateFields: 1000,
 });
 
 export type QueryBound = keyof typeof QUERY_BOUNDS;
@@ -29,6 +31,7 @@ const BOUND_NAMES: Record<QueryBound, string> = {
   inValues: '$in values',
   eachValues: 'values of $each or $pull\'s $in',
   projectionFields: 'projection fields',
+  updateFields: 'update fields',
 };
 
 /** Refuses `size` over the bound, naming the bound, what was over it, and where. */

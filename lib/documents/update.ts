@@ -38,6 +38,7 @@ export const UPDATE_OPERATORS = Object.keys(OPERATORS);
 /** Checks an update once, before any row is touched: unknown operators and bad operands are errors. */
 export function compileUpdate(update: unknown): CompiledUpdate {
   if (!isPlainObject(update)) throw new DocumentQueryError('an update must be a plain object');
+  checkBound('updateFields', Object.values(update).reduce<number>((count, fields) => count + (isPlainObject(fields) ? Object.keys(fields).length : 0), 0), 'update');
   const operations: UpdateOperation[] = [];
   let setsId: string | undefined;
   for (const [operator, fields] of Object.entries(update)) {
@@ -104,12 +105,22 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : typeof value;
 }
 
-/** Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses them too). */
+/**
+ * Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses
+ * them too). Each path is looked up with its parents in a set: time linear in the paths.
+ */
 function rejectConflicts(operations: readonly UpdateOperation[]): void {
-  const paths = operations.map((operation) => operation.path.join('.'));
-  for (const [index, path] of paths.entries()) {
-    const clash = paths.find((other, otherIndex) => otherIndex !== index && (other === path || other.startsWith(`${path}.`)));
-    if (clash !== undefined) throw new DocumentQueryError(`update paths "${path}" and "${clash}" conflict`);
+  const paths = new Set<string>();
+  for (const { path } of operations) {
+    const name = path.join('.');
+    if (paths.has(name)) throw new DocumentQueryError(`update paths "${name}" and "${name}" conflict`);
+    paths.add(name);
+  }
+  for (const { path } of operations) {
+    for (let depth = 1; depth < path.length; depth++) {
+      const parent = path.slice(0, depth).join('.');
+      if (paths.has(parent)) throw new DocumentQueryError(`update paths "${parent}" and "${path.join('.')}" conflict`);
+    }
   }
 }
 

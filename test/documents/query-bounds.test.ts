@@ -56,6 +56,8 @@ const BOUNDED: Bounded[] = [
   { name: '$each values of $push', bound: QUERY_BOUNDS.eachValues, run: (size) => things.updateOne({ _id: 'none' }, { $push: { tags: { $each: valuesOf(size) } } }) },
   { name: '$each values of $addToSet', bound: QUERY_BOUNDS.eachValues, run: (size) => things.updateOne({ _id: 'none' }, { $addToSet: { tags: { $each: valuesOf(size) } } }) },
   { name: '$in values of $pull', bound: QUERY_BOUNDS.eachValues, run: (size) => things.updateOne({ _id: 'none' }, { $pull: { tags: { $in: valuesOf(size) } } }) },
+  { name: 'update fields', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't1' }, { $set: projectionOf(size) }) },
+  { name: 'update fields across operators', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't2' }, { $set: projectionOf(size - 1), $inc: { counter: 1 } }) },
   { name: 'projection fields', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.find({}).project(projectionOf(size)).toArray() },
   { name: 'projection fields of findOne', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.findOne({}, { projection: projectionOf(size) }) },
 ];
@@ -77,6 +79,12 @@ for (const { name, bound, run } of BOUNDED) {
 test('the sort of 2 000 keys the issue found (a backend kept 27 s on CPU) is refused at once', async (t) => {
   const started = performance.now();
   await t.throwsAsync(things.find({}).sort(sortOf(2000)).toArray(), { instanceOf: DocumentQueryError, message: /sort keys/ });
+  t.true(performance.now() - started < 1000);
+});
+
+test('a $set of 20 000 fields (its conflict check took 20 s of the event loop) is refused at once', async (t) => {
+  const started = performance.now();
+  await t.throwsAsync(things.updateOne({ _id: 't1' }, { $set: projectionOf(20_000) }), { instanceOf: DocumentQueryError, message: /update fields/ });
   t.true(performance.now() - started < 1000);
 });
 
