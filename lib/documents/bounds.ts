@@ -6,15 +6,18 @@ import { isPlainObject } from '../values/json.ts';
  * before its `statement_timeout` can act: analysing a sort compares each of its terms with
  * every earlier one (2 000 keys kept a backend busy for 7-27 s, deaf to cancellation), and
  * planning a filter grows with its conditions (`$and` of 20 000: 3 s). Within these bounds the
- * largest query is analysed and planned in milliseconds, so the statement limit holds.
+ * largest query is analysed and planned in milliseconds, so the statement limit holds. They
+ * also keep a statement under PostgreSQL's 65 535 bound values: a condition binds at most 10
+ * (a `$in` of every kind of value), and a read split on a declared index repeats it at most 4
+ * times.
  */
 export const QUERY_BOUNDS = Object.freeze({
   /** Keys of one sort, as MongoDB allows. */
   sortKeys: 32,
   /** Conditions of one filter, counting each field condition, each operator and each `$and`/`$or`, at any depth. */
   filterConditions: 1000,
-  /** Values of one `$in` or `$nin` list (a list travels as one bound array). */
-  inValues: 10_000,
+  /** Values of one `$in` or `$nin` list: it travels as one bound array, matched as a hashed set. */
+  inValues: 100_000,
   /** Values of one `$each` (`$push`, `$addToSet`) or `$pull`'s `$in`. */
   eachValues: 10_000,
   /** Fields of one projection. */
