@@ -51,14 +51,18 @@ function endLeftovers(t: ExecutionContext, name: string): void {
   });
 }
 
-async function provesBackendEnded(t: ExecutionContext, url: string): Promise<void> {
+type Send = (database: TenantDatabase, sql: string) => Promise<unknown>;
+const alone: Send = (database, sql) => database.query('acme', { sql, bindings: [] });
+const inTransaction: Send = (database, sql) => database.transaction('acme', async (run) => run({ sql, bindings: [] }));
+
+async function provesBackendEnded(t: ExecutionContext, url: string, send: Send = alone): Promise<void> {
   marker += 1;
   const name = `deaf-statement-${process.pid}-${marker}`;
   endLeftovers(t, name);
   const limited = new TenantDatabase(url, { queryTimeoutMs: LIMIT_MS });
   t.teardown(() => limited.close());
   const started = performance.now();
-  await t.throwsAsync(limited.query('acme', { sql: deafStatement(name), bindings: [] }));
+  await t.throwsAsync(send(limited, deafStatement(name)));
   t.true(performance.now() - started < LIMIT_MS + 1500, 'the caller gets its error promptly');
   const deadline = started + LIMIT_MS + GONE_WITHIN_MS;
   let running = await backendsRunning(database.knex, name);
@@ -75,6 +79,14 @@ test.serial('a statement deaf to its cancel is terminated in PostgreSQL within 2
 
 poolerTest('through a transaction-mode PgBouncer too', async (t) => {
   await provesBackendEnded(t, (pooler as PgBouncer).pooled(database.url));
+});
+
+test.serial('a statement of a transaction too', async (t) => {
+  await provesBackendEnded(t, database.url, inTransaction);
+});
+
+poolerTest('a statement of a transaction through a transaction-mode PgBouncer too', async (t) => {
+  await provesBackendEnded(t, (pooler as PgBouncer).pooled(database.url), inTransaction);
 });
 
 test.serial('a statement within the limit carries no tag once done: the session keeps its own application name', async (t) => {
