@@ -195,9 +195,11 @@ const INDEXED_IN_LIST = 100;
  * filter and one for the comparison) with the values as one hashed set.
  */
 function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
-  const matches = values.map((value) => `${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
-  if (matches.length === 1) return pathMatches(matches[0] as string);
-  if (matches.length <= INDEXED_IN_LIST) return { sql: 'doc @\\? any(?::jsonpath[])', bindings: [matches] };
+  if (values.length <= INDEXED_IN_LIST) {
+    const target = jsonPathOf(path);
+    const matches = values.map((value) => `${target} ? (@ == ${jsonPathLiteral(value)})`);
+    return matches.length === 1 ? pathMatches(matches[0] as string) : { sql: 'doc @\\? any(?::jsonpath[])', bindings: [matches] };
+  }
   return {
     sql: 'exists (select from jsonb_path_query(doc, ?::jsonpath) as found where found in (select jsonb_array_elements(?::jsonb)))',
     bindings: [`${jsonPathOf(path)}[*][*]`, JSON.stringify(values)],
