@@ -4,6 +4,12 @@ import type { BackendWatchdog } from './backend-watchdog.ts';
 /** How often running statements are checked against the limit: a statement is cut within this of it. */
 const CHECK_EVERY_MS = 100;
 
+/** A statement being watched: when it started, and its tag in PostgreSQL (`BackendWatchdog`). */
+interface Watched {
+  readonly started: number;
+  readonly tag: string | undefined;
+}
+
 /**
  * The backstop of the statement time limit (SPEC §7: a database that stops answering is a 503
  * within 2 s, never a hang). PostgreSQL cancels a statement over the limit itself
@@ -15,11 +21,6 @@ const CHECK_EVERY_MS = 100;
  * connection. Cutting the socket leaves the backend running, so a statement watched with its tag
  * is also ended in PostgreSQL by the `watchdog` (cancelled, then terminated).
  */
-interface Watched {
-  readonly started: number;
-  readonly tag: string | undefined;
-}
-
 export class StatementLimit {
   readonly #limitMs: number;
   readonly #started = new Map<pg.ClientBase, Watched>();
