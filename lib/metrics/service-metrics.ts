@@ -41,6 +41,7 @@ export class ServiceMetrics {
   readonly #statements: Histogram;
   readonly #rejections: Counter<'limit'>;
   #poolCounts: () => PoolCounts = () => ({ total: 0, idle: 0, waiting: 0 });
+  #unbuiltIndexes: () => number = () => 0;
 
   constructor() {
     const registers = [this.registry];
@@ -60,7 +61,21 @@ export class ServiceMetrics {
     this.#poolGauge('spaceport_db_pool_connections', 'Connections the tenant pool holds, idle or in use.', (counts) => counts.total);
     this.#poolGauge('spaceport_db_pool_idle_connections', 'Connections of the tenant pool waiting for a statement.', (counts) => counts.idle);
     this.#poolGauge('spaceport_db_pool_waiting_clients', 'Statements waiting for a connection of the tenant pool.', (counts) => counts.waiting);
+    const unbuilt = () => this.#unbuiltIndexes();
+    new Gauge({
+      name: 'spaceport_declared_indexes_unbuilt',
+      help: 'Declared unique indexes the start-up build could not make (documents already break them): writes to their collections are refused.',
+      registers,
+      collect() {
+        this.set(unbuilt());
+      },
+    });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** How many declared unique indexes could not be built, read at each scrape. */
+  watchUnbuiltIndexes(count: () => number): void {
+    this.#unbuiltIndexes = count;
   }
 
   /** The pool the gauges read, at each scrape. */
