@@ -6,6 +6,7 @@ import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, sel
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DeclaredPathsHoldArrays, DocumentQueryError, DuplicateKeyError, translateWriteError, UnguardedWriteError } from './errors.ts';
 import { branchedSelectStatement } from './declared-select.ts';
+import { checkFilterBounds } from './bounds.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
@@ -68,6 +69,7 @@ export class Collection {
 
   /** The tenant's rows of this collection that match `filter`: every statement starts here. */
   #matching(tenant: string, filter: Filter | undefined): Knex.QueryBuilder {
+    checkFilterBounds(filter);
     return tenantRows(TABLE, tenant, this.#inCollection, compileFilter(filter, this.collectionName));
   }
 
@@ -93,6 +95,7 @@ export class Collection {
 
   async countDocuments(filter: Filter = {}, options?: Record<string, never>): Promise<number> {
     checkedOptions('countDocuments', options, NO_OPTIONS);
+    checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
     const { rows: [counted] } = await this.#read(scope, (declared) => {
@@ -167,6 +170,7 @@ export class Collection {
   }
 
   async #select(filter: Filter, query: CursorQuery): Promise<Document[]> {
+    checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
     const { rows: found } = await this.#read(scope, (declared) => this.#query<{ doc: Document }>(database, tenant, this.#selectStatement(tenant, declared, filter, query)));
@@ -175,6 +179,7 @@ export class Collection {
 
   /** The plan of the statement `#select` sends first, from PostgreSQL's EXPLAIN: nothing runs. */
   async #explain(filter: Filter, query: CursorQuery): Promise<FindPlan> {
+    checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
     const { rows } = await this.#read(scope, (declared) => this.#query(database, tenant, explainStatement(this.#selectStatement(tenant, declared, filter, query))));

@@ -15,19 +15,8 @@ import { regexMatches } from './regex.ts';
  */
 export function compileFilter(filter: unknown, collection: string, declared?: DeclaredPaths): SqlFragment {
   const conditions = (part: unknown) => compileConditions(part, collection);
-  const compiled = declared === undefined ? conditions(filter) : declared.compileFilter(filter, conditions);
-  if (compiled.bindings.length > MAX_FILTER_VALUES) {
-    throw new DocumentQueryError(`a filter may hold at most ${MAX_FILTER_VALUES} conditions' values; this one needs ${compiled.bindings.length} (use $in for long lists)`);
-  }
-  return compiled;
+  return declared === undefined ? conditions(filter) : declared.compileFilter(filter, conditions);
 }
-
-/**
- * PostgreSQL binds at most 65 535 values to one statement; the tenant, the collection and a
- * page take a few. `$in` costs a fixed number however long its list, so only a filter of tens of
- * thousands of separate conditions comes near this.
- */
-const MAX_FILTER_VALUES = 65_000;
 
 function compileConditions(filter: unknown, collection: string): SqlFragment {
   if (filter === undefined) return TRUE;
@@ -240,9 +229,11 @@ const INDEXED_IN_LIST = 100;
  * filter and one for the comparison) with the values as one hashed set.
  */
 function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
-  const matches = values.map((value) => `${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
-  if (matches.length === 1) return pathMatches(matches[0] as string);
-  if (matches.length <= INDEXED_IN_LIST) return { sql: 'doc @\\? any(?::jsonpath[])', bindings: [matches] };
+  if (values.length <= INDEXED_IN_LIST) {
+    const target = jsonPathOf(path);
+    const matches = values.map((value) => `${target} ? (@ == ${jsonPathLiteral(value)})`);
+    return matches.length === 1 ? pathMatches(matches[0] as string) : { sql: 'doc @\\? any(?::jsonpath[])', bindings: [matches] };
+  }
   return {
     sql: 'exists (select from jsonb_path_query(doc, ?::jsonpath) as found where found in (select jsonb_array_elements(?::jsonb)))',
     bindings: [`${jsonPathOf(path)}[*][*]`, JSON.stringify(values)],

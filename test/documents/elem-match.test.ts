@@ -60,3 +60,11 @@ test('$elemMatch never reaches another tenant, in reads, updates and deletes', a
   t.like(await orders.deleteMany({ lines: { $elemMatch: { sku: 'apple', qty: 5 } } }), { deletedCount: 1 });
   t.is(await globex.countDocuments({}), 1);
 });
+
+test('the conditions inside $elemMatch count toward the filter bound, at any depth', async (t) => {
+  let nested: Filter = { sku: 'apple' };
+  for (let depth = 0; depth < 5000; depth++) nested = { lines: { $elemMatch: nested } };
+  await t.throwsAsync(orders.find(nested).toArray(), { instanceOf: DocumentQueryError, message: /at most 1000 filter conditions/ });
+  const wide = { lines: { $elemMatch: Object.fromEntries(Array.from({ length: 1001 }, (_, index) => [`f${index}`, index])) } };
+  await t.throwsAsync(orders.countDocuments(wide), { instanceOf: DocumentQueryError, message: /at most 1000 filter conditions/ });
+});
