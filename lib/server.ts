@@ -154,11 +154,13 @@ async function openDatabases(
       throw error;
     });
   }
-  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
+  const { connectTimeoutMs } = loaded.config.database;
+  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs, connectTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
   const tenantDatabase = new TenantDatabase(opened.url, {
     queryTimeoutMs: database.queryTimeoutMs,
     poolMax: loaded.config.database.poolMax,
+    connectTimeoutMs,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
     onStatement: database.onStatement,
     traceStatement: database.traceStatement,

@@ -54,6 +54,8 @@ export interface TenantDatabaseOptions {
   queryTimeoutMs?: number;
   /** How many connections the pool opens at most (`DATABASE_POOL_MAX`). */
   poolMax?: number;
+  /** The wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`); `CONNECT_TIMEOUT_MS` unless given. */
+  connectTimeoutMs?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
   /** Told how long each statement took, in seconds, once it is answered or fails (the metrics). */
@@ -87,14 +89,14 @@ export class TenantDatabase {
   readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
   #tagsGiven = 0;
 
-  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement }: TenantDatabaseOptions = {}) {
+  constructor(url: string, { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement }: TenantDatabaseOptions = {}) {
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url));
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#pool = new pg.Pool({
       connectionString: url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
       max: poolMax,
       // A connection that fails while in use fails its statement too, which is answered (503);

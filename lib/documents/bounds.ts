@@ -60,7 +60,11 @@ export function checkFilterBounds(filter: unknown): void {
       if (LOGICAL.has(key)) {
         conditions += 1;
         if (Array.isArray(value)) for (const sub of value) pending.push(sub);
-      } else conditions += fieldConditions(key, value);
+      } else {
+        conditions += fieldConditions(key, value);
+        // `$elemMatch` holds a filter of its own: its conditions count too, at any depth.
+        if (isPlainObject(value) && isPlainObject(value.$elemMatch)) pending.push(value.$elemMatch);
+      }
     }
   }
   checkBound('filterConditions', conditions, 'filter');

@@ -11,6 +11,7 @@ import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
+import { explainStatement, findPlan, type FindPlan } from './plan.ts';
 import type { DeclaredPaths, DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
 import { compileUpdate, operationsJson, type CompiledUpdate } from './update.ts';
 import { updateStatement, type UpdateOutcome, type UpdatePlan } from './update-statement.ts';
@@ -75,7 +76,7 @@ export class Collection {
   /** `options` are the cursor's (`sort`, `skip`, `limit`, `projection`), as the driver takes them too. */
   find(filter: Filter = {}, options?: FindOptions): FindCursor {
     const { sort, skip, limit, projection } = checkedOptions<FindOptions>('find', options, FIND_OPTIONS);
-    const cursor = new FindCursor((query) => this.#select(filter, query));
+    const cursor = new FindCursor((query) => this.#select(filter, query), (query) => this.#explain(filter, query));
     if (sort !== undefined) cursor.sort(sort);
     if (skip !== undefined) cursor.skip(skip);
     if (limit !== undefined) cursor.limit(limit);
@@ -168,17 +169,27 @@ export class Collection {
     }
   }
 
-  async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
+  async #select(filter: Filter, query: CursorQuery): Promise<Document[]> {
     checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
-    const { rows: found } = await this.#read(scope, (declared) => {
-      const legs = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName)) ?? [compileFilter(filter, this.collectionName, declared)];
-      const page = { order: compileSort(sort, declared), skip, limit };
-      const statement = legs.length > 1 ? branchedSelectStatement(tenant, this.#inCollection, legs, page) : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page);
-      return this.#query<{ doc: Document }>(database, tenant, statement);
-    });
+    const { rows: found } = await this.#read(scope, (declared) => this.#query<{ doc: Document }>(database, tenant, this.#selectStatement(tenant, declared, filter, query)));
     return found.map((row) => row.doc);
+  }
+
+  /** The plan of the statement `#select` sends first, from PostgreSQL's EXPLAIN: nothing runs. */
+  async #explain(filter: Filter, query: CursorQuery): Promise<FindPlan> {
+    checkFilterBounds(filter);
+    const scope = this.#resolveScope();
+    const { database, tenant } = scope;
+    const { rows } = await this.#read(scope, (declared) => this.#query(database, tenant, explainStatement(this.#selectStatement(tenant, declared, filter, query))));
+    return findPlan(rows);
+  }
+
+  #selectStatement(tenant: string, declared: DeclaredPaths | undefined, filter: Filter, { sort, skip, limit }: CursorQuery): Statement {
+    const legs = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName)) ?? [compileFilter(filter, this.collectionName, declared)];
+    const page = { order: compileSort(sort, declared), skip, limit };
+    return legs.length > 1 ? branchedSelectStatement(tenant, this.#inCollection, legs, page) : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page);
   }
 
   /**
