@@ -155,7 +155,8 @@ async function openDatabases(
       throw error;
     });
   }
-  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
+  const { connectTimeoutMs } = loaded.config.database;
+  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs, connectTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
   const scopeForm = (await onCitus(knex)) ? 'citus' : 'statement';
   if (scopeForm === 'citus') logger.info('database: a Citus coordinator; each statement takes its scope with SET LOCAL in a transaction block');
@@ -163,6 +164,7 @@ async function openDatabases(
     scopeForm,
     queryTimeoutMs: database.queryTimeoutMs,
     poolMax: loaded.config.database.poolMax,
+    connectTimeoutMs,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
     onStatement: database.onStatement,
     traceStatement: database.traceStatement,

@@ -9,13 +9,16 @@ export interface StatementScope {
   readonly tenant: string;
   /** PostgreSQL's `statement_timeout`, in milliseconds; "0" for none. */
   readonly statementTimeout: string;
+  /** The statement's tag, as `application_name`: how the service finds its backend (`BackendWatchdog`). */
+  readonly tag: string;
 }
 
 /**
  * Takes the scope for the rest of the transaction it runs in (`set_config(…, true)` is `SET
  * LOCAL`), answering no row. Every value is bound, the tenant's included.
  */
-const SCOPE_SQL = "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true)) is null";
+const SCOPE_SQL =
+  "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true)) is null";
 
 /** pg's Query writes its statement's messages in `prepare`, which its types do not declare. */
 interface QueryMessages {
@@ -39,7 +42,7 @@ class ScopedQuery extends pg.Query {
   constructor(scope: StatementScope, text: string, values: unknown[], callback: (error: Error | undefined, result: unknown) => void) {
     // `queryMode: 'extended'`: a statement without values would otherwise go as a simple query.
     super({ text, values, queryMode: 'extended' } as pg.QueryConfig, callback);
-    this.#scope = [scope.role, scope.tenantSetting, scope.tenant, scope.statementTimeout];
+    this.#scope = [scope.role, scope.tenantSetting, scope.tenant, scope.statementTimeout, scope.tag];
   }
 
   prepare(connection: pg.Connection): void {
@@ -69,6 +72,7 @@ class CitusScopedQuery extends pg.Query {
       `set local role ${pg.escapeIdentifier(scope.role)}`,
       `set local ${scope.tenantSetting} = ${pg.escapeLiteral(scope.tenant)}`,
       `set local statement_timeout = ${Number(scope.statementTimeout)}`,
+      `set local application_name = ${pg.escapeLiteral(scope.tag)}`,
     ];
     this.#after = opens ? [] : ['commit'];
   }

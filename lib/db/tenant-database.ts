@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { BackendWatchdog } from './backend-watchdog.ts';
 import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
 import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
@@ -74,6 +76,8 @@ export interface TenantDatabaseOptions {
   queryTimeoutMs?: number;
   /** How many connections the pool opens at most (`DATABASE_POOL_MAX`). */
   poolMax?: number;
+  /** The wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`); `CONNECT_TIMEOUT_MS` unless given. */
+  connectTimeoutMs?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
   /** Told how long each statement took, in seconds, once it is answered or fails (the metrics). */
@@ -106,16 +110,22 @@ export class TenantDatabase {
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
   readonly #scopeForm: ScopeForm;
+  /** `spaceport/<this pool>/`: the start of its statements' tags, unique to it on the server. */
+  readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
+  #tagsGiven = 0;
 
-  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' }: TenantDatabaseOptions = {}) {
+  constructor(
+    url: string,
+    { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' }: TenantDatabaseOptions = {},
+  ) {
     this.#scopeForm = scopeForm;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
-    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
+    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url));
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#pool = new pg.Pool({
       connectionString: url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
       max: poolMax,
       // A connection that fails while in use fails its statement too, which is answered (503);
@@ -127,7 +137,10 @@ export class TenantDatabase {
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return retriedOverShardMoves(() => this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings], this.#scopeForm))));
+    const scope = this.#scope(tenant);
+    return retriedOverShardMoves(() =>
+      this.#withConnection((client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm))),
+    );
   }
 
   /**
@@ -139,18 +152,19 @@ export class TenantDatabase {
     const wanted = () => {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
+    const scope = this.#scope(tenant);
     return retriedOverShardMoves(() => this.#withConnection(async (client) => {
-      await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', [], this.#scopeForm));
+      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm));
       try {
         const result = await work((statement) => {
           wanted();
-          return this.#watched(client, statement.sql, () => client.query(statement.sql, [...statement.bindings]));
+          return this.#watched(client, statement.sql, scope.tag, () => client.query(statement.sql, [...statement.bindings]));
         });
         wanted();
-        await this.#watched(client, 'commit', () => client.query('commit'));
+        await this.#watched(client, 'commit', scope.tag, () => client.query('commit'));
         return result;
       } catch (error) {
-        await this.#watched(client, 'rollback', () => client.query('rollback')).catch(() => undefined);
+        await this.#watched(client, 'rollback', scope.tag, () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
     }));
@@ -178,12 +192,14 @@ export class TenantDatabase {
     return this.#pool.end();
   }
 
+  /** A statement's scope, or a transaction's, with a tag of its own (`BackendWatchdog`). */
   #scope(tenant: SessionTenant): StatementScope {
-    return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout };
+    this.#tagsGiven += 1;
+    return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout, tag: `${this.#tagPrefix}${this.#tagsGiven}` };
   }
 
-  #watched<Result>(client: pg.PoolClient, sql: string, send: () => Promise<Result>): Promise<Result> {
-    const run = () => this.#limited(client, send);
+  #watched<Result>(client: pg.PoolClient, sql: string, tag: string, send: () => Promise<Result>): Promise<Result> {
+    const run = () => this.#limited(client, tag, send);
     const onStatement = this.#onStatement;
     const started = onStatement === undefined ? 0 : performance.now();
     const answered = this.#traceStatement === undefined ? run() : this.#traceStatement(sql, run);
@@ -193,8 +209,8 @@ export class TenantDatabase {
     return answered;
   }
 
-  #limited<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
-    return this.#limit === undefined ? send() : this.#limit.watch(client, send);
+  #limited<Result>(client: pg.PoolClient, tag: string, send: () => Promise<Result>): Promise<Result> {
+    return this.#limit === undefined ? send() : this.#limit.watch(client, send, tag);
   }
 
   async #withConnection<Result>(work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
