@@ -3,6 +3,7 @@ import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
 import { queryInScope, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
+import { type ShareClass, type ShareCounts, type ShareWaitOutcome, TenantShares } from './tenant-shares.ts';
 
 /**
  * The role every statement on tenant data runs as (SPEC §4.2): it has no BYPASSRLS and owns no
@@ -25,12 +26,28 @@ const UNANSWERED_GRACE_MS = 300;
 export type SessionTenant = string | typeof NO_TENANT;
 export const NO_TENANT = '';
 
-/** A transaction whose request was answered with an error before it could commit: rolled back. */
+/** A transaction whose request ended (answered, its client gone, its time limit) before it could commit: rolled back. */
 export class TransactionGivenUp extends Error {
   override name = 'TransactionGivenUp';
   constructor() {
-    super('the request was answered with an error before this transaction could commit: rolled back');
+    super('the request ended (answered, its client gone, or its time limit reached) before this transaction could commit: rolled back');
   }
+}
+
+/** How long a statement over its tenant's share waits for one of its connections, unless configured (`limits.queueMs`). */
+const DEFAULT_QUEUE_MS = 2000;
+
+/**
+ * How long PostgreSQL lets a transaction of this pool sit idle before it ends its session
+ * (`idle_in_transaction_session_timeout`), unless configured: the backstop for a process that
+ * stops mid-transaction without its connection closing (frozen, cut off), when the service's
+ * own rollback at the end of each request cannot run.
+ */
+const DEFAULT_IDLE_IN_TRANSACTION_MS = 60_000;
+
+/** Half the pool, at least one connection: a tenant's share unless `limits.tenantConnections` says otherwise. */
+export function defaultTenantConnections(poolMax: number): number {
+  return Math.max(1, Math.floor(poolMax / 2));
 }
 
 /**
@@ -52,6 +69,14 @@ export interface TenantDatabaseOptions {
   queryTimeoutMs?: number;
   /** How many connections the pool opens at most (`DATABASE_POOL_MAX`). */
   poolMax?: number;
+  /** Connections one tenant's statements may hold at once (`limits.tenantConnections`); default half the pool, at least 1. */
+  tenantConnections?: number;
+  /** How long a statement over its tenant's share waits before it is refused with a 503 (`limits.queueMs`). */
+  queueMs?: number;
+  /** Told of each wait for a tenant's share once it ends, by class (never by tenant), for the metrics. */
+  onShareWait?: (shareClass: ShareClass, outcome: ShareWaitOutcome, seconds: number) => void;
+  /** PostgreSQL's `idle_in_transaction_session_timeout` for this pool's transactions, set with each of them. */
+  idleInTransactionMs?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
   /** Told how long each statement took, in seconds, once it is answered or fails (the metrics). */
@@ -77,31 +102,34 @@ export interface PoolCounts {
  */
 export class TenantDatabase {
   readonly #pool: pg.Pool;
+  /** One connection of its own for the health checks, which no tenant's statement can take (SPEC §17.2). */
+  readonly #reserved: pg.Pool;
+  readonly #shares: TenantShares;
   readonly #limit: StatementLimit | undefined;
   readonly #statementTimeout: string;
+  readonly #idleInTransactionTimeout: string;
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
 
-  constructor(url: string, { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement }: TenantDatabaseOptions = {}) {
+  constructor(url: string, options: TenantDatabaseOptions = {}) {
+    const { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement } = options;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
-    this.#pool = new pg.Pool({
-      connectionString: url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      keepAlive: true,
-      max: poolMax,
-      // A connection that fails while in use fails its statement too, which is answered (503);
-      // the event itself must not go unheard, or it would end the process.
-      onConnect: (client) => void client.on('error', () => {}),
+    this.#idleInTransactionTimeout = String(options.idleInTransactionMs ?? DEFAULT_IDLE_IN_TRANSACTION_MS);
+    this.#shares = new TenantShares({
+      perTenant: options.tenantConnections ?? defaultTenantConnections(poolMax),
+      queueMs: options.queueMs ?? DEFAULT_QUEUE_MS,
+      onWait: options.onShareWait,
     });
-    this.#pool.on('error', onIdleError);
+    this.#pool = newPool(url, poolMax, onIdleError);
+    this.#reserved = newPool(url, 1, onIdleError);
   }
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#withConnection((client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
+    return this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
   }
 
   /**
@@ -113,7 +141,9 @@ export class TenantDatabase {
     const wanted = () => {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
-    return this.#withConnection(async (client) => {
+    return this.#withConnection(tenant, async (client) => {
+      // The wait for a connection may have outlasted the request.
+      wanted();
       await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', []));
       try {
         const result = await work((statement) => {
@@ -143,17 +173,39 @@ export class TenantDatabase {
     return rows[0]?.usable === true;
   }
 
+  /**
+   * Resolves once the database answers a `select 1` on the reserved connection, which no
+   * tenant's statement can take: readiness reports the database, not one tenant's load.
+   */
+  async answers(): Promise<void> {
+    const client = await this.#reserved.connect();
+    let failure: Error | undefined;
+    try {
+      await this.#limited(client, () => client.query('select 1'));
+    } catch (error) {
+      failure = error as Error;
+      throw error;
+    } finally {
+      client.release(failure !== undefined && !isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? failure : undefined);
+    }
+  }
+
   poolCounts(): PoolCounts {
     return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
   }
 
-  close(): Promise<void> {
+  /** Tenants using their whole share of the pool now, and statements waiting in tenants' queues. */
+  shareCounts(): ShareCounts {
+    return this.#shares.counts();
+  }
+
+  async close(): Promise<void> {
     this.#limit?.stop();
-    return this.#pool.end();
+    await Promise.all([this.#pool.end(), this.#reserved.end()]);
   }
 
   #scope(tenant: SessionTenant): StatementScope {
-    return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout };
+    return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout, idleInTransactionTimeout: this.#idleInTransactionTimeout };
   }
 
   #watched<Result>(client: pg.PoolClient, sql: string, send: () => Promise<Result>): Promise<Result> {
@@ -171,16 +223,37 @@ export class TenantDatabase {
     return this.#limit === undefined ? send() : this.#limit.watch(client, send);
   }
 
-  async #withConnection<Result>(work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
-    const client = await this.#pool.connect();
+  /** Runs `work` on a connection of the pool, within `tenant`'s share of it (SPEC §17.2). */
+  async #withConnection<Result>(tenant: SessionTenant, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
+    const taken = this.#shares.take(tenant);
+    const releaseShare = typeof taken === 'function' ? taken : await taken;
     try {
-      const result = await work(client);
-      client.release();
-      return result;
-    } catch (error) {
-      // A connection left mid-statement or inside a transaction is closed, never reused.
-      client.release(isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? undefined : (error as Error));
-      throw error;
+      const client = await this.#pool.connect();
+      try {
+        const result = await work(client);
+        client.release();
+        return result;
+      } catch (error) {
+        // A connection left mid-statement or inside a transaction is closed, never reused.
+        client.release(isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? undefined : (error as Error));
+        throw error;
+      }
+    } finally {
+      releaseShare();
     }
   }
+}
+
+function newPool(url: string, max: number, onIdleError: (error: Error) => void): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    max,
+    // A connection that fails while in use fails its statement too, which is answered (503);
+    // the event itself must not go unheard, or it would end the process.
+    onConnect: (client) => void client.on('error', () => {}),
+  });
+  pool.on('error', onIdleError);
+  return pool;
 }
