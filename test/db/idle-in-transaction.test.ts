@@ -8,7 +8,7 @@ import { migratedDatabase } from '../helpers/database.ts';
 // transactions (never for the session: a transaction-mode pooler hands sessions on).
 
 const IDLE_MS = 700;
-const STOPPED_MS = 4000;
+const STOPPED_MS = 3000;
 
 test('a transaction whose process stops sending is ended by PostgreSQL after the idle limit, and nothing of it commits', async (t) => {
   const database = await migratedDatabase(['default']);

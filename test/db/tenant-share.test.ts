@@ -63,8 +63,11 @@ function hold(tenant: string, ms: number): Promise<{ status: number; body: Recor
   return service.fetch(`/api/desk/hold?ms=${ms}`, { method: 'POST', headers: { tenant } }).then(async (response) => ({ status: response.status, body: await json(response), ms: Date.now() - started }));
 }
 
+/** The service's backends inside a transaction now, waiting or running a statement of it. */
 async function transactionsOpen(): Promise<number> {
-  const { rows } = await owner.raw<{ rows: unknown[] }>("select 1 from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and pid <> pg_backend_pid()");
+  const { rows } = await owner.raw<{ rows: unknown[] }>(
+    "select 1 from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and xact_start is not null and pid <> pg_backend_pid()",
+  );
   return rows.length;
 }
 
@@ -85,6 +88,7 @@ test.serial('12 requests of one tenant holding transactions: it gets its share, 
   t.teardown(() => Promise.all(acme));
   const deadline = Date.now() + 4000;
   while ((await transactionsOpen()) < SHARE && Date.now() < deadline) await sleep(50);
+  await sleep(300);
   t.is(await transactionsOpen(), SHARE, 'the tenant holds its share of the pool, no more');
   t.deepEqual(await globexStatuses(), { spaces: 200, login: 200, ready: 200, health: 200 });
   const answers = await Promise.all(acme);
@@ -114,9 +118,9 @@ test.serial('a tenant over its share waits in its queue and is served once one o
 });
 
 test.serial('while the tenant waits at its share, the gauges count it, without its name', async (t) => {
-  const acme = Array.from({ length: SHARE + 1 }, () => hold('acme', HOLD_MS));
+  const acme = Array.from({ length: SHARE + 1 }, () => hold('acme', QUEUE_MS + 1000));
   t.teardown(() => Promise.all(acme));
-  const deadline = Date.now() + QUEUE_MS;
+  const deadline = Date.now() + 4000;
   let gauges = { atShare: 0, waiting: 0 };
   while (Date.now() < deadline && (gauges.atShare !== 1 || gauges.waiting !== 1)) {
     const metrics = await scrape(service);

@@ -13,7 +13,7 @@ import { json, migrateFileDatabase, startWithProjects, writeTree } from '../help
 test.after.always(dropTestDatabase);
 
 /** Long enough that "rolled back while the handler still waits" cannot be the handler ending. */
-const HOLD_MS = 6000;
+const HOLD_MS = 4000;
 
 const ROUTES = `
 import { db } from 'spaceport';
