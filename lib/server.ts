@@ -8,8 +8,8 @@ import { createKnex } from './db/connect.ts';
 import { describeBlockers, type LockRetry } from './db/lock-retries.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
-import { buildDeclaredIndexes, type IndexBuild } from './documents/index-build.ts';
-import type { IndexDeclaration } from './documents/index-keys.ts';
+import { buildDeclaredIndexes, undeclaredLeft, type BuiltIndex, type IndexBuild } from './documents/index-build.ts';
+import { indexNames, type IndexDeclaration } from './documents/index-keys.ts';
 import { defaultTenantConnections, type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
 import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
 import { answerConnect } from './http/connect.ts';
@@ -77,7 +77,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   try {
     await warnUnlessDocumentIndexUsable(runtime);
     const projects = await loadProjects(runtime);
-    indexBuild = startIndexBuild(runtime, projects.indexes ?? []);
+    indexBuild = await startIndexBuild(runtime, projects.indexes ?? []);
     const app = createApp(runtime, projects, options.bodyPace);
     const handler = answerHttp2Preface(app.callback(), runtime.logger);
     const { server, drain } = createDrainableServer(handler);
@@ -119,6 +119,8 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   const statementWatch = { onStatement: metrics?.statementRan, onShareWait: metrics?.shareWaited, traceStatement: tracing?.traceStatement };
   const { knex, tenantDatabase, sessionUrl } = await openDatabases(loaded, logger, { ...database, ...statementWatch }, shutdownTasks);
   metrics?.watchPool(() => ({ ...tenantDatabase.poolCounts(), ...tenantDatabase.shareCounts() }));
+  const declaredPaths = new DeclaredIndexPaths();
+  metrics?.watchUnbuiltIndexes(() => declaredPaths.unbuilt().length);
   const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
   shutdownTasks.push(() => rateCounters.close());
   const runtime: Runtime = {
@@ -133,7 +135,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     metrics,
     readiness: new Readiness(),
     projectSettings: new BoundProjectSettings(),
-    declaredPaths: new DeclaredIndexPaths(),
+    declaredPaths,
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     tracing,
     shutdownTasks: Object.freeze(shutdownTasks),
@@ -195,12 +197,32 @@ async function warnUnlessDocumentIndexUsable(runtime: Runtime): Promise<void> {
 /**
  * Builds the declared indexes behind the listening service (lib/documents/index-build.ts): a
  * build over many documents takes a while, and queries answer the same meanwhile, only slower.
+ * Without declarations a build still runs when indexes of removed ones are left to drop.
  */
-function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): IndexBuild | undefined {
-  if (declarations.length === 0) return undefined;
+async function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): Promise<IndexBuild | undefined> {
+  if (declarations.length === 0 && !(await undeclaredLeft(runtime.knex, declarations))) return undefined;
   const build = buildDeclaredIndexes(runtime.sessionUrl, declarations, runtime.logger);
-  build.done.catch((error: unknown) => runtime.logger.error({ error: (error as Error).message }, 'declared indexes could not be built'));
+  build.done.then(
+    (built) => refuseUnguardedWrites(runtime, declarations, built),
+    (error: unknown) => runtime.logger.error({ error: (error as Error).message }, 'declared indexes could not be built'),
+  );
   return build;
+}
+
+/**
+ * A declared unique index that could not be built leaves its collection without the uniqueness
+ * its author declared: writes to it are refused from now on (`UnguardedWriteError`), and it is
+ * named in the log, `/readyz` and `spaceport_declared_indexes_unbuilt`.
+ */
+function refuseUnguardedWrites(runtime: Runtime, declarations: readonly IndexDeclaration[], built: readonly BuiltIndex[]): void {
+  const failed = new Set(built.filter(({ outcome }) => outcome === 'failed').map(({ name }) => name));
+  for (const declaration of declarations) {
+    const index = indexNames(declaration).unique;
+    if (index === undefined || !failed.has(index)) continue;
+    const { project, collection } = declaration;
+    runtime.declaredPaths.markUnbuilt({ project, collection, index });
+    runtime.logger.error({ project, collection, index }, `declared unique index could not be built (the error above says why; most often, documents already break it): writes to "${collection}" are refused until the next start builds it`);
+  }
 }
 
 export function releaseRuntime(runtime: Runtime): Promise<void> {

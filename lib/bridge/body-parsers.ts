@@ -1,7 +1,8 @@
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { unlink } from 'node:fs/promises';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import createError from 'http-errors';
 import type { Context, Middleware, Next } from 'koa';
 import type { File as FormidableFile } from 'formidable';
@@ -103,12 +104,36 @@ function fieldParser(limits: Limits): Middleware {
     // A request without a body has none of the types koa-body reads.
     const state = requestState(ctx);
     if (alreadyRead(ctx) || !typeis.hasBody(ctx.req)) return next();
-    return parse(ctx, () => {
+    return parse(decompressed(ctx), () => {
       // koa-body leaves the body undefined for a type it does not read, and the stream unread.
       if (ctx.request.body !== undefined) state.bodyRead = true;
       return next();
     });
   };
+}
+
+const DECODERS: Readonly<Record<string, () => Transform>> = { gzip: createUnzip, deflate: createUnzip, br: createBrotliDecompress };
+
+/**
+ * The context with its body decompressed here rather than by koa-body. Its decoder (co-body's)
+ * loses its error listener when the parser stops early, at the size limit, while the request
+ * still feeds it: a compressed body over the limit whose end is cut short then failed in the
+ * decoder after the answer, an uncaught exception that ended the process. This decoder keeps
+ * a listener, and is detached and destroyed when the request's answer is done. An encoding it
+ * does not know is left to koa-body, which refuses it with 415; a type koa-body does not read is
+ * left unread.
+ */
+function decompressed(ctx: Context): Context {
+  const decoder = ctx.is(FIELD_TYPES) ? DECODERS[(ctx.get('content-encoding') || 'identity').toLowerCase()]?.() : undefined;
+  if (decoder === undefined) return ctx;
+  decoder.on('error', () => {});
+  const { 'content-encoding': _encoding, 'content-length': _length, ...headers } = ctx.req.headers;
+  ctx.req.pipe(decoder);
+  onFinished(ctx.res, () => {
+    ctx.req.unpipe(decoder);
+    decoder.destroy();
+  });
+  return Object.create(ctx, { req: { value: Object.assign(decoder, { headers }) } }) as Context;
 }
 
 function multipartParser(limits: Limits, chosenDirectory: string | undefined): Middleware {

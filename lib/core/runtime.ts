@@ -77,9 +77,33 @@ export interface CollectionDeclaredPaths extends DeclaredPaths {
   holdArrays(tenant: string, paths: readonly string[]): void;
 }
 
-/** The declared paths of each collection, bound once as the projects are mounted; none before. */
+/** A declared unique index the start-up build could not make (documents already break it). */
+export interface UnbuiltIndex {
+  readonly project: string;
+  readonly collection: string;
+  readonly index: string;
+}
+
+/**
+ * The declared paths of each collection, bound once as the projects are mounted; none before.
+ * Also the collections whose declared unique index could not be built: writes to them are refused.
+ */
 export class DeclaredIndexPaths {
   #byCollection: ReadonlyMap<string, CollectionDeclaredPaths> = new Map();
+  readonly #unbuilt = new Map<string, UnbuiltIndex>();
+
+  unbuilt(): readonly UnbuiltIndex[] {
+    return [...this.#unbuilt.values()];
+  }
+
+  markUnbuilt(index: UnbuiltIndex): void {
+    this.#unbuilt.set(index.collection, index);
+  }
+
+  /** The unique index that was to guard writes to `collection` and could not be built, if any. */
+  unguarded(collection: string): UnbuiltIndex | undefined {
+    return this.#unbuilt.get(collection);
+  }
 
   bind(byCollection: ReadonlyMap<string, CollectionDeclaredPaths>): void {
     this.#byCollection = byCollection;

@@ -4,7 +4,7 @@ import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import { statementOf, type Statement } from '../db/statement.ts';
 import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
-import { DeclaredPathsHoldArrays, DocumentQueryError, DuplicateKeyError, translateWriteError } from './errors.ts';
+import { DeclaredPathsHoldArrays, DocumentQueryError, DuplicateKeyError, translateWriteError, UnguardedWriteError } from './errors.ts';
 import { branchedSelectStatement } from './declared-select.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
@@ -194,10 +194,18 @@ export class Collection {
     }
   }
 
+  /** Inserts and updates only: deletes go on, so that the documents breaking the index can be removed. */
+  #refuseUnguarded({ declaredPaths }: StoreScope): void {
+    const unbuilt = declaredPaths?.unguarded(this.collectionName);
+    if (unbuilt !== undefined) throw new UnguardedWriteError(this.collectionName, unbuilt.index);
+  }
+
   /** Every document or none: one statement per batch, several batches in one transaction. */
   async #insert(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
     const prepared = documents.map(toStoredDocument);
-    const { database, tenant, stillWanted } = this.#resolveScope();
+    const scope = this.#resolveScope();
+    this.#refuseUnguarded(scope);
+    const { database, tenant, stillWanted } = scope;
     const statements = insertBatches(prepared).map((batch) => insertStatement(tenant, this.collectionName, batch));
     try {
       if (statements.length === 1) await database.query(tenant, statements[0] as Statement);
@@ -231,7 +239,9 @@ export class Collection {
   async #update(filter: Filter, update: UpdateSpec, request: { limit: number | undefined; sort: SortSpec | undefined; upsert: boolean; returnDocuments: boolean }): Promise<UpdateOutcome> {
     const compiled = compileUpdate(update);
     const order = compileSort(request.sort);
-    const { database, tenant } = this.#resolveScope();
+    const scope = this.#resolveScope();
+    this.#refuseUnguarded(scope);
+    const { database, tenant } = scope;
     const plan: UpdatePlan = {
       matching: this.#matching(tenant, filter),
       inCollection: this.#inCollection,

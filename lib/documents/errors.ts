@@ -13,6 +13,21 @@ export class DuplicateKeyError extends Error {
 }
 
 /**
+ * A write to a collection whose declared unique index could not be built (its documents already
+ * break it): refused, as the uniqueness it was declared to have would not hold. 503: the service,
+ * not the request, is at fault, until the duplicates are removed and the service restarted.
+ */
+export class UnguardedWriteError extends Error {
+  override name = 'UnguardedWriteError';
+  readonly status = 503;
+  readonly expose = true;
+
+  constructor(collection: string, index: string) {
+    super(`writes to "${collection}" are refused: its declared unique index ${index} could not be built (most often, documents already break it: remove the duplicates, then restart the service)`);
+  }
+}
+
+/**
  * A read that assumed no arrays on declared paths met some (`documents_no_arrays_at`, migration
  * `..._document_array_paths`): it reads again with the recheck. Never reaches a route.
  */

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS } from '../db/connect.ts';
-import { indexNames, indexStatement, statisticsStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
+import { indexNames, indexStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
 
 /**
  * Builds the indexes projects declare (SPEC §9.4) without blocking reads or writes: `create index
@@ -14,6 +15,8 @@ import { indexNames, indexStatement, statisticsStatement, uniqueIndexStatement, 
  * rather than `pg_advisory_lock`: a concurrent build waits for every transaction older than its
  * own snapshot, a blocked `pg_advisory_lock` statement among them, which would deadlock.
  * A build that failed or was cut short leaves an INVALID index behind: it is dropped and rebuilt.
+ * What no declaration names any more is dropped once the declared indexes are built
+ * (`dropUndeclared`).
  */
 
 /** An arbitrary constant, not the migrations' own (lib/db/migrations.ts). */
@@ -61,12 +64,9 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
   const done = (async () => {
     await session;
     try {
-      await warnUnlessLeakproof(client, log);
+      if (declarations.length > 0) await warnUnlessLeakproof(client, log);
       if (!(await takeLock(client, () => stopped))) return [];
       const built: BuiltIndex[] = [];
-      for (const statement of new Set(declarations.flatMap(({ fields }) => fields.map(({ path }) => statisticsStatement(path))))) {
-        await client.query(statement);
-      }
       for (const declaration of declarations) {
         for (const [name, statement] of indexStatements(declaration)) {
           if (stopped) return built;
@@ -78,8 +78,7 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
           built.push(outcome);
         }
       }
-      // The new statistics are empty until the table is analyzed: a few seconds per million rows, reads and writes going on.
-      if (built.some(({ outcome }) => outcome === 'built' || outcome === 'rebuilt')) await client.query('analyze documents');
+      if (!stopped) await dropUndeclared(client, declarations, log);
       // Ending the session frees the lock too; not so through a pooler that keeps the server connection.
       await client.query('select pg_advisory_unlock($1)', [BUILD_LOCK_KEY]);
       return built;
@@ -158,6 +157,42 @@ async function buildOne(client: pg.Client, name: string, statement: string, log:
   }
   log.info({ index: name, ms: Math.round(performance.now() - started) }, 'declared index built');
   return { name, outcome: state === 'invalid' ? 'rebuilt' : 'built' };
+}
+
+const UNDECLARED_INDEXES =
+  "select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = 'documents'::regclass and (c.relname like 'doci\\_%' or c.relname like 'docu\\_%') and c.relname <> all(?)";
+const PATH_STATISTICS = "select stxname as name from pg_statistic_ext where stxrelid = 'documents'::regclass and stxname like 'docs\\_%'";
+
+/** Whether the database holds declared indexes or statistics that none of `declarations` names: a build without declarations is then still due. */
+export async function undeclaredLeft(knex: Knex, declarations: readonly IndexDeclaration[]): Promise<boolean> {
+  const { rows: indexes } = await knex.raw<{ rows: unknown[] }>(UNDECLARED_INDEXES, [declaredNames(declarations)]);
+  const { rows: statistics } = await knex.raw<{ rows: unknown[] }>(PATH_STATISTICS);
+  return indexes.length + statistics.length > 0;
+}
+
+function declaredNames(declarations: readonly IndexDeclaration[]): string[] {
+  return declarations.flatMap((declaration) => Object.values(indexNames(declaration)).filter((name) => name !== undefined));
+}
+
+/**
+ * Drops the declared indexes (`doci_`, `docu_`) that no declaration names, and the statistics
+ * objects (`docs_`) releases before this one made for each declared path: each one cost the
+ * planning of every statement on documents, whichever tenant or project it was for. The
+ * declarations are every project's, so what goes is what no project of this release declares; an
+ * instance of the release before (a rolling upgrade) then finds its removed indexes gone, and its
+ * queries answer the same, only slower.
+ */
+async function dropUndeclared(client: pg.Client, declarations: readonly IndexDeclaration[], log: BuildLog): Promise<void> {
+  const { rows: indexes } = await client.query<{ name: string }>(UNDECLARED_INDEXES.replace('?', '$1'), [declaredNames(declarations)]);
+  for (const { name } of indexes) {
+    await client.query(`drop index concurrently if exists ${name}`);
+    log.info({ index: name }, 'dropped an index no declaration names any more');
+  }
+  const { rows: statistics } = await client.query<{ name: string }>(PATH_STATISTICS);
+  for (const { name } of statistics) {
+    await client.query(`drop statistics if exists ${name}`);
+    log.info({ statistics: name }, 'dropped statistics objects of declared paths (they slowed the planning of every statement)');
+  }
 }
 
 /** `query_canceled`: the build was stopped (`stop`), not refused. */

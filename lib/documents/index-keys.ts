@@ -147,20 +147,6 @@ export function uniqueIndexStatement(name: string, declaration: IndexDeclaration
   return `create unique index concurrently if not exists ${name} on documents (tenant, ${columns.join(', ')}) where collection = ${literal(declaration.collection)}`;
 }
 
-/**
- * Statistics on a declared path's keys, for the whole table: without them PostgreSQL guesses
- * how many documents a range matches (a partial index gives its expressions none), and may read
- * a million index entries in order where it would have fetched the hundred that match. Named by
- * the path alone (the keys do not depend on the collection), so declarations share them.
- */
-export function statisticsStatement(path: FieldPath): string {
-  const keys = pathKeys(path);
-  const hash = createHash('sha256').update(JSON.stringify([KEYS_VERSION, ...path])).digest('hex').slice(0, 10);
-  const readable = path.join('_').toLowerCase().replace(/[^a-z0-9_]+/g, '_');
-  const name = `docs_${readable.slice(0, MAX_NAME - 'docs_'.length - hash.length - 1)}_${hash}`;
-  return `create statistics if not exists ${name} on ${keys.rank}, ${keys.text}, ${keys.json} from documents`;
-}
-
 /** A collection name as a SQL string literal (DDL takes no bound values). */
 function literal(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;

@@ -25,7 +25,10 @@ const ready: ServiceHandler = ({ runtime }) => async (ctx) => {
   // Read again: the drain may have begun while the database was asked.
   const why = runtime.readiness.draining ? 'draining' : databaseUp ? undefined : 'database unavailable';
   ctx.status = why === undefined ? 200 : 503;
-  ctx.body = why === undefined ? { status: 'ok' } : { error: why };
+  // Named, not a 503: every instance shares the database, so a 503 would take the whole service down for one collection.
+  const unbuiltIndexes = runtime.declaredPaths.unbuilt();
+  const detail = unbuiltIndexes.length === 0 ? {} : { unbuiltIndexes };
+  ctx.body = why === undefined ? { status: 'ok', ...detail } : { error: why, ...detail };
 };
 
 /** 404 while `METRICS_TOKEN` is unset, as if the route did not exist; 401 to any other credential. */
@@ -58,6 +61,14 @@ const openApiDocument: ServiceHandler = ({ routes }) => {
 
 const statusOk = (description: string) => z.object({ status: z.literal('ok') }).meta({ description });
 
+const unbuiltIndex = z.object({ project: z.string(), collection: z.string(), index: z.string() });
+const readyBody = z
+  .object({
+    status: z.literal('ok'),
+    unbuiltIndexes: z.array(unbuiltIndex).optional().meta({ description: 'Declared unique indexes that could not be built: writes to their collections are refused (503).' }),
+  })
+  .meta({ description: 'The database answers and the service is not draining.' });
+
 /** `GET /healthz`, `/livez`, `/readyz`, `/metrics`, `/openapi.json` and `/docs`: the endpoints that take no tenant (SPEC §12). */
 export const systemArea: ServiceAreaDeclaration = {
   segments: ['healthz', 'livez', 'readyz', 'metrics', 'openapi.json', 'docs'],
@@ -89,10 +100,11 @@ export const systemArea: ServiceAreaDeclaration = {
       path: '/readyz',
       auth: 'public',
       handler: ready,
-      schema: serviceSchema({ responses: { 200: statusOk('The database answers and the service is not draining.') } }),
+      schema: serviceSchema({ responses: { 200: readyBody } }),
       operationId: 'readiness',
       summary: 'Readiness: what a load balancer checks',
-      description: 'Answers 503 `{error}` from SIGTERM on (the service drains) and while the database does not answer.',
+      description:
+        'Answers 503 `{error}` from SIGTERM on (the service drains) and while the database does not answer. `unbuiltIndexes` names the declared unique indexes that could not be built (their collections refuse writes); they do not make it 503.',
       tags,
       errors: [503],
     },

@@ -48,6 +48,7 @@ export class ServiceMetrics {
   readonly #rejections: Counter<'limit'>;
   readonly #shareWaits: Histogram<'class' | 'outcome'>;
   #poolCounts: () => PoolCounts = () => ({ total: 0, idle: 0, waiting: 0, tenantsAtShare: 0, shareWaiting: 0 });
+  #unbuiltIndexes: () => number = () => 0;
 
   constructor() {
     const registers = [this.registry];
@@ -77,7 +78,21 @@ export class ServiceMetrics {
     });
     this.#poolGauge('spaceport_db_tenants_at_share', "Tenants using their whole share of the pool's connections (limits.tenantConnections).", (counts) => counts.tenantsAtShare);
     this.#poolGauge('spaceport_db_share_waiting_statements', "Statements waiting in their tenant's queue for a connection of its share.", (counts) => counts.shareWaiting);
+    const unbuilt = () => this.#unbuiltIndexes();
+    new Gauge({
+      name: 'spaceport_declared_indexes_unbuilt',
+      help: 'Declared unique indexes the start-up build could not make (documents already break them): writes to their collections are refused.',
+      registers,
+      collect() {
+        this.set(unbuilt());
+      },
+    });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** How many declared unique indexes could not be built, read at each scrape. */
+  watchUnbuiltIndexes(count: () => number): void {
+    this.#unbuiltIndexes = count;
   }
 
   /** The pool the gauges read, at each scrape. */

@@ -9,6 +9,15 @@ const KNOWN_PROPERTIES = ['collection', 'fields', 'unique'];
 const MAX_COLLECTION_LENGTH = 128;
 /** Each path takes three index columns; PostgreSQL allows 32, and tenant, collection and id take three. */
 const MAX_FIELDS = 8;
+/**
+ * Every index on `documents` is read each time any statement on it is planned, whichever
+ * project or tenant it is for, at a cost that grows with its key expressions (three per path in
+ * a query index, one in a unique one): these bounds keep what one project's declarations add to
+ * the planning of another's statement within 10 % of that statement's time
+ * (test/documents/declared-planning.heavy.test.ts). A unique entry builds two indexes.
+ */
+export const MAX_PROJECT_INDEXES = 4;
+export const MAX_PROJECT_PATHS = 8;
 
 export interface ValidatedIndexes {
   readonly indexes: readonly IndexDeclaration[];
@@ -39,7 +48,17 @@ export function validateIndexes(project: string, file: string, exported: unknown
     const collection = isPlainObject(candidate) && typeof candidate.collection === 'string' && candidate.collection !== '' ? ` ${candidate.collection}` : '';
     for (const reason of reasons) problems.push({ project, source: { file }, reason: `#${index}${collection}: ${reason}` });
   });
+  problems.push(...boundProblems(project, file, indexes));
   return { indexes: problems.length === 0 ? indexes : [], problems };
+}
+
+function boundProblems(project: string, file: string, indexes: readonly IndexDeclaration[]): RouteProblem[] {
+  const reasons: string[] = [];
+  const built = indexes.reduce((sum, { unique }) => sum + (unique ? 2 : 1), 0);
+  if (built > MAX_PROJECT_INDEXES) reasons.push(`the entries build ${built} indexes (a unique entry builds two); a project's entries build at most ${MAX_PROJECT_INDEXES} (each one slows the planning of every statement on documents)`);
+  const paths = indexes.reduce((sum, { fields }) => sum + fields.length, 0);
+  if (paths > MAX_PROJECT_PATHS) reasons.push(`${paths} paths declared in all; a project declares at most ${MAX_PROJECT_PATHS} (each one slows the planning of every statement on documents)`);
+  return reasons.map((reason) => ({ project, source: { file }, reason }));
 }
 
 function checkEntry(project: string, candidate: unknown): { reasons: string[]; declaration?: IndexDeclaration } {

@@ -117,8 +117,8 @@ test.serial('token fails in one line for an unknown account, an unknown tenant o
 test('migration refuses a missing or invalid NAME in one line and writes nothing', async (t) => {
   const before = readdirSync(MIGRATIONS_DIR);
   const cases: Array<[Promise<CommandOutcome>, RegExp]> = [
-    [make(['migration'], databaseUrl), /^migration: usage: make migration NAME=<name>$/],
-    [make(['migration', 'NAME='], databaseUrl), /^migration: usage: make migration NAME=<name>$/],
+    [make(['migration'], databaseUrl), /^migration: usage: make migration NAME=<name> \[KIND=expand\|contract\]$/],
+    [make(['migration', 'NAME='], databaseUrl), /^migration: usage: make migration NAME=<name> \[KIND=expand\|contract\]$/],
     [make(['migration', 'NAME=Bad Name'], databaseUrl), /^migration: migration name "Bad Name" must be lower-case letters, digits, _ or -$/],
     [make(['migration', 'NAME=../escape'], databaseUrl), /must be lower-case letters, digits, _ or -$/],
   ];

@@ -87,3 +87,20 @@ test.serial('a build stopped part-way is cancelled; the next one drops what it l
   t.is(await indexState(names.query), 'valid');
   t.is(await indexState(names.unique as string), 'valid');
 });
+
+test.serial('a declaration removed leaves nothing behind: its indexes, and the statistics objects of earlier releases, are dropped at the next build', async (t) => {
+  const kept = declaration('kind');
+  const removed = declaration('at', true);
+  await buildDeclaredIndexes(database.url, [kept, removed], quiet).done;
+  // What releases before this one created for each declared path, and cost every statement's planning.
+  await database.knex.raw("create statistics if not exists docs_kind_0123456789 on (doc #> '{kind}'), (doc #>> '{kind}') from documents");
+  const dropped: string[] = [];
+  await buildDeclaredIndexes(database.url, [kept], { ...quiet, info: (fields, message) => message.startsWith('dropped') && dropped.push(JSON.stringify(fields)) }).done;
+  const { query, unique } = indexNames(removed);
+  t.is(await indexState(query), 'absent');
+  t.is(await indexState(unique as string), 'absent');
+  t.is(await indexState(indexNames(kept).query), 'valid');
+  const { rows } = await database.knex.raw<{ rows: unknown[] }>("select from pg_statistic_ext where stxrelid = 'documents'::regclass");
+  t.is(rows.length, 0);
+  t.regex(dropped.join('\n'), new RegExp(query));
+});

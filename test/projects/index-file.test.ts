@@ -4,7 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DuplicateKeyError, documentStore } from '../../lib/documents/index.ts';
 import { ProjectLoadError } from '../../lib/projects/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { dropTestDatabase } from '../helpers/service.ts';
+import { createKnex } from '../../lib/db/connect.ts';
+import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
+import { METRICS_TOKEN, sampleValue, scrape } from '../helpers/metrics.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 
 test.before(migrateFileDatabase);
@@ -57,6 +59,19 @@ test('two entries declaring one index are a problem', async (t) => {
   t.regex(error?.message ?? '', /#1 tickets: declares the same index as entry #0$/m);
 });
 
+test('a project\'s entries build at most 4 indexes over 8 paths in all, so its indexes cost other projects\' planning little', async (t) => {
+  const entry = (n: number, paths: number) => `{ collection: 'c${n}', fields: { ${Array.from({ length: paths }, (_, k) => `f${k}: 1`).join(', ')} } }`;
+  const tooMany = `export default [${Array.from({ length: 3 }, (_, n) => entry(n, 1)).join(', ')}, { collection: 'u', fields: { ref: 1 }, unique: true }];\n`;
+  const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': tooMany });
+  const error = await t.throwsAsync(startWithProjects(t, path.join(root, 'projects')), { instanceOf: ProjectLoadError });
+  t.regex(error?.message ?? '', /desk\/api\/indexes\.js: the entries build 5 indexes \(a unique entry builds two\); a project's entries build at most 4 \(each one slows the planning of every statement on documents\)$/m);
+
+  const tooWide = `export default [${Array.from({ length: 2 }, (_, n) => entry(n, 5)).join(', ')}];\n`;
+  const wide = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': tooWide });
+  const widened = await t.throwsAsync(startWithProjects(t, path.join(wide, 'projects')), { instanceOf: ProjectLoadError });
+  t.regex(widened?.message ?? '', /desk\/api\/indexes\.js: 10 paths declared in all; a project declares at most 8/m);
+});
+
 /** Waits for the start-up build to log that it is done with `count` indexes. */
 async function builtIndexes(logEntries: () => Array<Record<string, unknown>>, count: number): Promise<string[]> {
   for (let attempt = 0; attempt < 200; attempt++) {
@@ -66,6 +81,58 @@ async function builtIndexes(logEntries: () => Array<Record<string, unknown>>, co
   }
   throw new Error('the declared indexes were not built in time');
 }
+
+// Serial: it starts services without declarations, which clean up what the file's other tests build.
+test.serial('an index file removed leaves nothing behind: the next start drops its indexes', async (t) => {
+  const indexes = "export default [{ collection: 'gone', fields: { at: 1 }, unique: true }];\n";
+  const declaring = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
+  const first = await startWithProjects(t, path.join(declaring, 'projects'));
+  await builtIndexes(() => first.logEntries(), 2);
+  await first.close();
+  const plain = writeTree({ 'projects/desk/api/routes.js': ROUTES });
+  const second = await startWithProjects(t, path.join(plain, 'projects'));
+  const left = async () => (await second.runtime.knex.raw<{ rows: unknown[] }>("select from pg_indexes where tablename = 'documents' and indexname like '%\\_desk\\_gone\\_%'")).rows.length;
+  for (let attempt = 0; attempt < 100 && (await left()) > 0; attempt++) await sleep(100);
+  t.is(await left(), 0);
+});
+
+// Serial: the service drops what the file's other tests build (it does not declare it).
+test.serial('a unique index the documents already break is named in the log, /readyz and a metric, and the writes it guards are refused', async (t) => {
+  const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': "export default [{ collection: 'tickets', fields: { ref: 1 }, unique: true }];\n" });
+  const knex = createKnex(await testDatabaseUrl());
+  // The file's other tests declare on tickets too: they find neither these documents nor this index.
+  t.teardown(async () => {
+    await knex.raw("delete from documents where collection = 'tickets'");
+    const { rows } = await knex.raw<{ rows: Array<{ indexname: string }> }>("select indexname from pg_indexes where tablename = 'documents' and indexname like 'doc_\\_desk\\_tickets\\_%'");
+    for (const { indexname } of rows) await knex.raw(`drop index if exists ${indexname}`);
+    await knex.destroy();
+  });
+  await createTenant(knex, 'default').catch(() => undefined);
+  await knex.raw("insert into documents (tenant, collection, id, doc) values ('default', 'tickets', 'd1', '{\"_id\": \"d1\", \"ref\": \"A\"}'), ('default', 'tickets', 'd2', '{\"_id\": \"d2\", \"ref\": \"A\"}')");
+
+  const service = await startWithProjects(t, path.join(root, 'projects'), { env: { METRICS_TOKEN } });
+  let reported: Record<string, unknown> | undefined;
+  for (let attempt = 0; attempt < 200 && reported === undefined; attempt++) {
+    reported = service.logEntries().find((line) => String(line.msg).startsWith('declared unique index could not be built'));
+    if (reported === undefined) await sleep(100);
+  }
+  t.like(reported, { project: 'desk', collection: 'tickets' });
+  t.regex(String(reported?.msg), /writes to "tickets" are refused/);
+
+  const ready = await service.fetch('/readyz');
+  t.is(ready.status, 200, 'the other collections and tenants are served');
+  t.like(await ready.json(), { status: 'ok', unbuiltIndexes: [{ project: 'desk', collection: 'tickets', index: reported?.index }] });
+  t.is(sampleValue(await scrape(service), 'spaceport_declared_indexes_unbuilt'), 1);
+
+  await createTenant(service.runtime.knex, 'other');
+  const tickets = documentStore(service.runtime.tenantDatabase, 'other', service.runtime.declaredPaths).collection('tickets');
+  await t.throwsAsync(tickets.insertOne({ ref: 'B' }), { message: /writes to "tickets" are refused: its declared unique index .* could not be built/ });
+  await t.throwsAsync(tickets.updateOne({ ref: 'B' }, { $set: { ref: 'A' } }, { upsert: true }), { message: /refused/ });
+  const posted = await service.fetch('/api/desk/tickets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ ref: 'C' }]) });
+  t.is(posted.status, 503, 'a route that lets the error through answers 503');
+  t.is((await service.fetch('/api/desk/urgent')).status, 200, 'reads go on');
+  t.is((await documentStore(service.runtime.tenantDatabase, 'default', service.runtime.declaredPaths).collection('tickets').deleteOne({ _id: 'd2' })).deletedCount, 1, 'deletes go on, so the duplicates can be removed');
+});
 
 test('declared indexes are built at start-up, serve the project\'s finds, and a unique one holds per tenant', async (t) => {
   const indexes = `export default [
