@@ -178,16 +178,7 @@ export class TenantDatabase {
    * tenant's statement can take: readiness reports the database, not one tenant's load.
    */
   async answers(): Promise<void> {
-    const client = await this.#reserved.connect();
-    let failure: Error | undefined;
-    try {
-      await this.#limited(client, () => client.query('select 1'));
-    } catch (error) {
-      failure = error as Error;
-      throw error;
-    } finally {
-      client.release(failure !== undefined && !isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? failure : undefined);
-    }
+    await onConnectionOf(this.#reserved, (client) => this.#limited(client, () => client.query('select 1')));
   }
 
   poolCounts(): PoolCounts {
@@ -228,19 +219,24 @@ export class TenantDatabase {
     const taken = this.#shares.take(tenant);
     const releaseShare = typeof taken === 'function' ? taken : await taken;
     try {
-      const client = await this.#pool.connect();
-      try {
-        const result = await work(client);
-        client.release();
-        return result;
-      } catch (error) {
-        // A connection left mid-statement or inside a transaction is closed, never reused.
-        client.release(isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? undefined : (error as Error));
-        throw error;
-      }
+      return await onConnectionOf(this.#pool, work);
     } finally {
       releaseShare();
     }
+  }
+}
+
+/** Runs `work` on a connection of `pool`, then gives it back. */
+async function onConnectionOf<Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
+  const client = await pool.connect();
+  try {
+    const result = await work(client);
+    client.release();
+    return result;
+  } catch (error) {
+    // A connection left mid-statement or inside a transaction is closed, never reused.
+    client.release(isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? undefined : (error as Error));
+    throw error;
   }
 }
 

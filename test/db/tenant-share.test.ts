@@ -129,3 +129,18 @@ test.serial('while the tenant waits at its share, the gauges count it, without i
   t.deepEqual(gauges, { atShare: 1, waiting: 1 });
   await Promise.all(acme);
 });
+
+test.serial('/readyz and /healthz check the database on a connection of their own: 200 while tenants hold every connection of the pool', async (t) => {
+  const full = await startWithProjects(t, writeTree({ 'desk/api/routes.js': ROUTES }), {
+    env: { DATABASE_POOL_MAX: '2' },
+    expert: { limits: { tenantConnections: 2, queueMs: QUEUE_MS } },
+  });
+  const held = ['acme', 'globex'].map((tenant) => full.fetch(`/api/desk/hold?ms=${HOLD_MS}`, { method: 'POST', headers: { tenant } }));
+  t.teardown(() => Promise.all(held));
+  const deadline = Date.now() + 4000;
+  while ((await transactionsOpen()) < 2 && Date.now() < deadline) await sleep(50);
+  t.is(await transactionsOpen(), 2, 'both connections of the pool are held');
+  const [ready, health] = await Promise.all([full.fetch('/readyz'), full.fetch('/healthz')]);
+  t.deepEqual([ready.status, health.status], [200, 200]);
+  t.deepEqual((await Promise.all(held)).map((answer) => answer.status), [200, 200]);
+});
