@@ -46,6 +46,13 @@ export default [
       record(key, db.collection('held').insertOne({ _id: key })).then((outcome) => { outcomes[key] = outcome; });
     }, 300);
   } },
+  { method: 'POST', path: '/uncaught', skipAuth: true, function: async (req, res) => {
+    await db.transaction(async (tx) => {
+      await tx.collection('held').insertOne({ _id: 'uncaught' });
+      await sleep(1500);
+    });
+    res.json({ done: true });
+  } },
   { method: 'GET', path: '/outcomes', skipAuth: true, function: (req, res) => res.json(outcomes) },
 ];
 `;
@@ -105,6 +112,24 @@ test.serial('a client that leaves (499) while its transaction waits: it rolls ba
   t.regex(String((await outcomes())['left-late']), /this transaction has ended|request ended/, 'tx used after the request ended is refused');
   t.regex(String((await outcomes()).left), /request ended .* rolled back/);
   t.is(await heldRows('left'), 0);
+});
+
+test.serial('a handler that lets the rollback of its client leaving fail it: a 499 on the request line, no error logged', async (t) => {
+  const controller = new AbortController();
+  const request = service.fetch('/api/desk/uncaught', { method: 'POST', signal: controller.signal }).catch(() => 'aborted');
+  await pollUntil(async () => (await transactionsOpen()) > 0);
+  controller.abort();
+  t.is(await request, 'aborted');
+  await pollUntil(async () => service.logEntries().some((line) => line.msg === 'request' && line.route === 'POST /uncaught'));
+  await sleep(200);
+  const lines = service.logEntries().filter((line) => line.route === 'POST /uncaught');
+  t.like(lines.find((line) => line.msg === 'request'), { status: 499, error: 'client closed the connection early' });
+  t.deepEqual(
+    lines.filter((line) => line.msg !== 'request').map((line) => line.msg),
+    [],
+    'the rollback its leaving caused is routine, as a broken connection is',
+  );
+  t.is(await heldRows('uncaught'), 0);
 });
 
 test.serial('a handler that answers first and keeps its transaction open: the transaction rolls back once the answer is sent', async (t) => {
