@@ -20,7 +20,7 @@ const POOL = 10;
 const SHARE = POOL / 2;
 const QUEUE_MS = 1500;
 /** Longer than the queue, so that statements over the share are refused rather than served late. */
-const HOLD_MS = 5000;
+const HOLD_MS = 3500;
 
 const ROUTES = `
 import { db } from 'spaceport';
