@@ -164,13 +164,15 @@ async function openDatabases(
       throw error;
     });
   }
-  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs });
+  const { connectTimeoutMs } = loaded.config.database;
+  const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs, connectTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
   const { poolMax } = loaded.config.database;
   const { tenantConnections, queueMs, handlerMs } = loaded.config.limits;
   const tenantDatabase = new TenantDatabase(opened.url, {
     queryTimeoutMs: database.queryTimeoutMs,
     poolMax,
+    connectTimeoutMs,
     tenantConnections: tenantConnections ?? defaultTenantConnections(poolMax),
     queueMs,
     // A transaction never outlives its request, which never outlives the handler's limit: idle

@@ -43,7 +43,10 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
     validateHeaderName(name);
     for (const each of [value].flat()) validateHeaderValue(name, String(each));
   }
-  if (!target.claim()) return;
+  if (!target.claim()) {
+    callBackOnceOver(target, callback);
+    return;
+  }
   const file = send(target.context.req, encodeURI(filePath), { ...options, etag: true });
   followTransfer(target, file, (error) => {
     if (error) warnOfDotSegment(target, filePath, options, error);
@@ -127,6 +130,15 @@ function followTransfer(target: FileTransferTarget, file: send.SendStream, done:
     if (error) return finish(error);
     setImmediate(() => finish(streaming !== false ? aborted() : undefined));
   });
+}
+
+/**
+ * A file the request can no longer take (its client left, or it was answered): Express's `send`
+ * finds the response over and calls back with ECONNABORTED once it is, and so does this.
+ */
+function callBackOnceOver(target: FileTransferTarget, callback: SendFileCallback | undefined): void {
+  if (callback === undefined) return;
+  onFinished(target.context.res, () => setImmediate(() => runCallback(target, callback, aborted())));
 }
 
 function aborted(): Error & { code: string } {

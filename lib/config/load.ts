@@ -37,7 +37,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
     projectsDir: path.resolve(environment.PROJECTS_DIR),
     dataDir: path.resolve(environment.DATA_DIR),
     logLevel: environment.LOG_LEVEL,
-    database: { embedded: environment.DATABASE_URL === undefined, poolMax: environment.DATABASE_POOL_MAX },
+    database: { embedded: environment.DATABASE_URL === undefined, poolMax: environment.DATABASE_POOL_MAX, connectTimeoutMs: environment.DATABASE_CONNECT_TIMEOUT_MS },
     redis: { enabled: environment.REDIS_URL !== undefined },
   };
   return {

@@ -151,6 +151,14 @@ export const environmentSchema = z.object({
     .transform(Number)
     .refine((size) => size >= 1 && size <= 1000, 'must be a whole number from 1 to 1000')
     .default(10),
+  // The wait for a new database connection before it counts as unreachable (503): 1.5 s by
+  // default, longer where the database is far or the machine busy (issue 37).
+  DATABASE_CONNECT_TIMEOUT_MS: z
+    .string()
+    .regex(/^\d{3,6}$/, 'must be a whole number of milliseconds from 100 to 600000')
+    .transform(Number)
+    .refine((milliseconds) => milliseconds >= 100 && milliseconds <= 600_000, 'must be a whole number of milliseconds from 100 to 600000')
+    .default(1500),
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),
   PROJECTS_DIR: z.string().min(1).default('./projects'),

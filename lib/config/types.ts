@@ -10,8 +10,11 @@ export interface Config extends ExpertConfig {
   readonly projectsDir: string;
   readonly dataDir: string;
   readonly logLevel: string;
-  /** `poolMax`: connections the service's pool opens at most (`DATABASE_POOL_MAX`). */
-  readonly database: { readonly embedded: boolean; readonly poolMax: number };
+  /**
+   * `poolMax`: connections the service's pool opens at most (`DATABASE_POOL_MAX`);
+   * `connectTimeoutMs`: the wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`).
+   */
+  readonly database: { readonly embedded: boolean; readonly poolMax: number; readonly connectTimeoutMs: number };
   readonly redis: { readonly enabled: boolean };
 }
 

@@ -1,7 +1,10 @@
 import knexFactory, { type Knex } from 'knex';
 import type pg from 'pg';
 
-/** How long a caller waits for a connection before the database counts as unreachable. */
+/**
+ * How long a caller waits for a connection before the database counts as unreachable, unless
+ * told otherwise (the service: `DATABASE_CONNECT_TIMEOUT_MS`).
+ */
 export const CONNECT_TIMEOUT_MS = 1500;
 
 type LogLine = (message: unknown) => void;
@@ -15,16 +18,18 @@ export interface KnexOptions {
    * it; migrations and tools, whose statements may rightly run long, leave it out.
    */
   queryTimeoutMs?: number;
+  /** The wait for a new connection; `CONNECT_TIMEOUT_MS` unless given. */
+  connectTimeoutMs?: number;
 }
 
 /** A knex over pg. */
-export function createKnex(url: string, { log = () => {}, queryTimeoutMs }: KnexOptions = {}): Knex {
+export function createKnex(url: string, { log = () => {}, queryTimeoutMs, connectTimeoutMs = CONNECT_TIMEOUT_MS }: KnexOptions = {}): Knex {
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: queryTimeoutMs, keepAlive: true },
+    connection: { connectionString: url, connectionTimeoutMillis: connectTimeoutMs, query_timeout: queryTimeoutMs, keepAlive: true },
     pool: { min: 0, max: 10, validate: isReusable },
     log: { warn: log, error: log, deprecate: log, debug: log },
-    acquireConnectionTimeout: CONNECT_TIMEOUT_MS + 200,
+    acquireConnectionTimeout: connectTimeoutMs + 200,
   });
 }
 

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { BackendWatchdog } from './backend-watchdog.ts';
 import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
 import { queryInScope, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
@@ -77,6 +79,8 @@ export interface TenantDatabaseOptions {
   onShareWait?: (shareClass: ShareClass, outcome: ShareWaitOutcome, seconds: number) => void;
   /** PostgreSQL's `idle_in_transaction_session_timeout` for this pool's transactions, set with each of them. */
   idleInTransactionMs?: number;
+  /** The wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`); `CONNECT_TIMEOUT_MS` unless given. */
+  connectTimeoutMs?: number;
   /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
   /** Told how long each statement took, in seconds, once it is answered or fails (the metrics). */
@@ -110,12 +114,15 @@ export class TenantDatabase {
   readonly #idleInTransactionTimeout: string;
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
+  /** `spaceport/<this pool>/`: the start of its statements' tags, unique to it on the server. */
+  readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
+  #tagsGiven = 0;
 
   constructor(url: string, options: TenantDatabaseOptions = {}) {
-    const { queryTimeoutMs, poolMax = 10, onIdleError = () => {}, onStatement, traceStatement } = options;
+    const { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement } = options;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
-    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS);
+    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url));
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#idleInTransactionTimeout = String(options.idleInTransactionMs ?? DEFAULT_IDLE_IN_TRANSACTION_MS);
     this.#shares = new TenantShares({
@@ -123,13 +130,14 @@ export class TenantDatabase {
       queueMs: options.queueMs ?? DEFAULT_QUEUE_MS,
       onWait: options.onShareWait,
     });
-    this.#pool = newPool(url, poolMax, onIdleError);
-    this.#reserved = newPool(url, 1, onIdleError);
+    this.#pool = newPool(url, poolMax, connectTimeoutMs, onIdleError);
+    this.#reserved = newPool(url, 1, connectTimeoutMs, onIdleError);
   }
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
-    return this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, () => queryInScope<Row>(client, this.#scope(tenant), statement.sql, [...statement.bindings])));
+    const scope = this.#scope(tenant);
+    return this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings])));
   }
 
   /**
@@ -141,20 +149,21 @@ export class TenantDatabase {
     const wanted = () => {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
+    const scope = this.#scope(tenant);
     return this.#withConnection(tenant, async (client) => {
       // The wait for a connection may have outlasted the request.
       wanted();
-      await this.#watched(client, 'begin', () => queryInScope(client, this.#scope(tenant), 'begin', []));
+      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', []));
       try {
         const result = await work((statement) => {
           wanted();
-          return this.#watched(client, statement.sql, () => client.query(statement.sql, [...statement.bindings]));
+          return this.#watched(client, statement.sql, scope.tag, () => client.query(statement.sql, [...statement.bindings]));
         });
         wanted();
-        await this.#watched(client, 'commit', () => client.query('commit'));
+        await this.#watched(client, 'commit', scope.tag, () => client.query('commit'));
         return result;
       } catch (error) {
-        await this.#watched(client, 'rollback', () => client.query('rollback')).catch(() => undefined);
+        await this.#watched(client, 'rollback', scope.tag, () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
     });
@@ -178,7 +187,7 @@ export class TenantDatabase {
    * tenant's statement can take: readiness reports the database, not one tenant's load.
    */
   async answers(): Promise<void> {
-    await onConnectionOf(this.#reserved, (client) => this.#limited(client, () => client.query('select 1')));
+    await onConnectionOf(this.#reserved, (client) => this.#limited(client, undefined, () => client.query('select 1')));
   }
 
   poolCounts(): PoolCounts {
@@ -195,12 +204,21 @@ export class TenantDatabase {
     await Promise.all([this.#pool.end(), this.#reserved.end()]);
   }
 
+  /** A statement's scope, or a transaction's, with a tag of its own (`BackendWatchdog`). */
   #scope(tenant: SessionTenant): StatementScope {
-    return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout, idleInTransactionTimeout: this.#idleInTransactionTimeout };
+    this.#tagsGiven += 1;
+    return {
+      role: TENANT_ROLE,
+      tenantSetting: TENANT_SETTING,
+      tenant,
+      statementTimeout: this.#statementTimeout,
+      tag: `${this.#tagPrefix}${this.#tagsGiven}`,
+      idleInTransactionTimeout: this.#idleInTransactionTimeout,
+    };
   }
 
-  #watched<Result>(client: pg.PoolClient, sql: string, send: () => Promise<Result>): Promise<Result> {
-    const run = () => this.#limited(client, send);
+  #watched<Result>(client: pg.PoolClient, sql: string, tag: string, send: () => Promise<Result>): Promise<Result> {
+    const run = () => this.#limited(client, tag, send);
     const onStatement = this.#onStatement;
     const started = onStatement === undefined ? 0 : performance.now();
     const answered = this.#traceStatement === undefined ? run() : this.#traceStatement(sql, run);
@@ -210,8 +228,8 @@ export class TenantDatabase {
     return answered;
   }
 
-  #limited<Result>(client: pg.PoolClient, send: () => Promise<Result>): Promise<Result> {
-    return this.#limit === undefined ? send() : this.#limit.watch(client, send);
+  #limited<Result>(client: pg.PoolClient, tag: string | undefined, send: () => Promise<Result>): Promise<Result> {
+    return this.#limit === undefined ? send() : this.#limit.watch(client, send, tag);
   }
 
   /** Runs `work` on a connection of the pool, within `tenant`'s share of it (SPEC §17.2). */
@@ -240,10 +258,10 @@ async function onConnectionOf<Result>(pool: pg.Pool, work: (client: pg.PoolClien
   }
 }
 
-function newPool(url: string, max: number, onIdleError: (error: Error) => void): pg.Pool {
+function newPool(url: string, max: number, connectTimeoutMs: number, onIdleError: (error: Error) => void): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
     max,
     // A connection that fails while in use fails its statement too, which is answered (503);

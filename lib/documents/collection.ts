@@ -6,10 +6,12 @@ import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, sel
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DeclaredPathsHoldArrays, DocumentQueryError, DuplicateKeyError, translateWriteError, UnguardedWriteError } from './errors.ts';
 import { branchedSelectStatement } from './declared-select.ts';
+import { checkFilterBounds } from './bounds.ts';
 import { compileFilter } from './filter.ts';
 import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
+import { explainStatement, findPlan, type FindPlan } from './plan.ts';
 import type { DeclaredPaths, DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
 import { compileUpdate, operationsJson, type CompiledUpdate } from './update.ts';
 import { updateStatement, type UpdateOutcome, type UpdatePlan } from './update-statement.ts';
@@ -67,13 +69,14 @@ export class Collection {
 
   /** The tenant's rows of this collection that match `filter`: every statement starts here. */
   #matching(tenant: string, filter: Filter | undefined): Knex.QueryBuilder {
+    checkFilterBounds(filter);
     return tenantRows(TABLE, tenant, this.#inCollection, compileFilter(filter, this.collectionName));
   }
 
   /** `options` are the cursor's (`sort`, `skip`, `limit`, `projection`), as the driver takes them too. */
   find(filter: Filter = {}, options?: FindOptions): FindCursor {
     const { sort, skip, limit, projection } = checkedOptions<FindOptions>('find', options, FIND_OPTIONS);
-    const cursor = new FindCursor((query) => this.#select(filter, query));
+    const cursor = new FindCursor((query) => this.#select(filter, query), (query) => this.#explain(filter, query));
     if (sort !== undefined) cursor.sort(sort);
     if (skip !== undefined) cursor.skip(skip);
     if (limit !== undefined) cursor.limit(limit);
@@ -92,6 +95,7 @@ export class Collection {
 
   async countDocuments(filter: Filter = {}, options?: Record<string, never>): Promise<number> {
     checkedOptions('countDocuments', options, NO_OPTIONS);
+    checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
     const { rows: [counted] } = await this.#read(scope, (declared) => {
@@ -165,16 +169,27 @@ export class Collection {
     }
   }
 
-  async #select(filter: Filter, { sort, skip, limit }: CursorQuery): Promise<Document[]> {
+  async #select(filter: Filter, query: CursorQuery): Promise<Document[]> {
+    checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
-    const { rows: found } = await this.#read(scope, (declared) => {
-      const legs = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName)) ?? [compileFilter(filter, this.collectionName, declared)];
-      const page = { order: compileSort(sort, declared), skip, limit };
-      const statement = legs.length > 1 ? branchedSelectStatement(tenant, this.#inCollection, legs, page) : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page);
-      return this.#query<{ doc: Document }>(database, tenant, statement);
-    });
+    const { rows: found } = await this.#read(scope, (declared) => this.#query<{ doc: Document }>(database, tenant, this.#selectStatement(tenant, declared, filter, query)));
     return found.map((row) => row.doc);
+  }
+
+  /** The plan of the statement `#select` sends first, from PostgreSQL's EXPLAIN: nothing runs. */
+  async #explain(filter: Filter, query: CursorQuery): Promise<FindPlan> {
+    checkFilterBounds(filter);
+    const scope = this.#resolveScope();
+    const { database, tenant } = scope;
+    const { rows } = await this.#read(scope, (declared) => this.#query(database, tenant, explainStatement(this.#selectStatement(tenant, declared, filter, query))));
+    return findPlan(rows);
+  }
+
+  #selectStatement(tenant: string, declared: DeclaredPaths | undefined, filter: Filter, { sort, skip, limit }: CursorQuery): Statement {
+    const legs = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName)) ?? [compileFilter(filter, this.collectionName, declared)];
+    const page = { order: compileSort(sort, declared), skip, limit };
+    return legs.length > 1 ? branchedSelectStatement(tenant, this.#inCollection, legs, page) : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page);
   }
 
   /**

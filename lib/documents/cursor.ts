@@ -1,5 +1,6 @@
 import { DocumentQueryError } from './errors.ts';
 import { compileProjection } from './projection.ts';
+import type { FindPlan } from './plan.ts';
 import type { Document, ProjectionSpec, SortSpec } from './types.ts';
 
 /** What a cursor asks its collection for when it runs. */
@@ -11,17 +12,22 @@ export interface CursorQuery {
 
 export type CursorSource = (query: CursorQuery) => Promise<Document[]>;
 
+/** What a cursor asks its collection for when it explains itself. */
+export type CursorPlanner = (query: CursorQuery) => Promise<FindPlan>;
+
 /**
  * The result of `find`: chain `.sort()`, `.skip()`, `.limit()`, `.project()`, then `.toArray()`
  * (or `for await`). Nothing runs until then, as with the MongoDB driver.
  */
 export class FindCursor<Result extends Record<string, unknown> = Document> implements AsyncIterable<Result> {
   readonly #source: CursorSource;
+  readonly #planner: CursorPlanner;
   readonly #query: CursorQuery = {};
   #projection: ProjectionSpec | undefined;
 
-  constructor(source: CursorSource) {
+  constructor(source: CursorSource, planner: CursorPlanner) {
     this.#source = source;
+    this.#planner = planner;
   }
 
   sort(spec: SortSpec): this {
@@ -49,6 +55,15 @@ export class FindCursor<Result extends Record<string, unknown> = Document> imple
     const projector = compileProjection(this.#projection);
     const documents = await this.#source({ ...this.#query });
     return (projector ? documents.map(projector) : documents) as unknown as Result[];
+  }
+
+  /**
+   * How PostgreSQL would run this find, without running it: its plan, and the indexes it reads
+   * (`indexes`: a declared index by its name), to see in development whether a find uses one.
+   */
+  explain(): Promise<FindPlan> {
+    compileProjection(this.#projection);
+    return this.#planner({ ...this.#query });
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<Result> {

@@ -1,5 +1,5 @@
 import { DocumentQueryError } from './errors.ts';
-import { jsonPathOf, parsePath, type FieldPath } from './paths.ts';
+import { jsonPathOf, parsePath, WHOLE_DOCUMENT, type FieldPath } from './paths.ts';
 import type { DeclaredPaths, Filter, SqlFragment } from './types.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
@@ -15,19 +15,8 @@ import { regexMatches } from './regex.ts';
  */
 export function compileFilter(filter: unknown, collection: string, declared?: DeclaredPaths): SqlFragment {
   const conditions = (part: unknown) => compileConditions(part, collection);
-  const compiled = declared === undefined ? conditions(filter) : declared.compileFilter(filter, conditions);
-  if (compiled.bindings.length > MAX_FILTER_VALUES) {
-    throw new DocumentQueryError(`a filter may hold at most ${MAX_FILTER_VALUES} conditions' values; this one needs ${compiled.bindings.length} (use $in for long lists)`);
-  }
-  return compiled;
+  return declared === undefined ? conditions(filter) : declared.compileFilter(filter, conditions);
 }
-
-/**
- * PostgreSQL binds at most 65 535 values to one statement; the tenant, the collection and a
- * page take a few. `$in` costs a fixed number however long its list, so only a filter of tens of
- * thousands of separate conditions comes near this.
- */
-const MAX_FILTER_VALUES = 65_000;
 
 function compileConditions(filter: unknown, collection: string): SqlFragment {
   if (filter === undefined) return TRUE;
@@ -42,6 +31,8 @@ function compileEntry(key: string, value: unknown, collection: string): SqlFragm
   if (key === '$and') return all(subFilters(key, value).map((filter) => compileConditions(filter, collection)));
   if (key === '$or') return any(subFilters(key, value).map((filter) => compileConditions(filter, collection)));
   const path = parsePath(key, 'filter');
+  // MongoDB's shorthand for `{$regex: /.../}`.
+  if (value instanceof RegExp) return regexMatches(path, value, undefined);
   if (!isOperatorObject(value, key)) return equals(path, value, collection);
   return all(Object.entries(value).map(([operator, operand]) => compileOperator(path, operator, operand, collection, value)));
 }
@@ -81,7 +72,9 @@ function compileOperator(path: FieldPath, operator: string, operand: unknown, co
     case '$nin':
       return not(equalsAnyOf(path, inList(operator, operand), collection));
     case '$exists':
-      return operand ? exists(path) : not(exists(path));
+      return operand ? exists(path, collection) : not(exists(path, collection));
+    case '$elemMatch':
+      return elementMatches(path, operand);
     default:
       throw new DocumentQueryError(`unknown operator "${operator}"`);
   }
@@ -106,8 +99,8 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
   const value = toJsonValue(operand, 'filter');
   // No stored document can hold such text (see toStorableValue), so nothing equals it.
   if (!isStorable(value)) return FALSE;
-  if (path.length === 1 && path[0] === '_id') return idEquals(value);
-  if (value === null) return any([not(exists(path)), pathMatches(`${jsonPathOf(path)} ? (@ == null)`)]);
+  if (isIdPath(path, collection)) return idEquals(value);
+  if (value === null) return any([not(exists(path, collection)), pathMatches(`${jsonPathOf(path)} ? (@ == null)`)]);
   if (!isScalar(value)) return structureEquals(path, value);
   if (isAccountUsername(collection, path, value)) return usernameIndexed(value);
   return pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
@@ -119,7 +112,7 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
  */
 function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): SqlFragment {
   const values = operands.map((operand) => toJsonValue(operand, 'filter')).filter(isStorable);
-  if (path.length === 1 && path[0] === '_id') return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
+  if (isIdPath(path, collection)) return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
   const usernames: string[] = [];
   const scalars: Scalar[] = [];
   const structures: Json[] = [];
@@ -133,6 +126,36 @@ function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): 
     ...(values.includes(null) ? [equals(path, null, collection)] : []),
     ...(structures.length > 0 ? [structureEqualsAny(path, structures)] : []),
   ]);
+}
+
+/**
+ * The elements of an array `$elemMatch` looks into are filtered as documents of their own: the
+ * sub-filter's SQL names its document `doc`, which in there is the element. Their `_id` is a
+ * field like any other, not the row's `id`.
+ */
+const IN_ELEMENT = '$element';
+
+/** The document's `_id`, which is also the `id` column. */
+function isIdPath(path: FieldPath, collection: string): boolean {
+  return collection !== IN_ELEMENT && path.length === 1 && path[0] === '_id';
+}
+
+/**
+ * `$elemMatch`: one element of the array at `path` meets every condition of `operand`, which are
+ * fields of an object element (`{sku: 'a', qty: {$gt: 1}}`) or operators on the element itself
+ * (`{$gt: 1, $lt: 5}`). A value that is not an array never matches.
+ */
+function elementMatches(path: FieldPath, operand: unknown): SqlFragment {
+  if (!isPlainObject(operand) || Object.keys(operand).length === 0) throw new DocumentQueryError('$elemMatch needs a non-empty object of conditions');
+  const onElement = Object.keys(operand).every((key) => key.startsWith('$') && key !== '$and' && key !== '$or');
+  const condition = onElement
+    ? all(Object.entries(operand).map(([operator, value]) => compileOperator(WHOLE_DOCUMENT, operator, value, IN_ELEMENT, operand)))
+    : compileConditions(operand, IN_ELEMENT);
+  const keys = [...path];
+  return {
+    sql: `exists (select from jsonb_array_elements(case jsonb_typeof(doc #> ?::text[]) when 'array' then doc #> ?::text[] else '[]'::jsonb end) as element(doc) where ${condition.sql})`,
+    bindings: [keys, keys, ...condition.bindings],
+  };
 }
 
 /** `_id` is also the `id` column, so an `_id` lookup uses the primary key. */
@@ -183,8 +206,8 @@ function structureEqualsAny(path: FieldPath, values: Json[]): SqlFragment {
   };
 }
 
-function exists(path: FieldPath): SqlFragment {
-  if (path.length === 1 && path[0] === '_id') return TRUE;
+function exists(path: FieldPath, collection: string): SqlFragment {
+  if (isIdPath(path, collection)) return TRUE;
   return pathMatches(jsonPathOf(path));
 }
 
@@ -206,9 +229,11 @@ const INDEXED_IN_LIST = 100;
  * filter and one for the comparison) with the values as one hashed set.
  */
 function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
-  const matches = values.map((value) => `${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
-  if (matches.length === 1) return pathMatches(matches[0] as string);
-  if (matches.length <= INDEXED_IN_LIST) return { sql: 'doc @\\? any(?::jsonpath[])', bindings: [matches] };
+  if (values.length <= INDEXED_IN_LIST) {
+    const target = jsonPathOf(path);
+    const matches = values.map((value) => `${target} ? (@ == ${jsonPathLiteral(value)})`);
+    return matches.length === 1 ? pathMatches(matches[0] as string) : { sql: 'doc @\\? any(?::jsonpath[])', bindings: [matches] };
+  }
   return {
     sql: 'exists (select from jsonb_path_query(doc, ?::jsonpath) as found where found in (select jsonb_array_elements(?::jsonb)))',
     bindings: [`${jsonPathOf(path)}[*][*]`, JSON.stringify(values)],

@@ -6,6 +6,7 @@ import { refuseInsideTransaction, runTransaction, type TransactionStore } from '
 
 export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';
 export { FindCursor } from './cursor.ts';
+export type { FindPlan } from './plan.ts';
 export { DocumentQueryError, DuplicateKeyError, UnguardedWriteError } from './errors.ts';
 export type * from './types.ts';
 export type { TransactionStore } from './transaction.ts';

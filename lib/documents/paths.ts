@@ -26,6 +26,9 @@ export function parsePath(path: string, where: string): FieldPath {
   return keys as unknown as FieldPath;
 }
 
+/** The empty path: the document itself (the element that `$elemMatch`'s operators compare). */
+export const WHOLE_DOCUMENT = [] as unknown as FieldPath;
+
 /** The path as SQL/JSON path text, every key quoted: `$."a"."b"`. */
 export function jsonPathOf(path: FieldPath): string {
   return `$${path.map((key) => `.${JSON.stringify(key)}`).join('')}`;

@@ -1,3 +1,4 @@
+import { checkBound } from './bounds.ts';
 import { DocumentQueryError } from './errors.ts';
 import { parsePath, setAt, unsetAt, valueAt, type FieldPath } from './paths.ts';
 import type { Document, ProjectionSpec } from './types.ts';
@@ -14,6 +15,7 @@ const ID_PATH = parsePath('_id', 'projection');
 export function compileProjection(spec: unknown): Projector | undefined {
   if (spec === undefined) return undefined;
   if (!isPlainObject(spec)) throw new DocumentQueryError('a projection must be a plain object');
+  checkBound('projectionFields', Object.keys(spec).length, 'projection');
   const entries = Object.entries(spec as ProjectionSpec).map(([name, flag]) => ({ path: parsePath(name, 'projection'), keep: flagValue(name, flag) }));
   if (entries.length === 0) return undefined;
   const keepId = entries.find((entry) => entry.path.join('.') === '_id')?.keep ?? true;

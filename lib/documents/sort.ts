@@ -1,3 +1,4 @@
+import { checkBound } from './bounds.ts';
 import { DocumentQueryError } from './errors.ts';
 import { parsePath } from './paths.ts';
 import type { DeclaredPaths, SqlFragment } from './types.ts';
@@ -17,6 +18,7 @@ const DIRECTIONS = new Map<unknown, 'asc' | 'desc'>([
 export function compileSort(spec: unknown, declared?: DeclaredPaths): SqlFragment {
   if (spec === undefined) return { sql: 'id', bindings: [] };
   if (!isPlainObject(spec)) throw new DocumentQueryError('a sort must be a plain object such as {field: 1}');
+  checkBound('sortKeys', Object.keys(spec).length, 'sort');
   const terms = Object.entries(spec).map(([name, direction]) => sortTerm(parsePath(name, 'sort'), name, direction, declared));
   return { sql: [...terms.map((term) => term.sql), 'id'].join(', '), bindings: terms.flatMap((term) => term.bindings) };
 }

@@ -5,17 +5,18 @@ export interface Document {
   [field: string]: unknown;
 }
 
-/** A MongoDB-style filter: fields or dotted paths to values or operator objects, `$and`, `$or`. */
+/** A MongoDB-style filter: fields or dotted paths to values or operator objects, `$and`, `$or`; at most 1 000 conditions, and 100 000 values a `$in` (`QUERY_BOUNDS`). */
 export type Filter = Record<string, unknown>;
 
-/** `{$each: [values]}`: several values for `$push` or `$addToSet`. */
+/** `{$each: [values]}`: several values for `$push` or `$addToSet`, at most 10 000. */
 export interface EachModifier {
   $each: unknown[];
 }
 
 /**
  * The update operators, each an object of fields (or dotted paths) to operands; any other key
- * is an error. All of an update is applied by one statement, atomically per document.
+ * is an error. All of an update is applied by one statement, atomically per document. At most
+ * 1 000 fields, all operators together.
  */
 export interface UpdateSpec {
   /** Sets each field, creating objects on the way. */
@@ -57,9 +58,10 @@ export interface FindOneAndUpdateOptions {
 }
 
 export type SortDirection = 1 | -1 | 'asc' | 'desc' | 'ascending' | 'descending';
+/** Fields or dotted paths to their direction, in order of precedence: at most 32 keys. */
 export type SortSpec = Record<string, SortDirection>;
 
-/** `{field: 1}` keeps only the named fields (and `_id`), `{field: 0}` drops them. */
+/** `{field: 1}` keeps only the named fields (and `_id`), `{field: 0}` drops them; at most 100 fields. */
 export type ProjectionSpec = Record<string, 0 | 1 | boolean>;
 
 export interface InsertOneResult {

@@ -1,3 +1,4 @@
+import { checkBound } from './bounds.ts';
 import { DocumentQueryError } from './errors.ts';
 import { parsePath, type FieldPath } from './paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
@@ -37,6 +38,7 @@ export const UPDATE_OPERATORS = Object.keys(OPERATORS);
 /** Checks an update once, before any row is touched: unknown operators and bad operands are errors. */
 export function compileUpdate(update: unknown): CompiledUpdate {
   if (!isPlainObject(update)) throw new DocumentQueryError('an update must be a plain object');
+  checkBound('updateFields', Object.values(update).reduce<number>((count, fields) => count + (isPlainObject(fields) ? Object.keys(fields).length : 0), 0), 'update');
   const operations: UpdateOperation[] = [];
   let setsId: string | undefined;
   for (const [operator, fields] of Object.entries(update)) {
@@ -79,6 +81,7 @@ function eachValue(operator: string, value: unknown, name: string): Json {
   if (unknown !== undefined) throw new DocumentQueryError(`${operator} "${name}": unknown modifier "${unknown}" (only $each is supported)`);
   const each = (value as Record<string, unknown>).$each;
   if (Object.keys(value as object).length !== 1 || !Array.isArray(each)) throw new DocumentQueryError(`${operator} "${name}": $each needs an array, and nothing beside it`);
+  checkBound('eachValues', each.length, `${operator} "${name}"`);
   return toStorableValue(each, `${operator} "${name}"`);
 }
 
@@ -90,6 +93,7 @@ function pulledValues(value: unknown, name: string): Json {
   if (unknown !== undefined) throw new DocumentQueryError(`$pull "${name}": unknown operator "${unknown}" ($pull removes by equality, or $in)`);
   const list = (value as Record<string, unknown>).$in;
   if (Object.keys(value as object).length !== 1 || !Array.isArray(list)) throw new DocumentQueryError(`$pull "${name}": $in needs an array, and nothing beside it`);
+  checkBound('eachValues', list.length, `$pull "${name}"`);
   return toStorableValue(list, `$pull "${name}"`);
 }
 
@@ -101,12 +105,22 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : typeof value;
 }
 
-/** Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses them too). */
+/**
+ * Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses
+ * them too). Each path is looked up with its parents in a set: time linear in the paths.
+ */
 function rejectConflicts(operations: readonly UpdateOperation[]): void {
-  const paths = operations.map((operation) => operation.path.join('.'));
-  for (const [index, path] of paths.entries()) {
-    const clash = paths.find((other, otherIndex) => otherIndex !== index && (other === path || other.startsWith(`${path}.`)));
-    if (clash !== undefined) throw new DocumentQueryError(`update paths "${path}" and "${clash}" conflict`);
+  const paths = new Set<string>();
+  for (const { path } of operations) {
+    const name = path.join('.');
+    if (paths.has(name)) throw new DocumentQueryError(`update paths "${name}" and "${name}" conflict`);
+    paths.add(name);
+  }
+  for (const { path } of operations) {
+    for (let depth = 1; depth < path.length; depth++) {
+      const parent = path.slice(0, depth).join('.');
+      if (paths.has(parent)) throw new DocumentQueryError(`update paths "${parent}" and "${path.join('.')}" conflict`);
+    }
   }
 }
 

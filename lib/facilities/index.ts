@@ -20,7 +20,7 @@ export {
 } from '../documents/index.ts';
 export { signToken, verifyToken, type TokenClaims, type TokenSubject } from './tokens.ts';
 export { configView as config } from './config-view.ts';
-export { defineRoutes, type Route, type RouteSchema, type SecurityScheme, type JsonSchema, type ValidatorSchema, type RouteHandler, type Request, type Response, type NextFunction, type UploadedFile } from './routes.ts';
+export { defineRoutes, type Route, type RouteSchema, type SecurityScheme, type JsonSchema, type ValidatorSchema, type RouteHandler, type Middleware, type Request, type Response, type NextFunction, type UploadedFile } from './routes.ts';
 export {
   defineSettings,
   type ProjectSettings,

@@ -1,4 +1,6 @@
-import { registerHooks } from 'node:module';
+import { registerHooks, type ModuleFormat } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * The two specifiers route files import, mapped to this folder's files. A project anywhere on
@@ -9,10 +11,26 @@ const FACILITY_URLS: ReadonlyMap<string, string> = new Map([
   ['spaceport/config', new URL('./config.ts', import.meta.url).href],
 ]);
 
+/**
+ * Project files are ES modules whatever a package.json above them says: `npm init -y` writes
+ * `"type": "commonjs"`, under which every `import` failed (issue 37). Only the extensions whose
+ * format a package.json decides are read again; `.cjs` and `.cts` stay CommonJS.
+ */
+const AS_ES_MODULE: ReadonlyMap<string, ModuleFormat> = new Map([
+  ['commonjs', 'module'],
+  ['commonjs-typescript', 'module-typescript'],
+]);
+const AMBIGUOUS_EXTENSIONS = new Set(['.js', '.ts']);
+
+const projectsDirs = new Set<string>();
 let registered = false;
 
-/** Installs the resolve hook once per process; call it before importing any route file. */
-export function resolveFacilitiesFromAnywhere(): void {
+/**
+ * Installs the module hooks once per process; call it, naming the PROJECTS_DIR whose files are
+ * about to load, before importing any route file.
+ */
+export function resolveFacilitiesFromAnywhere(projectsDir?: string): void {
+  if (projectsDir !== undefined) projectsDirs.add(path.resolve(projectsDir));
   if (registered) return;
   registered = true;
   registerHooks({
@@ -20,5 +38,21 @@ export function resolveFacilitiesFromAnywhere(): void {
       const url = FACILITY_URLS.get(specifier);
       return url === undefined ? nextResolve(specifier, context) : { url, shortCircuit: true };
     },
+    load(url, context, nextLoad) {
+      const loaded = nextLoad(url, context);
+      const format = AS_ES_MODULE.get(loaded.format ?? '');
+      return format !== undefined && isProjectFile(url) ? nextLoad(url, { ...context, format }) : loaded;
+    },
   });
+}
+
+/** A `.js` or `.ts` file of a project (not of its node_modules). */
+function isProjectFile(url: string): boolean {
+  if (!url.startsWith('file:')) return false;
+  const file = fileURLToPath(url);
+  if (!AMBIGUOUS_EXTENSIONS.has(path.extname(file)) || file.split(path.sep).includes('node_modules')) return false;
+  for (const folder of projectsDirs) {
+    if (file.startsWith(folder + path.sep)) return true;
+  }
+  return false;
 }

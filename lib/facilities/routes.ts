@@ -1,9 +1,20 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import type { RouteHandler } from '../bridge/index.ts';
+import type { IncomingMessage } from 'node:http';
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
+import type { BridgeRequest, BridgeResponse, NextFunction, RouteHandler } from '../bridge/index.ts';
 import type { HttpMethod } from '../routes/methods.ts';
 
 export type { BridgeRequest as Request, BridgeResponse as Response, NextFunction, RouteHandler, UploadedFile } from '../bridge/index.ts';
 
+
+/**
+ * One entry of a route's `middleware`: yours, over the `Request` and `Response` handlers get, or
+ * a package's as it is typed, for Node's own request and response (`helmet()`) or for Express's
+ * (cookie-parser, compression, passport). All run on the same objects, the bridge's, which carry
+ * what Express middleware reads (SPEC §10); the types say so without a cast in the route file.
+ * `body` stays the service's own type: only Express's types call it `any`.
+ */
+export type Middleware = (req: BridgeRequest & Omit<ExpressRequest, 'body'> & IncomingMessage, res: BridgeResponse & ExpressResponse, next: NextFunction) => unknown;
 
 /** A JSON Schema object (draft 2020-12, OpenAPI 3.1's dialect). */
 export interface JsonSchema {
@@ -63,7 +74,7 @@ export interface Route {
    * order after authentication, body parsing and the body schema, before `function`. Each may
    * answer, call `next()`, `next(err)` or `next('route')`, or throw, as a handler may.
    */
-  middleware?: readonly RouteHandler[];
+  middleware?: readonly Middleware[];
   /**
    * Also gives the route `req.rawBody`: the exact bytes of a JSON, urlencoded or text body, as a
    * Buffer (to check a webhook's signature over them); `req.body` is parsed as usual.

@@ -119,6 +119,7 @@ export const systemArea: ServiceAreaDeclaration = {
       operationId: 'metrics',
       summary: 'Prometheus metrics',
       description: 'The Prometheus text format, to `Authorization: Bearer <METRICS_TOKEN>` only; 404 while `METRICS_TOKEN` is unset.',
+      answer: { mediaType: 'text/plain; version=0.0.4', description: 'The metrics, in the Prometheus text format.' },
       tags,
       errors: [401, 404],
     },
@@ -141,6 +142,7 @@ export const systemArea: ServiceAreaDeclaration = {
       operationId: 'docsPage',
       summary: 'An API reference page (Swagger UI) for this document',
       description: 'The HTML page; its scripts and styles come from `/docs/`.',
+      answer: { mediaType: 'text/html', description: 'The reference page.' },
       tags,
     },
     {

@@ -108,7 +108,7 @@ function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name:
     ...(requestBody === undefined ? {} : { requestBody }),
     responses: {
       ...errorResponses(...route.errors),
-      ...declaredResponses(declared, route.rateLimited ? rateLimitHeaders : undefined, route.answerHeaders),
+      ...declaredResponses(declared, route.rateLimited ? rateLimitHeaders : undefined, route.answerHeaders, route.answer),
     },
   };
 }

@@ -1,5 +1,6 @@
 import statuses from 'statuses';
 import { jsonContent, jsonResponse, ref, type Json, type JsonObject } from './components.ts';
+import type { NonJsonAnswer } from '../routes/declaration.ts';
 
 /** A declared schema, placed under `components.schemas`. */
 export interface PlacedSchema {
@@ -55,12 +56,13 @@ function isFileField(property: Json): boolean {
 
 /**
  * The declared answers, each with its schema; a route that declares no success answer keeps
- * the generic 200. Declared answers win over the chain's own for the same status.
+ * the generic 200, or the non-JSON `answer` it names. Declared answers win over the chain's own for the same status.
  */
 export function declaredResponses(
   declared: DeclaredSchemas,
   successHeaders: JsonObject | undefined,
   answerHeaders: Readonly<Record<string, JsonObject>> = {},
+  answer?: NonJsonAnswer,
 ): JsonObject {
   const responses: Record<string, Json> = {};
   for (const [status, placed] of Object.entries(declared.responses)) {
@@ -70,9 +72,17 @@ export function declaredResponses(
     responses[status] = jsonResponse(description, ref('schemas', placed.name), Object.keys(headers).length > 0 ? headers : undefined);
   }
   if (!Object.keys(responses).some(isSuccess)) {
-    responses['200'] = { description: 'Answered by the handler.', ...(successHeaders === undefined ? {} : { headers: successHeaders }) };
+    responses['200'] = undeclaredSuccess(successHeaders, answer);
   }
   return responses;
+}
+
+/** The generic 200 of a route that declares no answer; a non-JSON one says its media type. */
+function undeclaredSuccess(successHeaders: JsonObject | undefined, answer: NonJsonAnswer | undefined): JsonObject {
+  const response: Record<string, Json> = { description: answer?.description ?? 'Answered by the handler.' };
+  if (successHeaders !== undefined) response.headers = successHeaders;
+  if (answer !== undefined) response.content = { [answer.mediaType]: { schema: { type: 'string' } } };
+  return response;
 }
 
 function isSuccess(status: string): boolean {

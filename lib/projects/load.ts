@@ -82,7 +82,7 @@ interface ProjectScan {
  * validates its routes, reporting all problems.
  */
 async function scanProjects(projectsDir: string, settings: SettingsContext): Promise<ProjectScan> {
-  resolveFacilitiesFromAnywhere();
+  resolveFacilitiesFromAnywhere(projectsDir);
   const discovery = discoverProjects(projectsDir);
   const names = new Set([...discovery.folders.map(({ name }) => name), ...discovery.problems.map(({ project }) => project)]);
   const settingsProblems = await loadSettings(discovery.folders.map(({ name, file }) => ({ project: name, apiDir: path.dirname(file) })), settings);

@@ -104,6 +104,7 @@ function thrownAt(error: Error, routeFile: string): Location | undefined {
 function syntaxErrorAt(routeFile: string): Location | undefined {
   const script = `await import(${JSON.stringify(pathToFileURL(routeFile).href)});`;
   const child = spawnSync(process.execPath, ['--import', RESOLVE_FACILITIES, '--input-type=module', '--eval', script], {
+    env: { ...process.env, PROJECTS_DIR: path.dirname(projectFolderOf(routeFile)) },
     encoding: 'utf8',
     timeout: CHILD_TIMEOUT_MS,
   });

@@ -50,6 +50,14 @@ export interface RouteDeclaration<Handler> {
   readonly errors?: readonly number[];
   /** OpenAPI headers of an answer, by status (`Location` of a 201). */
   readonly answerHeaders?: Readonly<Record<string, JsonObject>>;
+  /** A success answer that is not JSON (the page of `/docs`), documented with its media type. */
+  readonly answer?: NonJsonAnswer;
+}
+
+/** A 200 answer of another media type than JSON: `text/html`, Prometheus's text format. */
+export interface NonJsonAnswer {
+  readonly mediaType: string;
+  readonly description: string;
 }
 
 /** The rate limits of `rateLimit` in the configuration. */

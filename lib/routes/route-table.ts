@@ -1,8 +1,9 @@
 import type { AreaTraits } from './area-traits.ts';
-import type { AuthMode, RateLimitKey, RouteDeclaration } from './declaration.ts';
+import type { AuthMode, NonJsonAnswer, RateLimitKey, RouteDeclaration } from './declaration.ts';
 import type { JsonObject } from '../values/json.ts';
 import type { HttpMethod } from './methods.ts';
 import type { SchemaDocuments } from './schemas.ts';
+import { stepName } from './step-names.ts';
 
 /** One route as `make routes` lists it and `/openapi.json` documents it. */
 export interface ListedRoute {
@@ -21,7 +22,7 @@ export interface ListedRoute {
   readonly rateLimited: boolean;
   /** The route's own budget, when it declares one (by user on a route without system authentication counts by IP). */
   readonly ownRateLimit?: { readonly max: number; readonly windowMs: number; readonly by: RateLimitKey };
-  /** The names of the route's middleware, in order (`anonymous` for a function without one). */
+  /** The names of the route's middleware, in order (`stepName`: `anonymous` for a function without one). */
   readonly middleware: readonly string[];
   /** Takes the `tenant` header. */
   readonly tenant: boolean;
@@ -35,6 +36,7 @@ export interface ListedRoute {
   /** Every error status its chain and handler may answer, in order. */
   readonly errors: readonly number[];
   readonly answerHeaders?: Readonly<Record<string, JsonObject>>;
+  readonly answer?: NonJsonAnswer;
 }
 
 /** Where an area's routes are mounted: each route answers at every mount followed by its path. */
@@ -58,7 +60,7 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
         auth: route.auth,
         rateLimited: route.rateLimit !== undefined,
         ownRateLimit: ownRateLimitOf(route),
-        middleware: Object.freeze((route.middleware ?? []).map(functionName)),
+        middleware: Object.freeze((route.middleware ?? []).map(stepName)),
         tenant: traits.tenant,
         summary: route.summary,
         description: route.description,
@@ -68,6 +70,7 @@ export function listRoutes<Handler>(routes: readonly RouteDeclaration<Handler>[]
         schemas: route.schema?.documents,
         errors: Object.freeze(errorStatuses(route, traits)),
         answerHeaders: route.answerHeaders,
+        answer: route.answer,
       }),
     ),
   );
@@ -81,10 +84,6 @@ function ownRateLimitOf<Handler>({ rateLimit }: RouteDeclaration<Handler>): List
 export function describeRateLimit({ max, windowMs, by }: NonNullable<ListedRoute['ownRateLimit']>): string {
   const window = windowMs % 1000 === 0 ? `${windowMs / 1000}s` : `${windowMs}ms`;
   return `${max}/${window} by ${by}`;
-}
-
-function functionName(step: unknown): string {
-  return typeof step === 'function' && step.name !== '' ? step.name : 'anonymous';
 }
 
 /** The error answers each step of the route's chain can give, and those it declares for itself. */

@@ -15,7 +15,7 @@
  * });
  * ```
  */
-export { start, type StartOptions, type TestService } from './service.ts';
+export { start, type StartOptions, type TestCaller, type TestService } from './service.ts';
 export type { TestRequestInit, Caller } from './requests.ts';
 export type { TestUser, UserFields } from './users.ts';
 export type { LogEntry } from './logs.ts';

@@ -1,4 +1,5 @@
 import { registerHooks } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 
 /**
@@ -9,8 +10,14 @@ import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 const TESTING_URL = new URL('./index.ts', import.meta.url).href;
 const SERVICE_PACKAGE = new URL('../../package.json', import.meta.url).href;
 const TEST_RUNNER = 'ava';
+// A test run never reads the user's config/expert.json (where a project section, as the guide
+// has one, stopped the service's fixture services, issue 37): its services, and those they
+// start, read this file of defaults unless a test names another.
+const TESTS_EXPERT_CONFIG = fileURLToPath(new URL('../../test/fixtures/expert.json', import.meta.url));
 
-resolveFacilitiesFromAnywhere();
+process.env.EXPERT_CONFIG = TESTS_EXPERT_CONFIG;
+
+resolveFacilitiesFromAnywhere(process.env.PROJECTS_DIR || 'projects');
 registerHooks({
   resolve(specifier, context, nextResolve) {
     if (specifier === 'spaceport/testing') return { url: TESTING_URL, shortCircuit: true };

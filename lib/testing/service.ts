@@ -43,6 +43,12 @@ export interface TestService extends RequestHelpers {
   createUser(fields?: UserFields, options?: { tenant?: string }): Promise<TestUser>;
   /** Creates a tenant (nothing happens when it exists). */
   createTenant(name: string): Promise<void>;
+  /**
+   * Someone else calling: a new tenant (or `tenant`, created when missing) with a user of its
+   * own, and requests sent in that tenant. Every request of a test comes from 127.0.0.1, and a
+   * rate limit counts by address and tenant, or by user: a caller's budgets are its own.
+   */
+  caller(options?: { tenant?: string; user?: UserFields }): Promise<TestCaller>;
   /** The documents of a tenant (the test's by default), as handlers see them through `db`. */
   documents(tenant?: string): DocumentStore;
   /** The claims of a system JWT this service signed (HS256, not expired); throws otherwise. */
@@ -53,6 +59,12 @@ export interface TestService extends RequestHelpers {
   logText(): string;
   /** Stops the service and drops its database; calling it again waits for the first call. */
   close(): Promise<void>;
+}
+
+/** Requests of a caller of its own (`caller()`): its tenant, and a user in it. */
+export interface TestCaller extends RequestHelpers {
+  readonly tenant: string;
+  readonly user: TestUser;
 }
 
 /**
@@ -117,6 +129,8 @@ function expertConfiguration(options: StartOptions, folder: ProjectsFolder): Exp
   return { ...options.expert, [folder.project]: options.settings };
 }
 
+let callersMade = 0;
+
 async function testService(service: Service, options: StartOptions, folder: ProjectsFolder, logs: CollectedLogs, close: () => Promise<void>): Promise<TestService> {
   const { runtime } = service;
   const tenant = options.tenant ?? 'test';
@@ -133,6 +147,11 @@ async function testService(service: Service, options: StartOptions, folder: Proj
       createUser: (fields?: UserFields, where: { tenant?: string } = {}) => createUser(runtime, where.tenant ?? tenant, fields),
       createTenant: async (name: string) => {
         await createTenant(runtime.knex, name);
+      },
+      caller: async ({ tenant: named, user: fields }: { tenant?: string; user?: UserFields } = {}) => {
+        const callerTenant = named ?? `caller-${++callersMade}`;
+        await createTenant(runtime.knex, callerTenant);
+        return Object.freeze({ ...requestHelpers(service.url, callerTenant), tenant: callerTenant, user: await createUser(runtime, callerTenant, fields) });
       },
       documents: (name = tenant) => documentStore(runtime.tenantDatabase, name),
       verifyToken: (token: string) => verifySystemToken(runtime, token),

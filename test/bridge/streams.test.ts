@@ -30,7 +30,7 @@ function endlessSource(): Readable {
   return new Readable({ read() { this.push(CHUNK); } });
 }
 
-const observed = { closeHeard: false, writeAfterClose: undefined as boolean | undefined, sourceDestroyed: false, fileError: '' };
+const observed = { closeHeard: false, writeAfterClose: undefined as boolean | undefined, sourceDestroyed: false, fileError: '', lateFileError: '' };
 
 const bigFile = path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-h3-streams-')), 'big.bin');
 writeFileSync(bigFile, Buffer.alloc(CHUNK.length * LARGE_CHUNKS, 7));
@@ -93,6 +93,20 @@ const routes: RouteCase[] = [
         }),
     ],
   },
+  {
+    method: 'get',
+    path: '/file-after-leaving',
+    handlers: [
+      (_req, res) =>
+        void res.on('close', () =>
+          setTimeout(() =>
+            res.sendFile(bigFile, (error) => {
+              observed.lateFileError = (error as NodeJS.ErrnoException | undefined)?.code ?? 'none';
+            }),
+          100),
+        ),
+    ],
+  },
   { method: 'get', path: '/ping', handlers: [(_req, res) => res.send('pong')] },
 ];
 
@@ -130,6 +144,16 @@ async function leaveMidStream(pathname: string): Promise<void> {
   outgoing.destroy();
 }
 
+/** Sends a request to `app`, waits a moment without an answer, then drops the connection. */
+async function leaveBeforeAnswer(app: RunningApp, pathname: string): Promise<void> {
+  const { hostname, port } = new URL(app.url);
+  const outgoing = request({ hostname, port, path: `${MOUNT}${pathname}` });
+  outgoing.on('error', () => {});
+  outgoing.end();
+  await delay(200);
+  outgoing.destroy();
+}
+
 async function until(condition: () => boolean): Promise<void> {
   for (let attempt = 0; attempt < 200 && !condition(); attempt++) await delay(10);
 }
@@ -163,5 +187,15 @@ test.serial('a client leaving mid-file: the sendFile callback hears ECONNABORTED
   await leaveMidStream('/big-file');
   await until(() => observed.fileError !== '');
   t.is(observed.fileError, 'ECONNABORTED');
+  t.is(await (await fetch(`${bridge.url}${MOUNT}/ping`)).text(), 'pong');
+});
+
+test.serial('sendFile called after the client left: the callback hears ECONNABORTED, as in Express (issue 37, point 9)', async (t) => {
+  for (const app of [express, bridge]) {
+    observed.lateFileError = '';
+    await leaveBeforeAnswer(app, '/file-after-leaving');
+    await until(() => observed.lateFileError !== '');
+    t.is(observed.lateFileError, 'ECONNABORTED', app === express ? 'Express' : 'the bridge');
+  }
   t.is(await (await fetch(`${bridge.url}${MOUNT}/ping`)).text(), 'pong');
 });

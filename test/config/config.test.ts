@@ -135,6 +135,18 @@ test('DATABASE_POOL_MAX sizes the pool: 10 by default, a whole number from 1 to 
   }
 });
 
+test('DATABASE_CONNECT_TIMEOUT_MS bounds the wait for a database connection: 1500 by default, 100 to 600000 ms', (t) => {
+  t.is(loadConfig({ env: baseEnv(), expert: {} }).config.database.connectTimeoutMs, 1500);
+  t.is(loadConfig({ env: { ...baseEnv(), DATABASE_CONNECT_TIMEOUT_MS: '10000' }, expert: {} }).config.database.connectTimeoutMs, 10_000);
+  for (const DATABASE_CONNECT_TIMEOUT_MS of ['99', '600001', '1.5s', '2.5', '-3', ' 4000']) {
+    t.throws(
+      () => loadConfig({ env: { ...baseEnv(), DATABASE_CONNECT_TIMEOUT_MS }, expert: {} }),
+      { message: /environment variable DATABASE_CONNECT_TIMEOUT_MS: must be a whole number of milliseconds from 100 to 600000/ },
+      DATABASE_CONNECT_TIMEOUT_MS,
+    );
+  }
+});
+
 test('DATABASE_DIRECT_URL is a secret like DATABASE_URL, and needs it', (t) => {
   const direct = 'postgres://owner:hunter2@db.example/app';
   const { config, secrets } = loadConfig({ env: { ...baseEnv(), DATABASE_URL: 'postgres://app:pw@pooler.example/app', DATABASE_DIRECT_URL: direct }, expert: {} });

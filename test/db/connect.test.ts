@@ -2,7 +2,7 @@ import test from 'ava';
 import { createKnex, isDatabaseUnreachable } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { documentStore } from '../../lib/documents/index.ts';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { NO_TENANT, TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { createFreshDatabase } from '../helpers/database.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 
@@ -68,4 +68,20 @@ test('an answer that arrived while the service itself was stalled past the limit
   );
   const { rows } = await answering;
   t.deepEqual(rows, [{ answer: 42 }]);
+});
+
+test('a TenantDatabase waits connectTimeoutMs for a connection (DATABASE_CONNECT_TIMEOUT_MS), not a fixed 1.5 s', async (t) => {
+  const database = await createFreshDatabase();
+  const proxy = await databaseProxy(database.url);
+  const patient = new TenantDatabase(proxy.url, { connectTimeoutMs: 4000 });
+  t.teardown(async () => {
+    await patient.close();
+    await proxy.close();
+    await database.drop();
+  });
+  proxy.freeze();
+  const started = performance.now();
+  const failed = await t.throwsAsync(patient.query(NO_TENANT, { sql: 'select 1', bindings: [] }));
+  t.true(isDatabaseUnreachable(failed), failed?.message);
+  t.true(performance.now() - started >= 3500, `gave up after ${Math.round(performance.now() - started)} ms`);
 });

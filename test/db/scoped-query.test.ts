@@ -20,7 +20,7 @@ test.after.always(async () => {
   await database?.close();
 });
 
-const SCOPE: StatementScope = { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant: 'alpha', statementTimeout: '1234', idleInTransactionTimeout: '4321' };
+const SCOPE: StatementScope = { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant: 'alpha', statementTimeout: '1234', tag: 'spaceport/test/1', idleInTransactionTimeout: '4321' };
 const SETTINGS = "select current_user as role, current_setting('spaceport.tenant', true) as tenant, current_setting('statement_timeout') as timeout, current_setting('idle_in_transaction_session_timeout') as idle";
 
 /** The session's own settings; an unset tenant reads as '' (PostgreSQL answers null until the name is first set). */

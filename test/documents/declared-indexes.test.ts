@@ -76,6 +76,15 @@ test.serial('an equality filter on a declared path uses its index under row-leve
   t.deepEqual((await items().find({ score: 4321 }).toArray()).map((found) => found._id), ['id-4321']);
 });
 
+test.serial('a cursor explains its find without running it: the plan and the declared index it reads (issue 37, point 6)', async (t) => {
+  const explained = await items().find({ score: 4321 }).explain();
+  t.deepEqual(explained.indexes, [score]);
+  t.truthy((explained.plan as { Plan?: unknown }).Plan, "PostgreSQL's plan, as EXPLAIN (FORMAT JSON) gives it");
+  t.deepEqual((await items().find({ unindexed: 4321 }).explain()).indexes.includes(score as string), false);
+  const sorted = await items().find({ score: { $gte: 5000 } }).sort({ score: -1 }).limit(5).project({ score: 1 }).explain();
+  t.deepEqual(sorted.indexes, [score]);
+});
+
 test.serial('a range filter with a sort on a declared path uses its index, and answers in order', async (t) => {
   const plan = await planOf('acme', (found) => found.find({ score: { $gte: 5000, $lt: 5100 } }).sort({ score: -1 }).limit(5).toArray());
   t.log(plan);

@@ -38,6 +38,9 @@ const MATCHES: Array<[string, Filter, string[]]> = [
   ['a missing field never matches', { nick: { $regex: '.*' } }, []],
   ['POSIX ARE: \\y is a word boundary', { name: { $regex: '\\yTuring\\y' } }, ['alan']],
   ['with another operator and in $or', { $or: [{ name: { $regex: '^Ada', $ne: 'x' } }, { n: 5 }] }, ['ada', 'grace']],
+  // MongoDB's shorthand, a RegExp as the value (issue 37, point 8).
+  ['a RegExp as the value', { name: /^al/i }, ['alan']],
+  ['a RegExp as the value, on an array and a dotted path', { tags: /^eng/i, 'address.city': /^Lon/ }, ['ada']],
 ];
 
 for (const [title, filter, expected] of MATCHES) {
@@ -55,6 +58,7 @@ const REFUSED: Array<[string, unknown, RegExp]> = [
   ['$options alone', { name: { $options: 'i' } }, /\$options needs a \$regex beside it/],
   ['a pattern over 1000 characters', { name: { $regex: 'a'.repeat(1001) } }, /at most 1000 characters, this one has 1001/],
   ['a pattern PostgreSQL cannot compile', { name: { $regex: '(' } }, /^\$regex: invalid regular expression: .*POSIX ARE/],
+  ['a RegExp value with the g flag', { name: /a/g }, /\$regex: unsupported flag "g"/],
 ];
 
 for (const [title, filter, message] of REFUSED) {
@@ -73,5 +77,6 @@ test('a pattern of 1000 characters is taken; patterns that look like SQL stay da
 
 test('$regex never reaches another tenant', async (t) => {
   t.deepEqual(await ids({ name: { $regex: 'Globex' } }), []);
+  t.deepEqual(await ids({ name: /Globex/ }), []);
   t.deepEqual(await ids({ $or: [{ name: { $regex: '.*' } }, { name: { $regex: '' } }] }), ['ada', 'alan', 'grace']);
 });

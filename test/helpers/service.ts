@@ -60,6 +60,9 @@ export async function startTestService(t: ExecutionContext | undefined, options:
       PROJECTS_DIR: path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-projects-')), 'none'),
       DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-data-')),
       LOG_LEVEL: 'info',
+      // On a busy machine (make test with other work beside it) a new connection took more than
+      // the default 1.5 s, and tests failed with "database unavailable" (issue 37, point 11).
+      DATABASE_CONNECT_TIMEOUT_MS: '10000',
       ...options.env,
     },
     expert: options.expert ?? {},

@@ -118,6 +118,18 @@ test('GET /openapi.json serves a valid OpenAPI 3.1 document of the system endpoi
   t.deepEqual(Object.keys(document.paths).sort(), ['/audit', '/auth/login', '/docs', '/docs/{asset}', '/healthz', '/livez', '/metrics', '/openapi.json', '/readyz', '/spaces', '/spaces/{name}', '/spaces/{name}/history', '/spaces/{name}/restore']);
 });
 
+test('/metrics and /docs document the media type of their answer, not a generic 200 (issue 37, point 10)', async (t) => {
+  const document = (await (await service.fetch('/openapi.json')).json()) as Document;
+  const metrics = document.paths['/metrics'].get.responses['200'];
+  t.deepEqual(Object.keys(metrics.content ?? {}), ['text/plain; version=0.0.4']);
+  t.not(metrics.description, 'Answered by the handler.');
+  const docs = document.paths['/docs'].get.responses['200'];
+  t.deepEqual(Object.keys(docs.content ?? {}), ['text/html']);
+  t.not(docs.description, 'Answered by the handler.');
+  const page = await service.fetch('/docs');
+  t.regex(page.headers.get('content-type') ?? '', /^text\/html/, 'what the document says is what /docs answers');
+});
+
 test('the document describes the spaces bodies, answers, errors and the bearer scheme', async (t) => {
   const document = (await (await service.fetch('/openapi.json')).json()) as Document;
   t.like(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });

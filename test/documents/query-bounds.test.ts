@@ -1,0 +1,118 @@
+import test from 'ava';
+import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { QUERY_BOUNDS } from '../../lib/documents/bounds.ts';
+import { DocumentQueryError, documentStore, type Collection, type Filter } from '../../lib/documents/index.ts';
+import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+
+// SPEC §17.3: every part of a query whose size decides what PostgreSQL (or the service) spends on
+// it has a bound; over it, the store refuses the query with an error naming the bound, before
+// any SQL is sent. At the bound, the query runs.
+
+let database: MigratedDatabase;
+let counted: TenantDatabase;
+let statementsSent = 0;
+let things: Collection;
+
+test.before(async () => {
+  database = await migratedDatabase(['acme']);
+  counted = new TenantDatabase(database.url, { queryTimeoutMs: 1500, onStatement: () => statementsSent++ });
+  things = documentStore(counted, 'acme').collection('things');
+  await things.insertMany(Array.from({ length: 50 }, (_, index) => ({ _id: `t${index}`, n: index, tags: ['a'] })));
+});
+test.after.always(async () => {
+  await counted?.close();
+  await database?.close();
+});
+
+const keys = (count: number) => Array.from({ length: count }, (_, index) => `f${index}`);
+const sortOf = (count: number) => Object.fromEntries(keys(count).map((key) => [key, 1 as const]));
+const projectionOf = (count: number) => Object.fromEntries(keys(count).map((key) => [key, 1 as const]));
+const andOf = (count: number): Filter => ({ $and: keys(count - 1).map((key, index) => ({ [key]: index })) });
+const valuesOf = (count: number) => Array.from({ length: count }, (_, index) => index);
+/** `size` conditions as `$or`s nested ever deeper, each holding one condition beside the next level. */
+function nestedOf(size: number): Filter {
+  let filter: Filter = size % 2 === 0 ? { n: -1, m: -1 } : { n: -1 };
+  for (let level = 0; level < Math.floor((size - 1) / 2); level++) filter = { $or: [{ n: level }, filter] };
+  return filter;
+}
+
+interface Bounded {
+  readonly name: string;
+  readonly bound: number;
+  /** The query with `size` of the bounded thing. */
+  readonly run: (size: number) => Promise<unknown>;
+}
+
+const BOUNDED: Bounded[] = [
+  { name: 'sort keys', bound: QUERY_BOUNDS.sortKeys, run: (size) => things.find({}, { sort: sortOf(size) }).toArray() },
+  { name: 'sort keys of findOneAndUpdate', bound: QUERY_BOUNDS.sortKeys, run: (size) => things.findOneAndUpdate({ _id: 'none' }, { $set: { x: 1 } }, { sort: sortOf(size) }) },
+  { name: 'filter conditions', bound: QUERY_BOUNDS.filterConditions, run: (size) => things.find(andOf(size)).toArray() },
+  { name: 'filter conditions of countDocuments', bound: QUERY_BOUNDS.filterConditions, run: (size) => things.countDocuments(andOf(size)) },
+  { name: 'filter conditions of deleteMany', bound: QUERY_BOUNDS.filterConditions, run: (size) => things.deleteMany(andOf(size)) },
+  { name: 'filter conditions, nested', bound: QUERY_BOUNDS.filterConditions, run: (size) => things.find(nestedOf(size)).toArray() },
+  { name: '$in values', bound: QUERY_BOUNDS.inValues, run: (size) => things.find({ n: { $in: valuesOf(size) } }).toArray() },
+  { name: '$nin values', bound: QUERY_BOUNDS.inValues, run: (size) => things.countDocuments({ n: { $nin: valuesOf(size) } }) },
+  { name: '$in values of _id', bound: QUERY_BOUNDS.inValues, run: (size) => things.find({ _id: { $in: valuesOf(size).map(String) } }).toArray() },
+  { name: '$each values of $push', bound: QUERY_BOUNDS.eachValues, run: (size) => things.updateOne({ _id: 'none' }, { $push: { tags: { $each: valuesOf(size) } } }) },
+  { name: '$each values of $addToSet', bound: QUERY_BOUNDS.eachValues, run: (size) => things.updateOne({ _id: 'none' }, { $addToSet: { tags: { $each: valuesOf(size) } } }) },
+  { name: '$in values of $pull', bound: QUERY_BOUNDS.eachValues, run: (size) => things.updateOne({ _id: 'none' }, { $pull: { tags: { $in: valuesOf(size) } } }) },
+  { name: 'update fields', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't1' }, { $set: projectionOf(size) }) },
+  { name: 'update fields across operators', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't2' }, { $set: projectionOf(size - 1), $inc: { counter: 1 } }) },
+  { name: 'projection fields', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.find({}).project(projectionOf(size)).toArray() },
+  { name: 'projection fields of findOne', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.findOne({}, { projection: projectionOf(size) }) },
+];
+
+for (const { name, bound, run } of BOUNDED) {
+  test.serial(`${name}: one over the bound (${bound}) is refused, naming it, before any SQL is sent`, async (t) => {
+    const before = statementsSent;
+    const error = await t.throwsAsync(async () => run(bound + 1), { instanceOf: DocumentQueryError });
+    t.regex(error?.message ?? '', new RegExp(`at most ${bound}\\b`), 'the error names the bound');
+    t.regex(error?.message ?? '', new RegExp(`\\b${bound + 1}\\b`), 'and what the query had');
+    t.is(statementsSent, before, 'no statement was sent');
+  });
+
+  test.serial(`${name}: at the bound (${bound}) the query runs within the statement limit`, async (t) => {
+    await t.notThrowsAsync(async () => run(bound));
+  });
+}
+
+/** The backends running a statement of the store in this test's database. */
+async function storeBackendsRunning(): Promise<number> {
+  const { rows } = await database.knex.raw<{ rows: Array<{ pid: number }> }>(
+    "select pid from pg_stat_activity where application_name like 'spaceport/%' and state = 'active' and datname = current_database()",
+  );
+  return rows.length;
+}
+
+test.serial('the largest allowed filter and sort over 20 000 documents finishes or is cancelled within the limit, in PostgreSQL too', async (t) => {
+  const many = documentStore(counted, 'acme').collection('many');
+  for (let batch = 0; batch < 4; batch++) {
+    await many.insertMany(Array.from({ length: 5000 }, (_, index) => ({ n: batch * 5000 + index, f0: index % 7, label: `item ${index}` })));
+  }
+  const filter = { $and: keys(QUERY_BOUNDS.filterConditions - 1).map((key, index) => ({ [key]: { $ne: index } })) };
+  const started = performance.now();
+  await many.find(filter, { sort: sortOf(QUERY_BOUNDS.sortKeys), limit: 20 }).toArray().catch(() => undefined);
+  t.true(performance.now() - started < 1500 + 1000, `answered after ${Math.round(performance.now() - started)} ms`);
+  let running = await storeBackendsRunning();
+  while (running > 0 && performance.now() - started < 1500 + 2000) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    running = await storeBackendsRunning();
+  }
+  t.is(running, 0, 'no backend of the find runs 2 s after the limit');
+});
+
+test('the sort of 2 000 keys the issue found (a backend kept 27 s on CPU) is refused at once', async (t) => {
+  const started = performance.now();
+  await t.throwsAsync(things.find({}).sort(sortOf(2000)).toArray(), { instanceOf: DocumentQueryError, message: /sort keys/ });
+  t.true(performance.now() - started < 1000);
+});
+
+test('a $set of 20 000 fields (its conflict check took 20 s of the event loop) is refused at once', async (t) => {
+  const started = performance.now();
+  await t.throwsAsync(things.updateOne({ _id: 't1' }, { $set: projectionOf(20_000) }), { instanceOf: DocumentQueryError, message: /update fields/ });
+  t.true(performance.now() - started < 1000);
+});
+
+test('the $and of 20 000 conditions the issue found is refused at once', async (t) => {
+  await t.throwsAsync(things.find(andOf(20_000)).toArray(), { instanceOf: DocumentQueryError, message: /filter conditions/ });
+});
