@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
 import { saveAccount } from '../../lib/auth/accounts.ts';
+import { QUERY_BOUNDS } from '../../lib/documents/bounds.ts';
 import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
@@ -34,9 +35,9 @@ const BETA_WORKERS = [1, 3, 5, 7];
 const ALONE_MS = 8000;
 const NOISY_MS = 15_000;
 const SETTLE_MS = 2000;
-/** The largest shapes the store allows (README, "Bounds on a query"). */
-const SORT_KEYS = 32;
-const FILTER_CONDITIONS = 1000;
+/** The largest shapes the store allows: a `$and` of n `{field: {$ne: value}}` counts 1 + 2n conditions. */
+const SORT_KEYS = QUERY_BOUNDS.sortKeys;
+const FILTER_CONDITIONS = Math.floor((QUERY_BOUNDS.filterConditions - 1) / 2);
 const NOISE_DOCUMENTS = 4000;
 
 const [pgbouncer] = await Promise.all([pgbouncerBinary()]);
@@ -181,14 +182,16 @@ async function noisyNeighbour(t: ExecutionContext, origin: string, setting: stri
   await sleep(ALONE_MS);
   const aloneExchanges = await alone.stop();
 
+  // The script starts again from its first step: its names must be free again.
+  await clearState(owner);
   const readiness = readinessWatch(origin);
   const noisy = alphaNoise(origin);
   await sleep(1000);
   const beside = betaLoad(origin);
   await sleep(NOISY_MS);
   const besideExchanges = await beside.stop();
-  const stoppedAt = performance.now();
   await noisy.stop();
+  const stoppedAt = performance.now();
   const statuses = await readiness.stop();
 
   let busy = await busyBackends(owner);
