@@ -163,6 +163,8 @@ export class TenantDatabase {
         await this.#watched(client, 'commit', scope.tag, () => client.query('commit'));
         return result;
       } catch (error) {
+        // A statement still running (waiting on a lock, say) would hold the rollback up to its limit.
+        if (error instanceof TransactionGivenUp) this.#limit?.endRunning(client);
         await this.#watched(client, 'rollback', scope.tag, () => client.query('rollback')).catch(() => undefined);
         throw error;
       }

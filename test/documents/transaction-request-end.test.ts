@@ -53,6 +53,14 @@ export default [
     });
     res.json({ done: true });
   } },
+  { method: 'POST', path: '/blocked/:key', skipAuth: true, function: async (req, res) => {
+    const key = req.params.key;
+    outcomes[key] = await db.transaction(async (tx) => {
+      await tx.collection('held').insertOne({ _id: key });
+      await tx.collection('locked').updateOne({ _id: 'row' }, { $set: { by: key } });
+    }).then(() => 'committed', (error) => error.message);
+    res.json({ done: true });
+  } },
   { method: 'GET', path: '/outcomes', skipAuth: true, function: (req, res) => res.json(outcomes) },
 ];
 `;
@@ -112,6 +120,32 @@ test.serial('a client that leaves (499) while its transaction waits: it rolls ba
   t.regex(String((await outcomes())['left-late']), /this transaction has ended|request ended/, 'tx used after the request ended is refused');
   t.regex(String((await outcomes()).left), /request ended .* rolled back/);
   t.is(await heldRows('left'), 0);
+});
+
+test.serial('a client that leaves while its transaction waits on a lock: the waiting statement is cancelled, and the transaction rolled back within 1 s, not at the statement limit', async (t) => {
+  await owner('documents').insert({ tenant: 'default', collection: 'locked', id: 'row', doc: { _id: 'row' } }).onConflict(['tenant', 'collection', 'id']).ignore();
+  const locker = await owner.transaction();
+  try {
+    await locker.raw("select 1 from documents where tenant = 'default' and collection = 'locked' and id = 'row' for update");
+    const controller = new AbortController();
+    const request = service.fetch('/api/desk/blocked/waiting', { method: 'POST', signal: controller.signal }).catch(() => 'aborted');
+    await pollUntil(async () => (await owner.raw<{ rows: unknown[] }>("select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows.length > 0);
+    const left = Date.now();
+    controller.abort();
+    t.is(await request, 'aborted');
+    // A backend carries its statement's tag (application_name spaceport/…) until the transaction ends.
+    const tagged = async () => (await owner.raw<{ rows: unknown[] }>("select 1 from pg_stat_activity where datname = current_database() and application_name like 'spaceport/%'")).rows.length;
+    let took: number | undefined;
+    await pollUntil(async () => {
+      took = Date.now() - left;
+      return (await tagged()) === 0;
+    }, 5000).catch(() => (took = undefined));
+    t.log(`rolled back ${took} ms after the client left`);
+    t.true(took !== undefined && took < 1000, `rolled back ${took} ms after the client left`);
+  } finally {
+    await locker.rollback();
+  }
+  t.is(await heldRows('waiting'), 0);
 });
 
 test.serial('a handler that lets the rollback of its client leaving fail it: a 499 on the request line, no error logged', async (t) => {
