@@ -4,17 +4,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
-import { saveAccount } from '../../lib/auth/accounts.ts';
 import { QUERY_BOUNDS } from '../../lib/documents/bounds.ts';
-import { createKnex } from '../../lib/db/connect.ts';
-import { migrateLatest } from '../../lib/db/migrations.ts';
-import { createTenant } from '../../lib/tenancy/index.ts';
-import { withTenantDatabase } from '../helpers/database.ts';
-import { adminOf, clearState, PASSWORD, scriptStep, TENANTS, type ScriptStep } from '../helpers/fleet-workload.ts';
-import { hmacToken, systemClaims } from '../helpers/forged-tokens.ts';
+import { clearState, fleetDatabaseForFile, scriptStep, type ScriptStep } from '../helpers/fleet-workload.ts';
 import { pgbouncerBinary, startPooler } from '../helpers/pgbouncer.ts';
 import { REPO_PROJECTS_DIR } from '../helpers/sample.ts';
-import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
+import { testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { describeExchange, sendRequest, steadyLoad, type Exchange } from '../helpers/steady-load.ts';
 
@@ -44,24 +38,8 @@ const [pgbouncer] = await Promise.all([pgbouncerBinary()]);
 if ('missing' in pgbouncer && !process.env.CI) process.stderr.write(`${pgbouncer.missing}: the noisy neighbour through PgBouncer is skipped\n`);
 const poolerTest = 'path' in pgbouncer || process.env.CI ? test.serial : test.serial.skip;
 
-const tokens: Record<string, string> = {};
-let owner: Knex;
-
-test.before(async () => {
-  const url = await testDatabaseUrl();
-  owner = createKnex(url);
-  await migrateLatest(owner);
-  for (const tenant of TENANTS) {
-    await createTenant(owner, tenant);
-    const { account } = await withTenantDatabase(url, (database) => saveAccount(database, tenant, { username: adminOf(tenant), password: PASSWORD, role: 'admin' }));
-    tokens[tenant] = hmacToken({ alg: 'HS256', typ: 'JWT' }, systemClaims(account.uid, tenant), TEST_JWT_SECRET);
-  }
-});
-
-test.after.always(async () => {
-  await owner?.destroy();
-  await dropTestDatabase();
-});
+const fleet = fleetDatabaseForFile();
+const { tokens } = fleet;
 
 /** The sample project (getOneAccount), the fleet's `notes` and the noisy tenant's `noise` routes. */
 function projectsDir(): string {
@@ -174,8 +152,8 @@ async function fillNoise(origin: string): Promise<void> {
 }
 
 async function noisyNeighbour(t: ExecutionContext, origin: string, setting: string): Promise<void> {
-  await clearState(owner);
-  await owner('documents').where({ collection: 'noise' }).delete();
+  await clearState(fleet.owner);
+  await fleet.owner('documents').where({ collection: 'noise' }).delete();
   await fillNoise(origin);
 
   const alone = betaLoad(origin);
@@ -183,7 +161,7 @@ async function noisyNeighbour(t: ExecutionContext, origin: string, setting: stri
   const aloneExchanges = await alone.stop();
 
   // The script starts again from its first step: its names must be free again.
-  await clearState(owner);
+  await clearState(fleet.owner);
   const readiness = readinessWatch(origin);
   const noisy = alphaNoise(origin);
   await sleep(1000);
@@ -194,10 +172,10 @@ async function noisyNeighbour(t: ExecutionContext, origin: string, setting: stri
   const stoppedAt = performance.now();
   const statuses = await readiness.stop();
 
-  let busy = await busyBackends(owner);
+  let busy = await busyBackends(fleet.owner);
   while (busy.length > 0 && performance.now() - stoppedAt < SETTLE_MS) {
     await sleep(100);
-    busy = await busyBackends(owner);
+    busy = await busyBackends(fleet.owner);
   }
   const settledMs = performance.now() - stoppedAt;
 
