@@ -11,7 +11,8 @@ import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
 import { buildDeclaredIndexes, undeclaredLeft, type BuiltIndex, type IndexBuild } from './documents/index-build.ts';
 import { indexNames, type IndexDeclaration } from './documents/index-keys.ts';
-import { type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
+import { defaultTenantConnections, type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
+import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
 import { answerConnect } from './http/connect.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { createDrainableServer } from './http/drain.ts';
@@ -27,6 +28,15 @@ import { TenantDirectory } from './tenancy/index.ts';
 
 /** A query of the running service that the database leaves unanswered this long is a 503 (SPEC §7). */
 const SERVING_QUERY_TIMEOUT_MS = 1500;
+
+/** How much longer than the handler's time limit PostgreSQL lets one of the service's transactions sit idle. */
+const IDLE_IN_TRANSACTION_MARGIN_MS = 5000;
+
+/** What the metrics are told about the database, when they are on. */
+interface DatabaseWatch {
+  onStatement?: (seconds: number) => void;
+  onShareWait?: (shareClass: ShareClass, outcome: ShareWaitOutcome, seconds: number) => void;
+}
 
 export interface Service {
   /** `http://host:port` of the listening server. */
@@ -107,9 +117,9 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   // Without a token nothing is recorded: no registry, no observation on any path, and prom-client
   // (which loads OpenTelemetry's API for its exemplars) is never imported.
   const metrics = secrets.metricsToken === undefined ? undefined : new (await import('./metrics/index.ts')).ServiceMetrics();
-  const statementWatch = { onStatement: metrics?.statementRan, traceStatement: tracing?.traceStatement };
+  const statementWatch = { onStatement: metrics?.statementRan, onShareWait: metrics?.shareWaited, traceStatement: tracing?.traceStatement };
   const { knex, tenantDatabase, sessionUrl } = await openDatabases(loaded, logger, { ...database, ...statementWatch }, shutdownTasks);
-  metrics?.watchPool(() => tenantDatabase.poolCounts());
+  metrics?.watchPool(() => ({ ...tenantDatabase.poolCounts(), ...tenantDatabase.shareCounts() }));
   const declaredPaths = new DeclaredIndexPaths();
   metrics?.watchUnbuiltIndexes(() => declaredPaths.unbuilt().length);
   const rateCounters = new RateLimitCounters(redisTarget(secrets), logger);
@@ -139,7 +149,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
 async function openDatabases(
   loaded: LoadedConfig,
   logger: Logger,
-  database: DatabaseOptions & { onStatement?: (seconds: number) => void },
+  database: DatabaseOptions & DatabaseWatch,
   shutdownTasks: Array<() => Promise<void>>,
 ): Promise<Pick<Runtime, 'knex' | 'tenantDatabase' | 'sessionUrl'>> {
   const log = (message: unknown) => logger.debug({ knex: String(message) }, 'knex');
@@ -160,11 +170,19 @@ async function openDatabases(
   shutdownTasks.push(() => knex.destroy());
   const scopeForm = (await onCitus(knex)) ? 'citus' : 'statement';
   if (scopeForm === 'citus') logger.info('database: a Citus coordinator; each statement takes its scope with SET LOCAL in a transaction block');
+  const { poolMax } = loaded.config.database;
+  const { tenantConnections, queueMs, handlerMs } = loaded.config.limits;
   const tenantDatabase = new TenantDatabase(opened.url, {
     scopeForm,
     queryTimeoutMs: database.queryTimeoutMs,
-    poolMax: loaded.config.database.poolMax,
+    poolMax,
     connectTimeoutMs,
+    tenantConnections: tenantConnections ?? defaultTenantConnections(poolMax),
+    queueMs,
+    // A transaction never outlives its request, which never outlives the handler's limit: idle
+    // longer than that, its process has stopped without its connection closing (SPEC §17.1).
+    idleInTransactionMs: handlerMs + IDLE_IN_TRANSACTION_MARGIN_MS,
+    onShareWait: database.onShareWait,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
     onStatement: database.onStatement,
     traceStatement: database.traceStatement,

@@ -73,7 +73,8 @@ export async function measureInTurn<const Subjects extends readonly Subject[]>(s
 /** A `Value` for each item of `Items`: a tuple of the same length for a tuple. */
 export type OnePerItem<Items extends readonly unknown[], Value> = { -readonly [Index in keyof Items]: Value };
 
-function medianRun(runs: readonly Measurement[]): Measurement {
+/** The median of several runs of one subject (by req/s), with every run's failures. */
+export function medianRun(runs: readonly Measurement[]): Measurement {
   const sorted = [...runs].sort((one, other) => one.requestsPerSecond - other.requestsPerSecond);
   const median = sorted[Math.floor((sorted.length - 1) / 2)];
   if (median === undefined) throw new Error('no run to take the median of');

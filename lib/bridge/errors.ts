@@ -2,16 +2,19 @@ import createError from 'http-errors';
 import statuses from 'statuses';
 import { type HttpErrorLike, isErrorStatus, statusOf } from '../core/errors.ts';
 import { isDatabaseUnreachable } from '../db/connect.ts';
+import { TenantShareBusy } from '../db/tenant-shares.ts';
 
 /**
  * The error a failed handler answers with, its status chosen as Express's final handler does:
  * the error's own `status`/`statusCode` when 400-599, else a 4xx/5xx the handler had already
  * set with `res.status`, else 500. A 4xx shows its message and headers; a 5xx shows nothing of
- * the original. A database that is down is the service's to answer (503, SPEC §7), so that
- * error passes on as it is.
+ * the original. A database that is down is the service's to answer (503, SPEC §7), and so is
+ * a tenant over its share of the pool (503 naming the limit, SPEC §17.2): those errors pass on
+ * as they are.
  */
 export function handlerFailure(error: unknown, responseStatus: number): Error {
   if (statusOf(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
+  if (error instanceof TenantShareBusy) return error;
   const status = statusOf(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
   if (status >= 500 && error instanceof Error) return withStatus(error, status);
   const fields = (error !== null && typeof error === 'object' ? error : {}) as HttpErrorLike;

@@ -30,6 +30,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
   }
   const { builtIn, projectSections } = splitSections(expert ?? readExpertFile(environment.EXPERT_CONFIG));
   const expertSettings = parseWith(expertSchema, builtIn, 'expert configuration: ');
+  checkTenantShare(expertSettings.limits.tenantConnections, environment.DATABASE_POOL_MAX);
   const config: Config = {
     ...expertSettings,
     // Optional, yet a key of every configuration, as the other sections are (`config` lists it).
@@ -54,6 +55,12 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
       projectSettings: Object.freeze({ sections: projectSections, environment: Object.freeze(givenEnvironment) }),
     }),
   };
+}
+
+/** A tenant's share cannot be larger than the pool it is a share of. */
+function checkTenantShare(tenantConnections: number | undefined, poolMax: number): void {
+  if (tenantConnections === undefined || tenantConnections <= poolMax) return;
+  throw new ConfigError(`expert configuration: limits.tenantConnections: ${tenantConnections} is more than the pool holds (DATABASE_POOL_MAX is ${poolMax}); a tenant's share must be at most the pool`);
 }
 
 /**

@@ -121,6 +121,10 @@ export const expertSchema = z.strictObject({
     fileBytes: z.number().int().positive().default(10_485_760),
     files: z.number().int().positive().default(10),
     handlerMs: z.number().int().positive().default(30_000),
+    /** At most this many of an instance's database connections per tenant at once; default half the pool (SPEC §17.2). */
+    tenantConnections: z.number({ error: 'must be a whole number of connections, at least 1' }).int('must be a whole number of connections, at least 1').min(1, 'must be a whole number of connections, at least 1').optional(),
+    /** How long a tenant's statement over its share waits for a connection before that tenant gets 503. */
+    queueMs: z.number().int().positive().max(60_000).default(2000),
   }),
 });
 

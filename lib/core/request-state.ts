@@ -62,6 +62,12 @@ export interface RequestState {
    * back rather than committed, so an error answer never hides a change.
    */
   givenUp: boolean;
+  /**
+   * The request is over: its answer was sent, its client left, or its connection broke. A
+   * transaction its handler still has open is rolled back, and `db` refuses further calls
+   * for it (SPEC §17.1).
+   */
+  ended: boolean;
 }
 
 /** Where a request's id came from (SPEC §2.4): the caller's own, kept when well formed, or the service's. */
@@ -85,7 +91,7 @@ const KEY = 'spaceport';
 const context = new AsyncLocalStorage<RequestState>();
 
 export function newRequestState(requestId: string, runtime: Runtime | undefined, tenant?: string, requestIdFrom?: RequestIdSource): RequestState {
-  return { requestId, requestIdFrom, runtime, tenant, caller: undefined, route: undefined, bodyRead: false, failure: undefined, abandoned: false, givenUp: false };
+  return { requestId, requestIdFrom, runtime, tenant, caller: undefined, route: undefined, bodyRead: false, failure: undefined, abandoned: false, givenUp: false, ended: false };
 }
 
 /** Puts `state` under its key of `ctx.state` and runs `work` with it as the current request. */

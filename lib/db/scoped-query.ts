@@ -9,6 +9,12 @@ export interface StatementScope {
   readonly tenant: string;
   /** PostgreSQL's `statement_timeout`, in milliseconds; "0" for none. */
   readonly statementTimeout: string;
+  /**
+   * PostgreSQL's `idle_in_transaction_session_timeout`, in milliseconds; "0" for none. Set for
+   * the transaction alone, never the session: a transaction-mode pooler hands the connection to
+   * another client afterwards.
+   */
+  readonly idleInTransactionTimeout: string;
   /** The statement's tag, as `application_name`: how the service finds its backend (`BackendWatchdog`). */
   readonly tag: string;
 }
@@ -18,7 +24,7 @@ export interface StatementScope {
  * LOCAL`), answering no row. Every value is bound, the tenant's included.
  */
 const SCOPE_SQL =
-  "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true)) is null";
+  "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true) || set_config('idle_in_transaction_session_timeout', $6, true)) is null";
 
 /** pg's Query writes its statement's messages in `prepare`, which its types do not declare. */
 interface QueryMessages {
@@ -42,7 +48,7 @@ class ScopedQuery extends pg.Query {
   constructor(scope: StatementScope, text: string, values: unknown[], callback: (error: Error | undefined, result: unknown) => void) {
     // `queryMode: 'extended'`: a statement without values would otherwise go as a simple query.
     super({ text, values, queryMode: 'extended' } as pg.QueryConfig, callback);
-    this.#scope = [scope.role, scope.tenantSetting, scope.tenant, scope.statementTimeout, scope.tag];
+    this.#scope = [scope.role, scope.tenantSetting, scope.tenant, scope.statementTimeout, scope.tag, scope.idleInTransactionTimeout];
   }
 
   prepare(connection: pg.Connection): void {

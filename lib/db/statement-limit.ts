@@ -44,6 +44,12 @@ export class StatementLimit {
     }
   }
 
+  /** Ends in PostgreSQL the statement running on `client` now, if one is (its request has ended). */
+  endRunning(client: pg.ClientBase): void {
+    const tag = this.#started.get(client)?.tag;
+    if (tag !== undefined) void this.#watchdog?.end(tag);
+  }
+
   stop(): void {
     clearInterval(this.#timer);
     this.#watchdog?.stop();

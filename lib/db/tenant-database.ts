@@ -5,6 +5,7 @@ import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
 import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
+import { type ShareClass, type ShareCounts, type ShareWaitOutcome, TenantShares } from './tenant-shares.ts';
 
 /**
  * The role every statement on tenant data runs as (SPEC §4.2): it has no BYPASSRLS and owns no
@@ -27,12 +28,28 @@ const UNANSWERED_GRACE_MS = 300;
 export type SessionTenant = string | typeof NO_TENANT;
 export const NO_TENANT = '';
 
-/** A transaction whose request was answered with an error before it could commit: rolled back. */
+/** A transaction whose request ended (answered, its client gone, its time limit) before it could commit: rolled back. */
 export class TransactionGivenUp extends Error {
   override name = 'TransactionGivenUp';
   constructor() {
-    super('the request was answered with an error before this transaction could commit: rolled back');
+    super('the request ended (answered, its client gone, or its time limit reached) before this transaction could commit: rolled back');
   }
+}
+
+/** How long a statement over its tenant's share waits for one of its connections, unless configured (`limits.queueMs`). */
+const DEFAULT_QUEUE_MS = 2000;
+
+/**
+ * How long PostgreSQL lets a transaction of this pool sit idle before it ends its session
+ * (`idle_in_transaction_session_timeout`), unless configured: the backstop for a process that
+ * stops mid-transaction without its connection closing (frozen, cut off), when the service's
+ * own rollback at the end of each request cannot run.
+ */
+const DEFAULT_IDLE_IN_TRANSACTION_MS = 60_000;
+
+/** Half the pool, at least one connection: a tenant's share unless `limits.tenantConnections` says otherwise. */
+export function defaultTenantConnections(poolMax: number): number {
+  return Math.max(1, Math.floor(poolMax / 2));
 }
 
 /**
@@ -76,6 +93,14 @@ export interface TenantDatabaseOptions {
   queryTimeoutMs?: number;
   /** How many connections the pool opens at most (`DATABASE_POOL_MAX`). */
   poolMax?: number;
+  /** Connections one tenant's statements may hold at once (`limits.tenantConnections`); default half the pool, at least 1. */
+  tenantConnections?: number;
+  /** How long a statement over its tenant's share waits before it is refused with a 503 (`limits.queueMs`). */
+  queueMs?: number;
+  /** Told of each wait for a tenant's share once it ends, by class (never by tenant), for the metrics. */
+  onShareWait?: (shareClass: ShareClass, outcome: ShareWaitOutcome, seconds: number) => void;
+  /** PostgreSQL's `idle_in_transaction_session_timeout` for this pool's transactions, set with each of them. */
+  idleInTransactionMs?: number;
   /** The wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`); `CONNECT_TIMEOUT_MS` unless given. */
   connectTimeoutMs?: number;
   /** Where a connection that fails while idle in the pool is reported. */
@@ -105,8 +130,12 @@ export interface PoolCounts {
  */
 export class TenantDatabase {
   readonly #pool: pg.Pool;
+  /** One connection of its own for the health checks, which no tenant's statement can take (SPEC §17.2). */
+  readonly #reserved: pg.Pool;
+  readonly #shares: TenantShares;
   readonly #limit: StatementLimit | undefined;
   readonly #statementTimeout: string;
+  readonly #idleInTransactionTimeout: string;
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
   readonly #scopeForm: ScopeForm;
@@ -114,32 +143,28 @@ export class TenantDatabase {
   readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
   #tagsGiven = 0;
 
-  constructor(
-    url: string,
-    { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' }: TenantDatabaseOptions = {},
-  ) {
+  constructor(url: string, options: TenantDatabaseOptions = {}) {
+    const { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' } = options;
     this.#scopeForm = scopeForm;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url));
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
-    this.#pool = new pg.Pool({
-      connectionString: url,
-      connectionTimeoutMillis: connectTimeoutMs,
-      keepAlive: true,
-      max: poolMax,
-      // A connection that fails while in use fails its statement too, which is answered (503);
-      // the event itself must not go unheard, or it would end the process.
-      onConnect: (client) => void client.on('error', () => {}),
+    this.#idleInTransactionTimeout = String(options.idleInTransactionMs ?? DEFAULT_IDLE_IN_TRANSACTION_MS);
+    this.#shares = new TenantShares({
+      perTenant: options.tenantConnections ?? defaultTenantConnections(poolMax),
+      queueMs: options.queueMs ?? DEFAULT_QUEUE_MS,
+      onWait: options.onShareWait,
     });
-    this.#pool.on('error', onIdleError);
+    this.#pool = newPool(url, poolMax, connectTimeoutMs, onIdleError);
+    this.#reserved = newPool(url, 1, connectTimeoutMs, onIdleError);
   }
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
     const scope = this.#scope(tenant);
     return retriedOverShardMoves(() =>
-      this.#withConnection((client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm))),
+      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm))),
     );
   }
 
@@ -153,7 +178,9 @@ export class TenantDatabase {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
     const scope = this.#scope(tenant);
-    return retriedOverShardMoves(() => this.#withConnection(async (client) => {
+    return retriedOverShardMoves(() => this.#withConnection(tenant, async (client) => {
+      // The wait for a connection may have outlasted the request.
+      wanted();
       await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm));
       try {
         const result = await work((statement) => {
@@ -164,6 +191,8 @@ export class TenantDatabase {
         await this.#watched(client, 'commit', scope.tag, () => client.query('commit'));
         return result;
       } catch (error) {
+        // A statement still running (waiting on a lock, say) would hold the rollback up to its limit.
+        if (error instanceof TransactionGivenUp) this.#limit?.endRunning(client);
         await this.#watched(client, 'rollback', scope.tag, () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
@@ -183,19 +212,39 @@ export class TenantDatabase {
     return rows[0]?.usable === true;
   }
 
+  /**
+   * Resolves once the database answers a `select 1` on the reserved connection, which no
+   * tenant's statement can take: readiness reports the database, not one tenant's load.
+   */
+  async answers(): Promise<void> {
+    await onConnectionOf(this.#reserved, (client) => this.#limited(client, undefined, () => client.query('select 1')));
+  }
+
   poolCounts(): PoolCounts {
     return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
   }
 
-  close(): Promise<void> {
+  /** Tenants using their whole share of the pool now, and statements waiting in tenants' queues. */
+  shareCounts(): ShareCounts {
+    return this.#shares.counts();
+  }
+
+  async close(): Promise<void> {
     this.#limit?.stop();
-    return this.#pool.end();
+    await Promise.all([this.#pool.end(), this.#reserved.end()]);
   }
 
   /** A statement's scope, or a transaction's, with a tag of its own (`BackendWatchdog`). */
   #scope(tenant: SessionTenant): StatementScope {
     this.#tagsGiven += 1;
-    return { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant, statementTimeout: this.#statementTimeout, tag: `${this.#tagPrefix}${this.#tagsGiven}` };
+    return {
+      role: TENANT_ROLE,
+      tenantSetting: TENANT_SETTING,
+      tenant,
+      statementTimeout: this.#statementTimeout,
+      tag: `${this.#tagPrefix}${this.#tagsGiven}`,
+      idleInTransactionTimeout: this.#idleInTransactionTimeout,
+    };
   }
 
   #watched<Result>(client: pg.PoolClient, sql: string, tag: string, send: () => Promise<Result>): Promise<Result> {
@@ -209,20 +258,46 @@ export class TenantDatabase {
     return answered;
   }
 
-  #limited<Result>(client: pg.PoolClient, tag: string, send: () => Promise<Result>): Promise<Result> {
+  #limited<Result>(client: pg.PoolClient, tag: string | undefined, send: () => Promise<Result>): Promise<Result> {
     return this.#limit === undefined ? send() : this.#limit.watch(client, send, tag);
   }
 
-  async #withConnection<Result>(work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
-    const client = await this.#pool.connect();
+  /** Runs `work` on a connection of the pool, within `tenant`'s share of it (SPEC §17.2). */
+  async #withConnection<Result>(tenant: SessionTenant, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
+    const taken = this.#shares.take(tenant);
+    const releaseShare = typeof taken === 'function' ? taken : await taken;
     try {
-      const result = await work(client);
-      client.release();
-      return result;
-    } catch (error) {
-      // A connection left mid-statement or inside a transaction is closed, never reused.
-      client.release(isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? undefined : (error as Error));
-      throw error;
+      return await onConnectionOf(this.#pool, work);
+    } finally {
+      releaseShare();
     }
   }
+}
+
+/** Runs `work` on a connection of `pool`, then gives it back. */
+async function onConnectionOf<Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
+  const client = await pool.connect();
+  try {
+    const result = await work(client);
+    client.release();
+    return result;
+  } catch (error) {
+    // A connection left mid-statement or inside a transaction is closed, never reused.
+    client.release(isReusable(client as pg.PoolClient & { readyForQuery?: boolean }) ? undefined : (error as Error));
+    throw error;
+  }
+}
+
+function newPool(url: string, max: number, connectTimeoutMs: number, onIdleError: (error: Error) => void): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    max,
+    // A connection that fails while in use fails its statement too, which is answered (503);
+    // the event itself must not go unheard, or it would end the process.
+    onConnect: (client) => void client.on('error', () => {}),
+  });
+  pool.on('error', onIdleError);
+  return pool;
 }

@@ -71,7 +71,12 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
     const requestId = fromCaller ? offered : randomUUID();
     ctx.set('X-Request-Id', requestId);
     const body = bodies.watch(ctx.req, ctx.res);
-    return serveWithState(ctx, newRequestState(requestId, runtime, undefined, fromCaller ? 'caller' : 'service'), () => {
+    const state = newRequestState(requestId, runtime, undefined, fromCaller ? 'caller' : 'service');
+    // Sent whole or cut off: what the handler still does with `db` has no request to act for (SPEC §17.1).
+    ctx.res.once('close', () => {
+      state.ended = true;
+    });
+    return serveWithState(ctx, state, () => {
       let answering: Promise<void> | void;
       try {
         answering = areaOf(ctx, areas, otherwise)(ctx);

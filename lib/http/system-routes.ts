@@ -2,7 +2,6 @@ import createError from 'http-errors';
 import { z } from 'zod';
 import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { NO_TENANT } from '../db/tenant-database.ts';
 import { bearerTokenMatches } from '../metrics/bearer.ts';
 import { buildOpenApiDocument, docsAsset, docsPage } from '../openapi/index.ts';
 import { serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler } from '../routes/service-area.ts';
@@ -165,7 +164,8 @@ async function databaseAnswers(runtime: Runtime): Promise<boolean> {
   const timeout = new Promise<false>((resolve) => {
     timer = setTimeout(resolve, HEALTH_TIMEOUT_MS, false);
   });
-  const query = runtime.tenantDatabase.query(NO_TENANT, { sql: 'select 1', bindings: [] }).then(() => true, () => false);
+  // On the reserved connection: a tenant holding its whole share of the pool is not the database being down.
+  const query = runtime.tenantDatabase.answers().then(() => true, () => false);
   try {
     return await Promise.race([query, timeout]);
   } finally {

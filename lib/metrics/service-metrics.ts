@@ -8,6 +8,10 @@ export interface PoolCounts {
   readonly idle: number;
   /** Callers waiting for a connection. */
   readonly waiting: number;
+  /** Tenants using their whole share of the pool (SPEC §17.2). */
+  readonly tenantsAtShare: number;
+  /** Statements waiting in a tenant's queue for a connection of its share. */
+  readonly shareWaiting: number;
 }
 
 /** Where a request went: its project (none for the service's own routes) and its declared route. */
@@ -23,6 +27,8 @@ export const NO_ROUTE = 'none';
 /** Seconds: from a tenth of a millisecond (a cached heartbeat) to ten seconds (a handler's time limit and beyond). */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** Seconds a statement waited for its tenant's share: up to `limits.queueMs` (at most a minute). */
+const SHARE_WAIT_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
  * One service's Prometheus metrics, in a registry of its own (never prom-client's global one), so
@@ -40,7 +46,8 @@ export class ServiceMetrics {
   );
   readonly #statements: Histogram;
   readonly #rejections: Counter<'limit'>;
-  #poolCounts: () => PoolCounts = () => ({ total: 0, idle: 0, waiting: 0 });
+  readonly #shareWaits: Histogram<'class' | 'outcome'>;
+  #poolCounts: () => PoolCounts = () => ({ total: 0, idle: 0, waiting: 0, tenantsAtShare: 0, shareWaiting: 0 });
   #unbuiltIndexes: () => number = () => 0;
 
   constructor() {
@@ -61,6 +68,16 @@ export class ServiceMetrics {
     this.#poolGauge('spaceport_db_pool_connections', 'Connections the tenant pool holds, idle or in use.', (counts) => counts.total);
     this.#poolGauge('spaceport_db_pool_idle_connections', 'Connections of the tenant pool waiting for a statement.', (counts) => counts.idle);
     this.#poolGauge('spaceport_db_pool_waiting_clients', 'Statements waiting for a connection of the tenant pool.', (counts) => counts.waiting);
+    // By class (a tenant's statements, the service's own), never by tenant: the series stay bounded (SPEC §16.1).
+    this.#shareWaits = new Histogram({
+      name: 'spaceport_db_share_wait_seconds',
+      help: "Time statements over their tenant's share of the pool waited for one of its connections, by class (tenant, service) and outcome (granted, refused: answered 503).",
+      labelNames: ['class', 'outcome'],
+      buckets: SHARE_WAIT_BUCKETS,
+      registers,
+    });
+    this.#poolGauge('spaceport_db_tenants_at_share', "Tenants using their whole share of the pool's connections (limits.tenantConnections).", (counts) => counts.tenantsAtShare);
+    this.#poolGauge('spaceport_db_share_waiting_statements', "Statements waiting in their tenant's queue for a connection of its share.", (counts) => counts.shareWaiting);
     const unbuilt = () => this.#unbuiltIndexes();
     new Gauge({
       name: 'spaceport_declared_indexes_unbuilt',
@@ -91,6 +108,11 @@ export class ServiceMetrics {
   /** Bound, so the database layer can be handed it as a plain callback. */
   readonly statementRan = (seconds: number): void => {
     this.#statements.observe(seconds);
+  };
+
+  /** Bound, like `statementRan`: a statement over its tenant's share waited this long, then got a connection or a 503. */
+  readonly shareWaited = (shareClass: 'tenant' | 'service', outcome: 'granted' | 'refused', seconds: number): void => {
+    this.#shareWaits.observe({ class: shareClass, outcome }, seconds);
   };
 
   rateLimitRejected(limit: string): void {

@@ -8,7 +8,7 @@ import type { DeclaredIndexPaths, Runtime } from '../core/runtime.ts';
 export interface TenantScope {
   readonly database: TenantDatabase;
   readonly tenant: string;
-  /** False once the request was answered with an error: its open transactions then roll back (`RequestState.givenUp`). */
+  /** False once the request ended or was answered with an error: its open transactions then roll back (`RequestState.ended`, `givenUp`). */
   readonly stillWanted: () => boolean;
   /** The paths projects declared an index on, for the document store; none: every path compiles alike. */
   readonly declaredPaths?: DeclaredIndexPaths;
@@ -21,8 +21,20 @@ export interface TenantScope {
 export function requestScope(user: string, hint = ''): TenantScope {
   const request = currentRequest();
   if (request?.tenant === undefined || request.runtime === undefined) throw new Error(`${user} is used outside a request: no tenant context${hint}`);
+  if (request.ended) throw new RequestEnded(user);
   const { tenantDatabase, declaredPaths } = request.runtime;
-  return { database: tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp, declaredPaths };
+  return { database: tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp && !request.ended, declaredPaths };
+}
+
+/**
+ * Data access for a request that is over (SPEC §17.1): its answer went, or its client left.
+ * Work a handler leaves running after that has no request to act for.
+ */
+export class RequestEnded extends Error {
+  override name = 'RequestEnded';
+  constructor(user: string) {
+    super(`${user} is used after its request ended (answered, or its client gone): finish every ${user} call before answering`);
+  }
 }
 
 /** Runs `work` as a request of `tenant` would run it: for tools and tests that act for a tenant. */

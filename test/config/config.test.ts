@@ -227,3 +227,18 @@ process.stdout.write(loadConfig({ env: { DATA_DIR: ${JSON.stringify(dataDir)} },
   t.is(new Set(secrets).size, 1);
   t.is(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim(), secrets[0]);
 });
+
+test('limits.tenantConnections and limits.queueMs: defaults, and values that cannot be a share of the pool refused with the key named', (t) => {
+  const { config } = loadConfig({ env: baseEnv(), expert: {} });
+  t.is(config.limits.tenantConnections, undefined, 'unset: half the pool, at least one connection (defaultTenantConnections)');
+  t.is(config.limits.queueMs, 2000);
+  t.is(loadConfig({ env: { ...baseEnv(), DATABASE_POOL_MAX: '4' }, expert: { limits: { tenantConnections: 4, queueMs: 250 } } }).config.limits.tenantConnections, 4);
+  for (const tenantConnections of [0, -1, 1.5, '3']) {
+    t.throws(() => loadConfig({ env: baseEnv(), expert: { limits: { tenantConnections } } as never }), { instanceOf: ConfigError, message: /limits\.tenantConnections: must be a whole number of connections, at least 1/ }, String(tenantConnections));
+  }
+  t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_POOL_MAX: '4' }, expert: { limits: { tenantConnections: 5 } } }), {
+    instanceOf: ConfigError,
+    message: "expert configuration: limits.tenantConnections: 5 is more than the pool holds (DATABASE_POOL_MAX is 4); a tenant's share must be at most the pool",
+  });
+  t.throws(() => loadConfig({ env: baseEnv(), expert: { limits: { queueMs: 0 } } }), { instanceOf: ConfigError, message: /limits\.queueMs/ });
+});

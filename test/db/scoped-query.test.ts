@@ -20,8 +20,8 @@ test.after.always(async () => {
   await database?.close();
 });
 
-const SCOPE: StatementScope = { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant: 'alpha', statementTimeout: '1234', tag: 'spaceport/test/1' };
-const SETTINGS = "select current_user as role, current_setting('spaceport.tenant', true) as tenant, current_setting('statement_timeout') as timeout";
+const SCOPE: StatementScope = { role: TENANT_ROLE, tenantSetting: TENANT_SETTING, tenant: 'alpha', statementTimeout: '1234', tag: 'spaceport/test/1', idleInTransactionTimeout: '4321' };
+const SETTINGS = "select current_user as role, current_setting('spaceport.tenant', true) as tenant, current_setting('statement_timeout') as timeout, current_setting('idle_in_transaction_session_timeout') as idle";
 
 /** The session's own settings; an unset tenant reads as '' (PostgreSQL answers null until the name is first set). */
 async function sessionSettings(): Promise<Record<string, unknown>> {
@@ -32,7 +32,7 @@ async function sessionSettings(): Promise<Record<string, unknown>> {
 test.serial('a statement runs under its scope, and the session keeps nothing of it', async (t) => {
   const before = await sessionSettings();
   const { rows, rowCount, command } = await queryInScope(client, SCOPE, `${SETTINGS}, $1::text as echoed`, ['value']);
-  t.deepEqual(rows, [{ role: TENANT_ROLE, tenant: 'alpha', timeout: '1234ms', echoed: 'value' }]);
+  t.deepEqual(rows, [{ role: TENANT_ROLE, tenant: 'alpha', timeout: '1234ms', idle: '4321ms', echoed: 'value' }]);
   t.deepEqual({ rowCount, command }, { rowCount: 1, command: 'SELECT' }, "the result is the statement's, not the scope's");
   t.deepEqual(await sessionSettings(), before);
   t.is(client.getTransactionStatus(), 'I');
@@ -54,9 +54,9 @@ test.serial("a write's result is its own: command and row count", async (t) => {
 test.serial('a begin sent in scope keeps the scope for its whole transaction, and it ends with it', async (t) => {
   await queryInScope(client, SCOPE, 'begin', []);
   t.is(client.getTransactionStatus(), 'T');
-  t.like((await client.query(SETTINGS)).rows[0], { role: TENANT_ROLE, tenant: 'alpha', timeout: '1234ms' });
+  t.like((await client.query(SETTINGS)).rows[0], { role: TENANT_ROLE, tenant: 'alpha', timeout: '1234ms', idle: '4321ms' });
   await client.query('rollback');
-  t.deepEqual(await sessionSettings(), { role: 'postgres', tenant: '', timeout: '0' });
+  t.deepEqual(await sessionSettings(), { role: 'postgres', tenant: '', timeout: '0', idle: '0' }, 'the idle-in-transaction limit is the transaction’s, never the session’s (a pooler hands the session on)');
 });
 
 test.serial("the statement's time limit is PostgreSQL's: it cancels the statement", async (t) => {

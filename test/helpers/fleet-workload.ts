@@ -1,4 +1,12 @@
+import test from 'ava';
 import type { Knex } from 'knex';
+import { saveAccount } from '../../lib/auth/accounts.ts';
+import { createKnex } from '../../lib/db/connect.ts';
+import { migrateLatest } from '../../lib/db/migrations.ts';
+import { createTenant } from '../../lib/tenancy/index.ts';
+import { withTenantDatabase } from './database.ts';
+import { hmacToken, systemClaims } from './forged-tokens.ts';
+import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from './service.ts';
 import type { Exchange, PlannedRequest } from './steady-load.ts';
 
 /**
@@ -14,6 +22,35 @@ export const PASSWORD = 'fleet-password-1';
 
 /** The admin account of a tenant, who runs its workers. */
 export const adminOf = (tenant: string): string => `${tenant}-admin`;
+
+/** The test file's database with both tenants: its owner's connection, and a system JWT of each tenant's admin. */
+export interface FleetDatabase {
+  owner: Knex;
+  readonly tokens: Record<string, string>;
+}
+
+/**
+ * Before the file's tests, migrates the test database and makes both tenants and their admins;
+ * after them, drops it. The fields are set once the `before` hook has run.
+ */
+export function fleetDatabaseForFile(): FleetDatabase {
+  const fleet = { tokens: {} } as FleetDatabase;
+  test.before(async () => {
+    const url = await testDatabaseUrl();
+    fleet.owner = createKnex(url);
+    await migrateLatest(fleet.owner);
+    for (const tenant of TENANTS) {
+      await createTenant(fleet.owner, tenant);
+      const { account } = await withTenantDatabase(url, (database) => saveAccount(database, tenant, { username: adminOf(tenant), password: PASSWORD, role: 'admin' }));
+      fleet.tokens[tenant] = hmacToken({ alg: 'HS256', typ: 'JWT' }, systemClaims(account.uid, tenant), TEST_JWT_SECRET);
+    }
+  });
+  test.after.always(async () => {
+    await fleet.owner?.destroy();
+    await dropTestDatabase();
+  });
+  return fleet;
+}
 
 /** One request of the script and the status it must get. */
 export interface ScriptStep extends PlannedRequest {

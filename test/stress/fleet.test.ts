@@ -3,34 +3,25 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import test, { type ExecutionContext } from 'ava';
-import type { Knex } from 'knex';
-import { saveAccount } from '../../lib/auth/accounts.ts';
-import { createKnex } from '../../lib/db/connect.ts';
-import { migrateLatest } from '../../lib/db/migrations.ts';
-import { createTenant } from '../../lib/tenancy/index.ts';
-import { withTenantDatabase } from '../helpers/database.ts';
 import {
-  adminOf,
   clearState,
   comparableBody,
   crossedRows,
   expectedState,
+  type FleetState,
   leaks,
-  PASSWORD,
+  fleetDatabaseForFile,
   scriptStep,
+  type ScriptStep,
   STEPS_PER_ROUND,
   storedState,
-  TENANTS,
   workerScript,
-  type FleetState,
-  type ScriptStep,
 } from '../helpers/fleet-workload.ts';
-import { hmacToken, systemClaims } from '../helpers/forged-tokens.ts';
 import { haproxyBinary, startBalancer, type Balancer } from '../helpers/haproxy.ts';
 import { pgbouncerBinary, startPooler } from '../helpers/pgbouncer.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { REPO_PROJECTS_DIR } from '../helpers/sample.ts';
-import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
+import { testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { describeExchange, sendRequest, steadyLoad, stopUnderLoad, type Exchange } from '../helpers/steady-load.ts';
 
@@ -59,24 +50,8 @@ if (missing.length > 0 && !process.env.CI) process.stderr.write(`${missing.join(
 const fleetTest = missing.length === 0 || process.env.CI ? withRedis : test.serial.skip;
 
 /** A system JWT of each tenant's admin. */
-const tokens: Record<string, string> = {};
-let owner: Knex;
-
-test.before(async () => {
-  const url = await testDatabaseUrl();
-  owner = createKnex(url);
-  await migrateLatest(owner);
-  for (const tenant of TENANTS) {
-    await createTenant(owner, tenant);
-    const { account } = await withTenantDatabase(url, (database) => saveAccount(database, tenant, { username: adminOf(tenant), password: PASSWORD, role: 'admin' }));
-    tokens[tenant] = hmacToken({ alg: 'HS256', typ: 'JWT' }, systemClaims(account.uid, tenant), TEST_JWT_SECRET);
-  }
-});
-
-test.after.always(async () => {
-  await owner?.destroy();
-  await dropTestDatabase();
-});
+const shared = fleetDatabaseForFile();
+const { tokens } = shared;
 
 /** The sample project (getOneAccount) and the fleet fixture's `notes` project (document operations). */
 function projectsDir(): string {
@@ -186,12 +161,12 @@ fleetTest('three instances through PgBouncer (transaction mode) answer exactly a
   const { reference } = await startInstances(t, ['reference'], await testDatabaseUrl());
   if (reference === undefined) throw new Error('no reference instance');
 
-  await clearState(owner);
+  await clearState(shared.owner);
   const direct = await runWorkload(reference.url);
-  const directState = await storedState(owner);
-  await clearState(owner);
+  const directState = await storedState(shared.owner);
+  await clearState(shared.owner);
   const pooled = await runWorkload(fleet.balancer.url);
-  const pooledState = await storedState(owner);
+  const pooledState = await storedState(shared.owner);
 
   const [directPairs, pooledPairs] = [pairsOf(direct), pairsOf(pooled)];
   const [directFigures, pooledFigures] = [tally(directPairs), tally(pooledPairs)];
@@ -221,7 +196,7 @@ fleetTest('through PgBouncer, stopping one of three instances with SIGTERM under
   const { instances, balancer } = await startFleet(t);
   const { one, two, three } = instances;
   if (one === undefined || two === undefined || three === undefined) throw new Error('missing instances');
-  await clearState(owner);
+  await clearState(shared.owner);
   const planned = new Map<string, ScriptStep>();
   const load = steadyLoad({
     workers: WORKERS,
@@ -240,7 +215,7 @@ fleetTest('through PgBouncer, stopping one of three instances with SIGTERM under
   const figures = tally(pairs);
   const done = new Map<number, number>();
   for (const [, step] of pairs) done.set(step.worker, (done.get(step.worker) ?? 0) + 1);
-  const [stored, expected] = [await storedState(owner), expectedState(done)];
+  const [stored, expected] = [await storedState(shared.owner), expectedState(done)];
   t.log(`rows left: ${rowCount(stored)}; ${rowCount(expected)} by the script's answers; ${crossedRows(stored).length} crossed tenants`);
   t.log(summary(`through PgBouncer, 3 instances behind HAProxy, one stopped with SIGTERM after 3 s (exited ${exit.code ?? exit.signal} ${Math.round(exitMs)} ms later)`, figures, durationMs));
   t.deepEqual(figures.errors.slice(0, 10).map((exchange) => describeExchange(exchange, signalled)), [], `${figures.errors.length} requests failed at the balancer`);

@@ -3,21 +3,15 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
-import type { Knex } from 'knex';
 import pg from 'pg';
-import { saveAccount } from '../../lib/auth/accounts.ts';
-import { createKnex } from '../../lib/db/connect.ts';
 import type { LockAttempt, LockRetry } from '../../lib/db/lock-retries.ts';
 import { migrateContract, migrateLatest } from '../../lib/db/migrations.ts';
-import { createTenant } from '../../lib/tenancy/index.ts';
-import { withTenantDatabase } from '../helpers/database.ts';
-import { adminOf, clearState, leaks, PASSWORD, scriptStep, TENANTS, tenantOf } from '../helpers/fleet-workload.ts';
-import { hmacToken, systemClaims } from '../helpers/forged-tokens.ts';
+import { clearState, fleetDatabaseForFile, leaks, scriptStep, tenantOf } from '../helpers/fleet-workload.ts';
 import { haproxyBinary, startBalancer } from '../helpers/haproxy.ts';
 import { pgbouncerBinary, startPooler, type PgBouncer } from '../helpers/pgbouncer.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { makeRelease } from '../helpers/releases.ts';
-import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
+import { testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { durationOf, type Exchange, steadyLoad, type SteadyLoad } from '../helpers/steady-load.ts';
 
@@ -128,24 +122,8 @@ export default [
 `;
 }
 
-const tokens: Record<string, string> = {};
-let owner: Knex;
-
-test.before(async () => {
-  const url = await testDatabaseUrl();
-  owner = createKnex(url);
-  await migrateLatest(owner);
-  for (const tenant of TENANTS) {
-    await createTenant(owner, tenant);
-    const { account } = await withTenantDatabase(url, (database) => saveAccount(database, tenant, { username: adminOf(tenant), password: PASSWORD, role: 'admin' }));
-    tokens[tenant] = hmacToken({ alg: 'HS256', typ: 'JWT' }, systemClaims(account.uid, tenant), TEST_JWT_SECRET);
-  }
-});
-
-test.after.always(async () => {
-  await owner?.destroy();
-  await dropTestDatabase();
-});
+const shared = fleetDatabaseForFile();
+const { tokens } = shared;
 
 /** Release N: the checkout, the fleet test's notes project (a copy: it must import this release's `spaceport`), and the ledger. */
 const RELEASE_N = {
@@ -302,8 +280,8 @@ async function servedThroughBalancer(url: string, name: string): Promise<void> {
 
 /** The ledger and the fleet workload's rows, gone: each run writes the same names again. */
 async function clearRows(): Promise<void> {
-  await clearState(owner);
-  if (await owner.schema.hasTable('ledger')) await owner('ledger').delete();
+  await clearState(shared.owner);
+  if (await shared.owner.schema.hasTable('ledger')) await shared.owner('ledger').delete();
 }
 
 /** A session that has read `documents` in a transaction it keeps open for `holdMs`. */
@@ -345,11 +323,11 @@ async function migrateBehindLongRead(t: ExecutionContext, column: string, attemp
   const started = performance.now();
   const reader = await holdRead(await testDatabaseUrl(), BLOCKER_MS);
   const retries: LockRetry[] = [];
-  await migrateLatest(owner, { directory: path.join(release, 'migrations'), onRetry: (retry) => retries.push(retry), ...(attempts ? { attempts } : {}) });
+  await migrateLatest(shared.owner, { directory: path.join(release, 'migrations'), onRetry: (retry) => retries.push(retry), ...(attempts ? { attempts } : {}) });
   const migrationMs = performance.now() - started;
   await reader.released;
-  await owner.raw(`alter table documents drop column ${column}`);
-  await owner('knex_migrations').where({ name: '29990103000001_documents_note.ts' }).delete();
+  await shared.owner.raw(`alter table documents drop column ${column}`);
+  await shared.owner('knex_migrations').where({ name: '29990103000001_documents_note.ts' }).delete();
   return { retries, migrationMs };
 }
 
@@ -364,7 +342,7 @@ upgradeTest('a rolling upgrade from N to N+1 through PgBouncer and HAProxy: expa
   await sleep(PHASE_MS);
 
   marks.push(['expand', performance.now()]);
-  const expanded = await migrateLatest(owner, { directory: path.join(releases.next, 'migrations') });
+  const expanded = await migrateLatest(shared.owner, { directory: path.join(releases.next, 'migrations') });
   await sleep(PHASE_MS);
 
   marks.push(['instances replaced', performance.now()]);
@@ -381,7 +359,7 @@ upgradeTest('a rolling upgrade from N to N+1 through PgBouncer and HAProxy: expa
   }
 
   marks.push(['contract', performance.now()]);
-  const contracted = await migrateContract(owner, { directory: path.join(releases.next, 'migrations') });
+  const contracted = await migrateContract(shared.owner, { directory: path.join(releases.next, 'migrations') });
   await sleep(PHASE_MS);
 
   marks.push(['migration behind a 20 s read', performance.now()]);
@@ -404,7 +382,7 @@ upgradeTest('a rolling upgrade from N to N+1 through PgBouncer and HAProxy: expa
     [],
   );
   t.true(exits.every((exit) => exit.includes('exited 0')), exits.join(', '));
-  const { rows } = await owner.raw("select count(*)::int as tables from pg_tables where tablename = 'ledger_audit'");
+  const { rows } = await shared.owner.raw("select count(*)::int as tables from pg_tables where tablename = 'ledger_audit'");
   t.is(rows[0]?.tables, 0, 'the contract migration dropped what only N used');
   // Under 1 s; on a machine so busy that the p99 of the phase before (the new release alone)
   // is over half a second already, under twice that.
@@ -420,7 +398,7 @@ const unboundedTest = process.env.STRESS_UNBOUNDED_MIGRATION ? upgradeTest : tes
 unboundedTest('for comparison: the same migration without lock_timeout queues the workload behind the read', async (t) => {
   await clearRows();
   const fleet = await startFleet(t, makeRelease(t, RELEASE_NEXT));
-  await migrateContract(owner, { directory: path.join(makeRelease(t, RELEASE_NEXT), 'migrations') });
+  await migrateContract(shared.owner, { directory: path.join(makeRelease(t, RELEASE_NEXT), 'migrations') });
   const { load, planned } = workload(fleet.url);
   await sleep(PHASE_MS);
   const from = performance.now();

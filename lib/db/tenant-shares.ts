@@ -1,0 +1,129 @@
+/** Frees a connection share taken by `TenantShares.take`; a second call does nothing. */
+export type ShareRelease = () => void;
+
+/** How a wait for a share ended: for the metrics, which count tenants by class, never by name. */
+export type ShareWaitOutcome = 'granted' | 'refused';
+
+/** What the pool's own statements (the tenants table, start-up checks) are counted as: no tenant's. */
+export type ShareClass = 'tenant' | 'service';
+
+export interface TenantSharesOptions {
+  /** Connections one tenant may hold at once (`limits.tenantConnections`). */
+  perTenant: number;
+  /** How long a statement over its tenant's share waits before it is refused (`limits.queueMs`). */
+  queueMs: number;
+  /** Told of every wait for a share, once it ends (not of a share taken at once). */
+  onWait?: (shareClass: ShareClass, outcome: ShareWaitOutcome, seconds: number) => void;
+}
+
+/** Tenants using their whole share, and statements waiting in tenants' queues. */
+export interface ShareCounts {
+  readonly tenantsAtShare: number;
+  readonly shareWaiting: number;
+}
+
+/** A tenant's connections in use, and the statements waiting for one of them, first come first served. */
+interface Share {
+  inUse: number;
+  readonly waiting: Array<() => void>;
+}
+
+/**
+ * A tenant over its share of the pool waited `limits.queueMs` in vain: 503 for that tenant
+ * alone, while the others' statements go ahead (SPEC §17.2).
+ */
+export class TenantShareBusy extends Error {
+  override name = 'TenantShareBusy';
+  readonly status = 503;
+  readonly expose = true;
+  readonly headers = { 'Retry-After': '1' };
+  constructor(perTenant: number, queueMs: number) {
+    super(`too many database statements of this tenant at once: its ${perTenant} connections (limits.tenantConnections) stayed busy for ${queueMs} ms (limits.queueMs)`);
+  }
+}
+
+/**
+ * Each tenant's share of the pool (SPEC §17.2): at most `perTenant` connections at once per
+ * tenant; a statement over it waits in its tenant's own queue, so one tenant's load never keeps
+ * another's statements from a connection. Statements run for no tenant (`''`) have a share too.
+ */
+export class TenantShares {
+  readonly #perTenant: number;
+  readonly #queueMs: number;
+  readonly #onWait: TenantSharesOptions['onWait'];
+  readonly #shares = new Map<string, Share>();
+
+  constructor({ perTenant, queueMs, onWait }: TenantSharesOptions) {
+    if (!Number.isInteger(perTenant) || perTenant < 1) throw new RangeError(`a tenant's share of the pool must be a whole number of connections, at least 1 (got ${perTenant})`);
+    this.#perTenant = perTenant;
+    this.#queueMs = queueMs;
+    this.#onWait = onWait;
+  }
+
+  /** Takes one of `tenant`'s connections, waiting in its queue while all of them are in use. */
+  take(tenant: string): ShareRelease | Promise<ShareRelease> {
+    const share = this.#shareOf(tenant);
+    if (share.inUse < this.#perTenant && share.waiting.length === 0) {
+      share.inUse += 1;
+      return this.#releaseOf(tenant, share);
+    }
+    return this.#wait(tenant, share);
+  }
+
+  /** Tenants using their whole share now, and statements waiting in their queues: counts, never names. */
+  counts(): ShareCounts {
+    let tenantsAtShare = 0;
+    let shareWaiting = 0;
+    for (const [tenant, share] of this.#shares) {
+      if (tenant !== '' && share.inUse >= this.#perTenant) tenantsAtShare += 1;
+      shareWaiting += share.waiting.length;
+    }
+    return { tenantsAtShare, shareWaiting };
+  }
+
+  #wait(tenant: string, share: Share): Promise<ShareRelease> {
+    const started = performance.now();
+    const shareClass: ShareClass = tenant === '' ? 'service' : 'tenant';
+    return new Promise((resolve, reject) => {
+      const granted = () => {
+        clearTimeout(timer);
+        share.inUse += 1;
+        this.#onWait?.(shareClass, 'granted', (performance.now() - started) / 1000);
+        resolve(this.#releaseOf(tenant, share));
+      };
+      const timer = setTimeout(() => {
+        share.waiting.splice(share.waiting.indexOf(granted), 1);
+        this.#forgetIfUnused(tenant, share);
+        this.#onWait?.(shareClass, 'refused', (performance.now() - started) / 1000);
+        reject(new TenantShareBusy(this.#perTenant, this.#queueMs));
+      }, this.#queueMs);
+      share.waiting.push(granted);
+    });
+  }
+
+  #releaseOf(tenant: string, share: Share): ShareRelease {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      share.inUse -= 1;
+      const next = share.waiting.shift();
+      if (next !== undefined) next();
+      else this.#forgetIfUnused(tenant, share);
+    };
+  }
+
+  #shareOf(tenant: string): Share {
+    let share = this.#shares.get(tenant);
+    if (share === undefined) {
+      share = { inUse: 0, waiting: [] };
+      this.#shares.set(tenant, share);
+    }
+    return share;
+  }
+
+  /** Only tenants with a statement under way are kept: the map never grows with the number of tenants seen. */
+  #forgetIfUnused(tenant: string, share: Share): void {
+    if (share.inUse === 0 && share.waiting.length === 0 && this.#shares.get(tenant) === share) this.#shares.delete(tenant);
+  }
+}

@@ -1,0 +1,146 @@
+import test from 'ava';
+import type { Knex } from 'knex';
+import { createKnex } from '../../lib/db/connect.ts';
+import { createTenant } from '../../lib/tenancy/index.ts';
+import { METRICS_TOKEN, sampleValue, scrape } from '../helpers/metrics.ts';
+import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+import { quickLogin, type Login } from '../helpers/prototypes.ts';
+import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
+
+// SPEC §17.2 (issue 33, point 2): a tenant's share of the pool. One tenant holding transactions
+// in as many requests as it likes gets at most `limits.tenantConnections` connections (half the
+// pool by default); the rest of its statements wait in its own queue for `limits.queueMs`, then
+// 503 for it alone, while another tenant's statements, its login, and the readiness probes
+// (on a connection of their own) go ahead. Before: 12 such requests took all 10 connections,
+// and every tenant, /readyz and /healthz answered 503.
+
+test.after.always(dropTestDatabase);
+
+const POOL = 10;
+const SHARE = POOL / 2;
+const QUEUE_MS = 1500;
+/** Longer than the queue, so that statements over the share are refused rather than served late. */
+const HOLD_MS = 3500;
+
+const ROUTES = `
+import { db } from 'spaceport';
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export default [
+  { method: 'POST', path: '/hold', skipAuth: true, function: async (req, res) => {
+    res.json(await db.transaction(async (tx) => {
+      const count = await tx.collection('held').countDocuments({});
+      await sleep(Number(req.query.ms));
+      return { count };
+    }));
+  } },
+];
+`;
+
+let service: ServiceUnderTest;
+let owner: Knex;
+let globexLogin: Login;
+
+test.before(async () => {
+  await migrateFileDatabase();
+  owner = createKnex(await testDatabaseUrl());
+  for (const tenant of ['acme', 'globex']) await createTenant(owner, tenant);
+  service = await startWithProjects(undefined, writeTree({ 'desk/api/routes.js': ROUTES }), {
+    env: { DATABASE_POOL_MAX: String(POOL), METRICS_TOKEN },
+    expert: { spaces: { enabled: true }, limits: { queueMs: QUEUE_MS } },
+  });
+  globexLogin = await quickLogin(service, 'globex');
+});
+
+test.after.always(async () => {
+  await service?.close();
+  await owner?.destroy();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function hold(tenant: string, ms: number): Promise<{ status: number; body: Record<string, unknown>; ms: number }> {
+  const started = Date.now();
+  return service.fetch(`/api/desk/hold?ms=${ms}`, { method: 'POST', headers: { tenant } }).then(async (response) => ({ status: response.status, body: await json(response), ms: Date.now() - started }));
+}
+
+/** The service's backends inside a transaction now, waiting or running a statement of it. */
+async function transactionsOpen(): Promise<number> {
+  const { rows } = await owner.raw<{ rows: unknown[] }>(
+    "select 1 from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and xact_start is not null and pid <> pg_backend_pid()",
+  );
+  return rows.length;
+}
+
+async function globexStatuses(): Promise<Record<string, number>> {
+  const credentials = JSON.stringify({ username: globexLogin.username, password: globexLogin.password });
+  const [login, ready, health] = await Promise.all([
+    service.fetch('/auth/login', { method: 'POST', headers: { tenant: 'globex', 'content-type': 'application/json' }, body: credentials }),
+    service.fetch('/readyz'),
+    service.fetch('/healthz'),
+  ]);
+  const { token } = (await login.json()) as { token?: string };
+  const spaces = await service.fetch('/spaces', { headers: { tenant: 'globex', authorization: `Bearer ${token}` } });
+  return { login: login.status, spaces: spaces.status, ready: ready.status, health: health.status };
+}
+
+test.serial('12 requests of one tenant holding transactions: it gets its share, the rest 503 after limits.queueMs; another tenant, /readyz and /healthz answer 200 meanwhile', async (t) => {
+  const acme = Array.from({ length: 12 }, () => hold('acme', HOLD_MS));
+  t.teardown(() => Promise.all(acme));
+  const deadline = Date.now() + 4000;
+  while ((await transactionsOpen()) < SHARE && Date.now() < deadline) await sleep(50);
+  await sleep(300);
+  t.is(await transactionsOpen(), SHARE, 'the tenant holds its share of the pool, no more');
+  t.deepEqual(await globexStatuses(), { spaces: 200, login: 200, ready: 200, health: 200 });
+  const answers = await Promise.all(acme);
+  const served = answers.filter((answer) => answer.status === 200);
+  const refused = answers.filter((answer) => answer.status === 503);
+  t.is(served.length, SHARE, JSON.stringify(answers.map((answer) => answer.status)));
+  t.is(refused.length, 12 - SHARE);
+  for (const answer of refused) {
+    t.deepEqual(answer.body, { error: `too many database statements of this tenant at once: its ${SHARE} connections (limits.tenantConnections) stayed busy for ${QUEUE_MS} ms (limits.queueMs)` });
+    t.true(answer.ms >= QUEUE_MS - 50, `refused after waiting ${answer.ms} ms`);
+  }
+  const metrics = await scrape(service);
+  t.true(sampleValue(metrics, 'spaceport_db_share_wait_seconds_count', { class: 'tenant', outcome: 'refused' }) >= 12 - SHARE);
+  t.is(sampleValue(metrics, 'spaceport_db_tenants_at_share'), 0, 'no tenant at its share once the requests are answered');
+  const text = await (await service.fetch('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  t.false(/acme|globex/.test(text), 'no series names a tenant');
+});
+
+test.serial('a tenant over its share waits in its queue and is served once one of its connections is free', async (t) => {
+  const answers = await Promise.all(Array.from({ length: SHARE + 2 }, () => hold('acme', 300)));
+  t.deepEqual(
+    answers.map((answer) => answer.status),
+    Array.from({ length: SHARE + 2 }, () => 200),
+  );
+  const metrics = await scrape(service);
+  t.true(sampleValue(metrics, 'spaceport_db_share_wait_seconds_count', { class: 'tenant', outcome: 'granted' }) >= 2);
+});
+
+test.serial('while the tenant waits at its share, the gauges count it, without its name', async (t) => {
+  const acme = Array.from({ length: SHARE + 1 }, () => hold('acme', QUEUE_MS + 1000));
+  t.teardown(() => Promise.all(acme));
+  const deadline = Date.now() + 4000;
+  let gauges = { atShare: 0, waiting: 0 };
+  while (Date.now() < deadline && (gauges.atShare !== 1 || gauges.waiting !== 1)) {
+    const metrics = await scrape(service);
+    gauges = { atShare: sampleValue(metrics, 'spaceport_db_tenants_at_share'), waiting: sampleValue(metrics, 'spaceport_db_share_waiting_statements') };
+  }
+  t.deepEqual(gauges, { atShare: 1, waiting: 1 });
+  await Promise.all(acme);
+});
+
+test.serial('/readyz and /healthz check the database on a connection of their own: 200 while tenants hold every connection of the pool', async (t) => {
+  const full = await startWithProjects(t, writeTree({ 'desk/api/routes.js': ROUTES }), {
+    env: { DATABASE_POOL_MAX: '2' },
+    expert: { limits: { tenantConnections: 2, queueMs: QUEUE_MS } },
+  });
+  const held = ['acme', 'globex'].map((tenant) => full.fetch(`/api/desk/hold?ms=${HOLD_MS}`, { method: 'POST', headers: { tenant } }));
+  t.teardown(() => Promise.all(held));
+  const deadline = Date.now() + 4000;
+  while ((await transactionsOpen()) < 2 && Date.now() < deadline) await sleep(50);
+  t.is(await transactionsOpen(), 2, 'both connections of the pool are held');
+  const [ready, health] = await Promise.all([full.fetch('/readyz'), full.fetch('/healthz')]);
+  t.deepEqual([ready.status, health.status], [200, 200]);
+  t.deepEqual((await Promise.all(held)).map((answer) => answer.status), [200, 200]);
+});
