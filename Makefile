@@ -22,7 +22,7 @@ SERVE := NODE_OPTIONS="--experimental-async-context-frame $$NODE_OPTIONS" NODE_C
 BIOME := node_modules/@biomejs/cli-linux-x64/biome
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev chromium test test-stress check migrate migrate-contract rollback migrate-status migration project tenant user token routes bench
+.PHONY: run dev chromium test test-stress check migrate migrate-contract distribute rollback migrate-status migration project tenant user token routes bench
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -62,6 +62,11 @@ check: $(STAMP)
 # migrations (once every instance runs it), and the list of both with their kind and state.
 migrate migrate-contract migrate-status routes: $(STAMP)
 	@$(CLI) $@
+
+# A DBA's, on a migrated database whose server has Citus (docs/scaling.md): tenants a reference
+# table, every tenant table distributed by tenant and co-located, what the workers need. Idempotent.
+distribute: $(STAMP)
+	@$(CLI) distribute
 
 rollback: $(STAMP)
 	@$(CLI) rollback

@@ -18,6 +18,7 @@ import { heartbeatSection } from './scenarios/heartbeat.ts';
 import { memorySection } from './scenarios/memory.ts';
 import { noisyNeighbourSection } from './scenarios/noisy-neighbour.ts';
 import { poolerSection } from './scenarios/pooler.ts';
+import { citusSection } from './scenarios/citus.ts';
 import { routingSection } from './scenarios/routing.ts';
 
 /** Undone in reverse order when the run ends, fails or is interrupted. */
@@ -57,13 +58,13 @@ async function main(): Promise<void> {
 }
 
 /**
- * Items 1 to 3, 6, 7 and 9 share one service; 4 and 5 start their own (other projects, a fresh
+ * Items 1 to 3 and 6 to 9 share one service; 4 and 5 start their own (other projects, a fresh
  * process). `BENCH_ITEMS` picks some of them.
  */
 async function measureEverything(context: BenchContext): Promise<Section[]> {
   const chosen = (item: number) => context.settings.items.has(item);
   const sections: Section[] = [];
-  if ([1, 2, 3, 6, 7, 9].some(chosen)) {
+  if ([1, 2, 3, 6, 7, 8, 9].some(chosen)) {
     const service = await startChildServer(serviceProcess(context.setup, 'spaceport', context.projectsDir, 'sample'));
     try {
       if (chosen(1)) sections.push(await heartbeatSection(context, service));
@@ -71,6 +72,7 @@ async function measureEverything(context: BenchContext): Promise<Section[]> {
       if (chosen(3)) sections.push(await accountsSection(context, service));
       if (chosen(6)) sections.push(await poolerSection(context, service));
       if (chosen(7)) sections.push(await documentsSection(context, service));
+      if (chosen(8)) sections.push(await citusSection(context, service));
       if (chosen(9)) sections.push(await noisyNeighbourSection(context, service));
     } finally {
       await service.stop();

@@ -1,6 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Knex } from 'knex';
 import type pino from 'pino';
 import { createApp } from './app.ts';
 import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
@@ -21,7 +22,7 @@ import { loadProjects } from './projects/index.ts';
 import { DeclaredIndexPaths, Readiness, type Runtime, type Tracing } from './core/runtime.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
-import { RateLimitCounters } from './ratelimit/index.ts';
+import { RateLimitCounters, redisTarget } from './ratelimit/index.ts';
 import { startTrashSweeper } from './spaces/index.ts';
 import { TenantDirectory } from './tenancy/index.ts';
 
@@ -121,7 +122,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   metrics?.watchPool(() => ({ ...tenantDatabase.poolCounts(), ...tenantDatabase.shareCounts() }));
   const declaredPaths = new DeclaredIndexPaths();
   metrics?.watchUnbuiltIndexes(() => declaredPaths.unbuilt().length);
-  const rateCounters = new RateLimitCounters(secrets.redisUrl, logger);
+  const rateCounters = new RateLimitCounters(redisTarget(secrets), logger);
   shutdownTasks.push(() => rateCounters.close());
   const runtime: Runtime = {
     config,
@@ -167,9 +168,12 @@ async function openDatabases(
   const { connectTimeoutMs } = loaded.config.database;
   const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs, connectTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
+  const scopeForm = (await onCitus(knex)) ? 'citus' : 'statement';
+  if (scopeForm === 'citus') logger.info('database: a Citus coordinator; each statement takes its scope with SET LOCAL in a transaction block');
   const { poolMax } = loaded.config.database;
   const { tenantConnections, queueMs, handlerMs } = loaded.config.limits;
   const tenantDatabase = new TenantDatabase(opened.url, {
+    scopeForm,
     queryTimeoutMs: database.queryTimeoutMs,
     poolMax,
     connectTimeoutMs,
@@ -185,6 +189,12 @@ async function openDatabases(
   });
   shutdownTasks.push(() => tenantDatabase.close());
   return { knex, tenantDatabase, sessionUrl };
+}
+
+/** Whether the database is a Citus coordinator (the `citus` extension), detected at start-up. */
+async function onCitus(knex: Knex): Promise<boolean> {
+  const { rows } = await knex.raw<{ rows: unknown[] }>("select from pg_extension where extname = 'citus'");
+  return rows.length > 0;
 }
 
 /** The fix is a DBA's to make: the service works without it, with slower field filters. */

@@ -1,6 +1,7 @@
-import type { Knex } from 'knex';
 import { currentRequest, idChosenByCaller } from '../core/request-state.ts';
-import { sql } from '../db/statement.ts';
+import { eventTimeAfter, latestEventTime } from '../db/event-time.ts';
+import { sql, statementOf } from '../db/statement.ts';
+import type { TransactionStatement } from '../db/tenant-database.ts';
 import { tenantRows } from '../tenancy/scope.ts';
 
 /**
@@ -28,21 +29,28 @@ export function requestActor(): AccountActor {
 }
 
 /**
- * The insert of one account event, to run in the change's transaction. `fields` are the names
+ * Inserts one account event, in the change's transaction. `fields` are the names
  * of the fields set or changed, never their values: no password or hash can reach an event.
  * The time is the clock's in milliseconds, after the account's previous event (the change holds
  * the account's row lock, so one account's events are strictly ordered).
  */
-export function accountEventInsert(tenant: string, target: AccountTarget, action: AccountAction, fields: readonly string[], actor: AccountActor): Knex.QueryBuilder {
+export async function insertAccountEvent(
+  run: TransactionStatement,
+  tenant: string,
+  target: AccountTarget,
+  action: AccountAction,
+  fields: readonly string[],
+  actor: AccountActor,
+): Promise<void> {
   const request = currentRequest();
-  const latest = tenantRows(TABLE, tenant, { sql: 'account_uid = ?', bindings: [target.uid] }).max('at');
+  const latest = await latestEventTime(run, tenantRows(TABLE, tenant, { sql: 'account_uid = ?', bindings: [target.uid] }));
   const byAccount = actor !== null && 'uid' in actor ? actor : undefined;
-  return sql(TABLE).insert({
+  const inserting = sql(TABLE).insert({
     tenant,
     account_uid: target.uid,
     account_username: target.username,
     action,
-    at: sql.raw("greatest(date_trunc('milliseconds', clock_timestamp()), (?) + interval '1 millisecond')", [latest]),
+    at: eventTimeAfter(latest),
     actor_uid: byAccount?.uid ?? null,
     actor_username: byAccount?.username ?? null,
     actor_cli: actor !== null && 'cli' in actor,
@@ -50,4 +58,5 @@ export function accountEventInsert(tenant: string, target: AccountTarget, action
     request_id_from_caller: idChosenByCaller(request),
     fields: [...fields].sort(),
   });
+  await run(statementOf(inserting));
 }

@@ -7,7 +7,7 @@ import { DuplicateKeyError, documentStore, type Document } from '../documents/in
 import { DOCUMENTS, insertStatement } from '../documents/statements.ts';
 import { toStorableValue } from '../documents/values.ts';
 import { tenantRows } from '../tenancy/scope.ts';
-import { accountEventInsert, requestActor, type AccountActor, type AccountTarget } from './account-events.ts';
+import { insertAccountEvent, requestActor, type AccountActor, type AccountTarget } from './account-events.ts';
 import { hashPassword } from './passwords.ts';
 
 /** An account as the rest of the service sees it (SPEC §5.1): never the password hash. */
@@ -94,14 +94,14 @@ async function saveInTransaction(run: TransactionStatement, tenant: string, fiel
     if (changed.length > 0) {
       const writing = tenantRows(DOCUMENTS, tenant, { sql: 'collection = ? and id = ?', bindings: [ACCOUNTS, document._id] }).update({ doc: JSON.stringify(document) });
       await run(statementOf(writing));
-      await run(statementOf(accountEventInsert(tenant, targetOf(document), 'updated', changed, actor)));
+      await insertAccountEvent(run, tenant, targetOf(document), 'updated', changed, actor);
     }
     return { account: accountFromDocument(document), created: false };
   }
   if (fields.password === undefined) throw new TypeError('a new account needs a password');
   const document: Document = { _id: newDocumentId(), role: 'member', ...fields };
-  await run(insertStatement(tenant, ACCOUNTS, JSON.stringify([document])));
-  await run(statementOf(accountEventInsert(tenant, targetOf(document), 'created', Object.keys(document).filter((name) => name !== '_id'), actor)));
+  await run(insertStatement(tenant, ACCOUNTS, [[document._id, JSON.stringify(document)]]));
+  await insertAccountEvent(run, tenant, targetOf(document), 'created', Object.keys(document).filter((name) => name !== '_id'), actor);
   return { account: accountFromDocument(document), created: true };
 }
 

@@ -1,3 +1,4 @@
+import { distributeTables } from '../db/distribute.ts';
 import { describeBlockers, type LockRetry } from '../db/lock-retries.ts';
 import { createMigrationFile, type MigrationKind, type MigrationState, migrateContract, migrateLatest, migrationStatus, rollbackLast } from '../db/migrations.ts';
 import { withRuntime } from './database.ts';
@@ -22,6 +23,7 @@ export const migrationCommands: CommandTable = {
       const reverted = await rollbackLast(knex, false, { onRetry });
       return reverted.length ? reverted.map((name) => `rolled back ${name}`).join('\n') : 'nothing to roll back';
     }),
+  distribute: () => withRuntime(async ({ knex }) => (await distributeTables(knex)).join('\n') || 'already distributed'),
   'migrate-status': () => withRuntime(async ({ knex }) => statusTable(await migrationStatus(knex))),
   migration: async ([name, kind = 'expand']) => {
     if (!name) throw new UsageError('usage: make migration NAME=<name> [KIND=expand|contract]');

@@ -22,6 +22,9 @@ export interface LoadOptions {
 export function loadConfig({ env = process.env, expert }: LoadOptions = {}): LoadedConfig {
   const givenEnvironment = withoutEmptyValues(env);
   const environment = parseWith(environmentSchema, givenEnvironment, 'environment variable ');
+  if (environment.REDIS_URL !== undefined && environment.REDIS_CLUSTER_NODES !== undefined) {
+    throw new ConfigError('environment variable REDIS_CLUSTER_NODES: set it or REDIS_URL, not both (one names a Redis Cluster, the other one Redis)');
+  }
   if (environment.DATABASE_DIRECT_URL !== undefined && environment.DATABASE_URL === undefined) {
     throw new ConfigError('environment variable DATABASE_DIRECT_URL: needs DATABASE_URL too (without it the service runs its embedded PostgreSQL)');
   }
@@ -38,7 +41,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
     dataDir: path.resolve(environment.DATA_DIR),
     logLevel: environment.LOG_LEVEL,
     database: { embedded: environment.DATABASE_URL === undefined, poolMax: environment.DATABASE_POOL_MAX, connectTimeoutMs: environment.DATABASE_CONNECT_TIMEOUT_MS },
-    redis: { enabled: environment.REDIS_URL !== undefined },
+    redis: { enabled: environment.REDIS_URL !== undefined || environment.REDIS_CLUSTER_NODES !== undefined, cluster: environment.REDIS_CLUSTER_NODES !== undefined },
   };
   return {
     config: deepFreeze(config),
@@ -47,6 +50,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
       databaseUrl: environment.DATABASE_URL,
       databaseDirectUrl: environment.DATABASE_DIRECT_URL,
       redisUrl: environment.REDIS_URL,
+      redisClusterNodes: environment.REDIS_CLUSTER_NODES && Object.freeze(environment.REDIS_CLUSTER_NODES),
       metricsToken: environment.METRICS_TOKEN,
       projectSettings: Object.freeze({ sections: projectSections, environment: Object.freeze(givenEnvironment) }),
     }),

@@ -32,6 +32,11 @@ function opensAsRedisUrl(value: string): boolean {
   }
 }
 
+/** A seed node of a Redis Cluster: a Redis URL without a database (a cluster has database 0 only). */
+function opensAsClusterNode(value: string): boolean {
+  return opensAsRedisUrl(value) && /^\/?$/.test(new URL(value).pathname);
+}
+
 /**
  * An allowed referer host as `lib/projects/referer.ts` compares it: `example.com`,
  * `*.example.com`, `localhost:8080`, `[::1]:8080`. A URL (`https://example.com/`) would
@@ -163,6 +168,11 @@ export const environmentSchema = z.object({
   EXPERT_CONFIG: z.string().min(1).optional(),
   PROJECTS_DIR: z.string().min(1).default('./projects'),
   REDIS_URL: z.string().refine(opensAsRedisUrl, 'must be a redis:// or rediss:// URL with a valid port, a percent-encoded user and password, and a database number if any').optional(),
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .transform((value) => value.split(',').map((node) => node.trim()).filter((node) => node !== ''))
+    .refine((nodes) => nodes.length > 0 && nodes.every(opensAsClusterNode), 'must be a comma-separated list of redis:// or rediss:// URLs of cluster nodes (host and port, a percent-encoded user and password, no database number)')
+    .optional(),
   LOG_LEVEL: logLevel.default('info'),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').regex(/^\S+$/, 'must hold no space (a bearer token is one word)').optional(),
   DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),

@@ -15,7 +15,8 @@ export interface Config extends ExpertConfig {
    * `connectTimeoutMs`: the wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`).
    */
   readonly database: { readonly embedded: boolean; readonly poolMax: number; readonly connectTimeoutMs: number };
-  readonly redis: { readonly enabled: boolean };
+  /** Whether rate limits are shared through Redis, and whether that Redis is a cluster (REDIS_CLUSTER_NODES). */
+  readonly redis: { readonly enabled: boolean; readonly cluster: boolean };
 }
 
 export interface Secrets {
@@ -28,6 +29,8 @@ export interface Secrets {
    */
   readonly databaseDirectUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** The seed nodes of a Redis Cluster (`REDIS_CLUSTER_NODES`), instead of `redisUrl`. */
+  readonly redisClusterNodes: readonly string[] | undefined;
   /** The bearer token `GET /metrics` asks for (`METRICS_TOKEN`); absent, there are no metrics. */
   readonly metricsToken: string | undefined;
   readonly projectSettings: ProjectSettingSources;

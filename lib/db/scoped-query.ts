@@ -59,13 +59,96 @@ class ScopedQuery extends pg.Query {
   }
 }
 
+/**
+ * The same exchange for Citus (SPEC §15.4), which propagates to its workers only `SET LOCAL`
+ * commands, and only inside a transaction block: `begin`, one `set local` each (the tenant as a
+ * quoted literal, since SET takes no bound value), the statement, `commit`, each its own Parse,
+ * Bind and Execute, then one Sync: still one round trip. A `begin` statement opens the block
+ * and leaves it open for the statements of `db.transaction` that follow.
+ */
+class CitusScopedQuery extends pg.Query {
+  readonly #before: string[];
+  readonly #after: string[];
+
+  constructor(scope: StatementScope, text: string, values: unknown[], callback: (error: Error | undefined, result: unknown) => void) {
+    super({ text, values, queryMode: 'extended' } as pg.QueryConfig, callback);
+    const opens = /^\s*begin\s*$/i.test(text);
+    this.#before = [
+      ...(opens ? [] : ['begin']),
+      `set local role ${pg.escapeIdentifier(scope.role)}`,
+      `set local ${scope.tenantSetting} = ${pg.escapeLiteral(scope.tenant)}`,
+      `set local statement_timeout = ${Number(scope.statementTimeout)}`,
+      `set local application_name = ${pg.escapeLiteral(scope.tag)}`,
+    ];
+    this.#after = opens ? [] : ['commit'];
+  }
+
+  /** Where the statement's own result is among those pg answers (one per statement sent). */
+  get resultIndex(): number {
+    return this.#before.length;
+  }
+
+  prepare(connection: pg.Connection): void {
+    const send = (text: string) => {
+      connection.parse({ name: '', text, types: [] }, false);
+      connection.bind({ values: [] }, false);
+      connection.execute({ portal: '' }, false);
+    };
+    // The `begin` itself, when the statement is one, goes in order: first, then the settings.
+    const opens = this.#after.length === 0;
+    if (opens) send('begin');
+    else for (const text of this.#before) send(text);
+    if (opens) for (const text of this.#before) send(text);
+    else (pg.Query.prototype as unknown as QueryMessages).prepare.call(this, withoutSync(connection, () => this.#after.forEach(send)));
+    if (opens) connection.sync();
+  }
+}
+
+/** `connection` whose Sync first sends what `beforeSync` sends: the `commit` after the statement. */
+function withoutSync(connection: pg.Connection, beforeSync: () => void): pg.Connection {
+  return new Proxy(connection, {
+    get(target, name, receiver) {
+      if (name !== 'sync') return Reflect.get(target, name, receiver);
+      return () => {
+        beforeSync();
+        target.sync();
+      };
+    },
+  });
+}
+
+/** How statements take their scope: one implicit transaction (any PostgreSQL), or `SET LOCAL` in a block (Citus). */
+export type ScopeForm = 'statement' | 'citus';
+
 /** Runs `text` with `values` on `client` under `scope`; the result is the statement's own. */
-export function queryInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+export function queryInScope<Row extends pg.QueryResultRow>(
+  client: pg.ClientBase,
+  scope: StatementScope,
+  text: string,
+  values: unknown[],
+  form: ScopeForm = 'statement',
+): Promise<pg.QueryResult<Row>> {
+  if (form === 'citus') return citusQueryInScope(client, scope, text, values);
   return new Promise((resolve, reject) => {
     const query = new ScopedQuery(scope, text, values, (error, results) => {
       if (error !== undefined && error !== null) reject(error);
       // pg answers one result per statement sent: the scope's, then this statement's.
       else resolve((Array.isArray(results) ? results[results.length - 1] : results) as pg.QueryResult<Row>);
+    });
+    client.query(query);
+  });
+}
+
+function citusQueryInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+  return new Promise((resolve, reject) => {
+    const query: CitusScopedQuery = new CitusScopedQuery(scope, text, values, (error, results) => {
+      if (error === undefined || error === null) {
+        resolve((Array.isArray(results) ? results[query.resultIndex] : results) as pg.QueryResult<Row>);
+        return;
+      }
+      // A failed statement leaves the explicit block aborted at the Sync: end it before the
+      // connection goes back to the pool.
+      client.query('rollback').then(() => reject(error), () => reject(error));
     });
     client.query(query);
   });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { BackendWatchdog } from './backend-watchdog.ts';
 import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
-import { queryInScope, type StatementScope } from './scoped-query.ts';
+import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
 import { type ShareClass, type ShareCounts, type ShareWaitOutcome, TenantShares } from './tenant-shares.ts';
@@ -58,6 +58,28 @@ export function defaultTenantConnections(poolMax: number): number {
  */
 export type StatementTracer = <Result>(sql: string, send: () => Promise<Result>) => Promise<Result>;
 
+/** How often, and how far apart, a statement or transaction that met a Citus shard split or move is tried again. */
+const SHARD_MOVE_RETRIES = 10;
+const SHARD_MOVE_PAUSE_MS = 200;
+
+/**
+ * Runs `work` again when Citus refused it because a shard it needed was just split or moved
+ * (SQLSTATE 40001, "shard for the given value does not exist", as when a tenant is isolated to
+ * a shard of its own): nothing of it was done, and the next try finds the new shard. Never
+ * raised by plain PostgreSQL.
+ */
+async function retriedOverShardMoves<Result>(work: () => Promise<Result>): Promise<Result> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const { code, message } = error as { code?: string; message?: string };
+      if (code !== '40001' || !message?.startsWith('shard for the given value does not exist') || attempt >= SHARD_MOVE_RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, SHARD_MOVE_PAUSE_MS));
+    }
+  }
+}
+
 /** Runs one statement of a transaction on its connection. */
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
@@ -87,6 +109,8 @@ export interface TenantDatabaseOptions {
   onStatement?: (seconds: number) => void;
   /** Each statement runs through it, when traces are on. */
   traceStatement?: StatementTracer;
+  /** How each statement takes its scope: `citus` on a Citus coordinator (SPEC §15.4). */
+  scopeForm?: ScopeForm;
 }
 
 /** The pool's connections now, as `pg.Pool` counts them. */
@@ -114,12 +138,14 @@ export class TenantDatabase {
   readonly #idleInTransactionTimeout: string;
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
+  readonly #scopeForm: ScopeForm;
   /** `spaceport/<this pool>/`: the start of its statements' tags, unique to it on the server. */
   readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
   #tagsGiven = 0;
 
   constructor(url: string, options: TenantDatabaseOptions = {}) {
-    const { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement } = options;
+    const { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' } = options;
+    this.#scopeForm = scopeForm;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url));
@@ -137,7 +163,9 @@ export class TenantDatabase {
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
     const scope = this.#scope(tenant);
-    return this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings])));
+    return retriedOverShardMoves(() =>
+      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm))),
+    );
   }
 
   /**
@@ -150,10 +178,10 @@ export class TenantDatabase {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
     const scope = this.#scope(tenant);
-    return this.#withConnection(tenant, async (client) => {
+    return retriedOverShardMoves(() => this.#withConnection(tenant, async (client) => {
       // The wait for a connection may have outlasted the request.
       wanted();
-      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', []));
+      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm));
       try {
         const result = await work((statement) => {
           wanted();
@@ -168,7 +196,7 @@ export class TenantDatabase {
         await this.#watched(client, 'rollback', scope.tag, () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
-    });
+    }));
   }
 
   /**

@@ -1,22 +1,24 @@
+import type { Secrets } from '../config/index.ts';
 import { messageOf } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { RateCounter, RateCounters, RateLimitBudget } from '../core/runtime.ts';
-import type { SharedCounts } from './shared.ts';
+import type { RedisTarget, SharedCounts } from './shared.ts';
 import { MemoryWindows } from './window.ts';
 
 /**
  * The counters of one service's rate limits, one per name and budget: in memory, or in Redis
- * when REDIS_URL is set so that several instances share one budget. Should Redis fail, a limit
+ * when REDIS_URL (or REDIS_CLUSTER_NODES) is set so that several instances share one budget. Should Redis fail, a limit
  * is kept in memory meanwhile. `createRuntime` makes it and registers `close` as it does.
  */
 export class RateLimitCounters implements RateCounters {
-  readonly #redisUrl: string | undefined;
+  readonly #redis: RedisTarget | undefined;
   readonly #logger: Logger;
   readonly #counters = new Map<string, RateCounter>();
   #shared: Promise<SharedCounts> | undefined;
 
-  constructor(redisUrl: string | undefined, logger: Logger) {
-    this.#redisUrl = redisUrl;
+  /** `redis`: a URL (one Redis), or one Redis or a cluster's seed nodes; none keeps limits in memory. */
+  constructor(redis: string | RedisTarget | undefined, logger: Logger) {
+    this.#redis = typeof redis === 'string' ? { url: redis } : redis;
     this.#logger = logger;
   }
 
@@ -37,8 +39,8 @@ export class RateLimitCounters implements RateCounters {
   }
 
   #create(budget: RateLimitBudget): RateCounter {
-    if (this.#redisUrl === undefined) return memoryCounter(budget);
-    const shared = this.#sharedCounts(this.#redisUrl)
+    if (this.#redis === undefined) return memoryCounter(budget);
+    const shared = this.#sharedCounts(this.#redis)
       .then((counts) => counts.counterFor(budget))
       .catch((error: unknown) => {
         // Only the message: an error about the URL may carry it whole, password included.
@@ -53,8 +55,8 @@ export class RateLimitCounters implements RateCounters {
    * are some 80 modules that every start-up (and every command) would otherwise read. The import
    * begins as the first limit is composed, at start-up, not at the first request.
    */
-  #sharedCounts(redisUrl: string): Promise<SharedCounts> {
-    this.#shared ??= import('./shared.ts').then((module) => module.sharedCounts(redisUrl, this.#logger));
+  #sharedCounts(redis: RedisTarget): Promise<SharedCounts> {
+    this.#shared ??= import('./shared.ts').then((module) => module.sharedCounts(redis, this.#logger));
     return this.#shared;
   }
 }
@@ -62,4 +64,10 @@ export class RateLimitCounters implements RateCounters {
 function memoryCounter(budget: RateLimitBudget): RateCounter {
   const windows = new MemoryWindows(budget.windowMs);
   return (key) => windows.consume(key);
+}
+
+/** Where the shared counts are kept: the cluster's seed nodes, one Redis, or nowhere (memory). */
+export function redisTarget({ redisUrl, redisClusterNodes }: Pick<Secrets, 'redisUrl' | 'redisClusterNodes'>): RedisTarget | undefined {
+  if (redisClusterNodes !== undefined) return { clusterNodes: redisClusterNodes };
+  return redisUrl === undefined ? undefined : { url: redisUrl };
 }

@@ -13,7 +13,7 @@ export interface RateLimitOptions extends RateLimitBudget {
    */
   readonly scope?: string;
 }
-export { RateLimitCounters } from './counters.ts';
+export { RateLimitCounters, redisTarget } from './counters.ts';
 
 /**
  * Limits requests per client (its IPv4 address or IPv6 network, see `clientGroup`; or the

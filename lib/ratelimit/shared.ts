@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { messageOf } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -17,8 +17,11 @@ export interface SharedCounts {
   close(): Promise<void>;
 }
 
-export function sharedCounts(url: string, logger: Logger): SharedCounts {
-  const client = redisClient(url, logger);
+/** One Redis (`REDIS_URL`) or the seed nodes of a Redis Cluster (`REDIS_CLUSTER_NODES`). */
+export type RedisTarget = { readonly url: string } | { readonly clusterNodes: readonly string[] };
+
+export function sharedCounts(target: RedisTarget, logger: Logger): SharedCounts {
+  const client = 'url' in target ? redisClient(target.url, logger) : clusterClient(target.clusterNodes, logger);
   const connected = firstConnection(client);
   return {
     counterFor: async (budget) => {
@@ -36,7 +39,7 @@ export function sharedCounts(url: string, logger: Logger): SharedCounts {
  * as in a failover), the limit is kept in memory for MEMORY_SPELL_MS, then one request tries
  * Redis again: only the requests already waiting on Redis wait out its timeout, not every one.
  */
-function sharedCounter(client: Redis, logger: Logger, { name, windowMs, max }: RateLimitBudget): RateCounter {
+function sharedCounter(client: Redis | Cluster, logger: Logger, { name, windowMs, max }: RateLimitBudget): RateCounter {
   const limiter = new RateLimiterRedis({
     storeClient: client,
     keyPrefix: `${KEY_PREFIX}:${name}`,
@@ -101,25 +104,58 @@ class Outages {
   }
 }
 
+// While Redis is away, a command fails at once (and is counted in memory) instead of every
+// request waiting out the timeout: no offline queue, and a connection that has not answered
+// for REDIS_TIMEOUT_MS is closed (and reopened) rather than kept waiting on. A command that
+// failed was counted in memory: it is not sent again once Redis is back.
+const TIME_LIMITS = {
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 1,
+  connectTimeout: REDIS_TIMEOUT_MS,
+  commandTimeout: REDIS_TIMEOUT_MS,
+  socketTimeout: REDIS_TIMEOUT_MS,
+} satisfies RedisOptions;
+
 function redisClient(url: string, logger: Logger): Redis {
-  // While Redis is away, a command fails at once (and is counted in memory) instead of every
-  // request waiting out the timeout: no offline queue, and a connection that has not answered
-  // for REDIS_TIMEOUT_MS is closed (and reopened) rather than kept waiting on. A command that
-  // failed was counted in memory: it is not sent again once Redis is back.
-  const client = new Redis(url, {
-    enableOfflineQueue: false,
-    autoResendUnfulfilledCommands: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: REDIS_TIMEOUT_MS,
-    commandTimeout: REDIS_TIMEOUT_MS,
-    socketTimeout: REDIS_TIMEOUT_MS,
-  });
+  const client = new Redis(url, TIME_LIMITS);
   client.on('error', (error: Error) => logger.warn({ error: error.message }, 'redis: rate limits kept in memory until it answers'));
   return client;
 }
 
+/**
+ * A Redis Cluster client: it follows MOVED and ASK to the node serving a key's slot (a count is
+ * one script on one key, so never two slots), with each node's connection under the same time
+ * limits as one Redis. A slot whose master is away (until a replica takes over) fails its counts
+ * like an absent Redis: they are kept in memory meanwhile.
+ */
+function clusterClient(seeds: readonly string[], logger: Logger): Cluster {
+  const nodes = seeds.map((seed) => new URL(seed));
+  const withCredentials = nodes.find((node) => node.username !== '' || node.password !== '');
+  const client = new Cluster(
+    nodes.map((node) => ({ host: node.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(node.port || 6379) })),
+    {
+      enableOfflineQueue: false,
+      enableReadyCheck: true,
+      slotsRefreshTimeout: REDIS_TIMEOUT_MS,
+      // A redirection or a retry after a node went away waits this long, at most maxRedirections times.
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      maxRedirections: 8,
+      redisOptions: {
+        ...TIME_LIMITS,
+        username: withCredentials && decodeURIComponent(withCredentials.username) || undefined,
+        password: withCredentials && decodeURIComponent(withCredentials.password) || undefined,
+        tls: nodes[0]?.protocol === 'rediss:' ? {} : undefined,
+      },
+    },
+  );
+  client.on('error', (error: Error) => logger.warn({ error: error.message }, 'redis cluster: rate limits kept in memory until it answers'));
+  return client;
+}
+
 /** The first connection's outcome: ready, refused, or still pending after REDIS_TIMEOUT_MS. */
-function firstConnection(client: Redis): Promise<void> {
+function firstConnection(client: Redis | Cluster): Promise<void> {
   return new Promise((resolve) => {
     const settle = () => {
       clearTimeout(timer);

@@ -1,6 +1,7 @@
-import type { Knex } from 'knex';
 import { currentRequest, idChosenByCaller, requestIdSourceOf, type RequestIdSource } from '../core/request-state.ts';
+import { eventTimeAfter, latestEventTime } from '../db/event-time.ts';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
+import type { TransactionStatement } from '../db/tenant-database.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 
 /** What happened to a space (SPEC §6.6). */
@@ -44,21 +45,28 @@ interface EventRow {
 const TABLE = 'space_events';
 
 /**
- * The insert of one event, to run in the change's transaction. Its time is the clock's, in
+ * Inserts one event, in the change's transaction. Its time is the clock's, in
  * milliseconds (what the API shows and `?before=` pages by), and always after the space's
  * previous event: the change holds the space's row lock, so a space's events are strictly
  * ordered, and paging by `at` never skips one.
  */
-export function eventInsert(tenant: string, space: string, action: SpaceAction, before: readonly string[] | undefined, after: readonly string[] | undefined): Knex.QueryBuilder {
+export async function insertEvent(
+  run: TransactionStatement,
+  tenant: string,
+  space: string,
+  action: SpaceAction,
+  before: readonly string[] | undefined,
+  after: readonly string[] | undefined,
+): Promise<void> {
   const request = currentRequest();
   const caller = request?.caller;
   const username = caller?.claims.username;
-  const latest = tenantRows(TABLE, tenant, namedSpace(space)).max('at');
-  return sql(TABLE).insert({
+  const latest = await latestEventTime(run, tenantRows(TABLE, tenant, namedSpace(space)));
+  const inserting = sql(TABLE).insert({
     tenant,
     space,
     action,
-    at: sql.raw("greatest(date_trunc('milliseconds', clock_timestamp()), (?) + interval '1 millisecond')", [latest]),
+    at: eventTimeAfter(latest),
     actor_uid: caller?.uid ?? null,
     actor_username: typeof username === 'string' ? username : null,
     request_id: request?.requestId ?? '',
@@ -66,6 +74,7 @@ export function eventInsert(tenant: string, space: string, action: SpaceAction, 
     before: before === undefined ? null : JSON.stringify({ schemas: before }),
     after: after === undefined ? null : JSON.stringify({ schemas: after }),
   });
+  await run(statementOf(inserting));
 }
 
 /** The events of `space`, newest first; undefined when the name never had an event nor a live space. */

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
+import { sql, type SqlFragment } from '../db/statement.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import type { NameGrant, SpaceAccess } from './access.ts';
-import { eventInsert, readHistory, type HistoryPage, type PageRequest } from './history.ts';
+import { insertEvent, readHistory, type HistoryPage, type PageRequest } from './history.ts';
 import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
 import { purgeTrashedCopy } from './trash.ts';
 import type { SpaceDraft } from './validation.ts';
@@ -53,7 +54,7 @@ export async function insertSpace(draft: SpaceDraft): Promise<StoredSpace | unde
     await purgeTrashedCopy(run, scope.tenant, draft.name);
     const [row] = await rowsIn(run, inserting);
     if (row === undefined) return undefined;
-    await run(statementOf(eventInsert(scope.tenant, row.name, 'created', undefined, row.schemas)));
+    await insertEvent(run, scope.tenant, row.name, 'created', undefined, row.schemas);
     return storedOfRow(row);
   });
 }
@@ -61,7 +62,8 @@ export async function insertSpace(draft: SpaceDraft): Promise<StoredSpace | unde
 /** Replaces the schema list, with its `updated` event; undefined when there is no such live space. */
 export async function replaceSpaceSchemas(name: string, schemas: readonly string[], allowed?: AllowedVersions): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
-  const changes = { schemas: [...schemas], updated_at: sql.fn.now(), version: sql.raw('gen_random_uuid()') };
+  // The new version is made here, not by gen_random_uuid(): Citus refuses a VOLATILE function in an UPDATE (SPEC §15.4).
+  const changes = { schemas: [...schemas], updated_at: sql.fn.now(), version: randomUUID() };
   return changeSpace(scope, name, allowed, 'updated', (rows) => rows.update(changes).returning(COLUMNS));
 }
 
@@ -93,7 +95,7 @@ async function changeSpace(
     const conditions = allowed === undefined ? [namedSpace(name), LIVE] : [namedSpace(name), LIVE, { sql: 'version = any(?::uuid[])', bindings: [[...allowed]] }];
     const [row] = await rowsIn(run, write(tenantRows(TABLE, scope.tenant, ...conditions)));
     if (row === undefined) throw new StaleVersion();
-    await run(statementOf(eventInsert(scope.tenant, name, action, before.schemas, action === 'deleted' ? undefined : row.schemas)));
+    await insertEvent(run, scope.tenant, name, action, before.schemas, action === 'deleted' ? undefined : row.schemas);
     return storedOfRow(row);
   });
 }

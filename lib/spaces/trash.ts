@@ -1,7 +1,6 @@
-import { statementOf } from '../db/statement.ts';
 import type { TransactionStatement } from '../db/tenant-database.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
-import { eventInsert } from './history.ts';
+import { insertEvent } from './history.ts';
 import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, TRASHED, trashedWithin, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
 
 /** A space in the trash, as `GET /spaces?trashed=true` shows it (SPEC §6.7). */
@@ -36,7 +35,7 @@ export async function restoreSpace(name: string, days: number): Promise<RestoreO
     const restoring = tenantRows(TABLE, scope.tenant, namedSpace(name), TRASHED, trashedWithin(days)).update({ deleted_at: null }).returning(COLUMNS);
     const [row] = await rowsIn(run, restoring);
     if (row !== undefined) {
-      await run(statementOf(eventInsert(scope.tenant, row.name, 'restored', undefined, row.schemas)));
+      await insertEvent(run, scope.tenant, row.name, 'restored', undefined, row.schemas);
       return { restored: storedOfRow(row) };
     }
     const live = await rowsIn(run, tenantRows(TABLE, scope.tenant, namedSpace(name), LIVE).select('name').limit(1));
@@ -48,7 +47,7 @@ export async function restoreSpace(name: string, days: number): Promise<RestoreO
 export async function purgeTrashedCopy(run: TransactionStatement, tenant: string, name: string): Promise<void> {
   const purging = tenantRows(TABLE, tenant, namedSpace(name), TRASHED).delete().returning(['name', 'schemas']);
   const [row] = await rowsIn<Pick<SpaceRow, 'name' | 'schemas'>>(run, purging);
-  if (row !== undefined) await run(statementOf(eventInsert(tenant, row.name, 'purged', row.schemas, undefined)));
+  if (row !== undefined) await insertEvent(run, tenant, row.name, 'purged', row.schemas, undefined);
 }
 
 /**
@@ -72,6 +71,6 @@ async function purgeBatch(run: TransactionStatement, tenant: string, days: numbe
   const oldest = tenantRows(TABLE, tenant, TRASHED, expired).select('name').orderBy('deleted_at').limit(PURGE_BATCH).forUpdate().skipLocked();
   const purging = tenantRows(TABLE, tenant, TRASHED).whereIn('name', oldest).delete().returning(['name', 'schemas']);
   const rows = await rowsIn<Pick<SpaceRow, 'name' | 'schemas'>>(run, purging);
-  for (const row of rows) await run(statementOf(eventInsert(tenant, row.name, 'purged', row.schemas, undefined)));
+  for (const row of rows) await insertEvent(run, tenant, row.name, 'purged', row.schemas, undefined);
   return rows.length;
 }

@@ -166,6 +166,19 @@ test('a REDIS_URL that a Redis client could not open is refused at start-up, wit
   }
 });
 
+test('REDIS_CLUSTER_NODES lists a cluster\'s seed nodes, checked as REDIS_URL is, never with a database nor with REDIS_URL too', (t) => {
+  const loaded = loadConfig({ env: { ...baseEnv(), REDIS_CLUSTER_NODES: 'redis://:p%40ss@10.0.0.1:7000, redis://10.0.0.2:7000,' }, expert: {} });
+  t.deepEqual(loaded.secrets.redisClusterNodes, ['redis://:p%40ss@10.0.0.1:7000', 'redis://10.0.0.2:7000']);
+  t.deepEqual(loaded.config.redis, { enabled: true, cluster: true });
+  t.false(JSON.stringify(loaded.config).includes('p%40ss'));
+  for (const REDIS_CLUSTER_NODES of ['redis://:secret@10.0.0.1:7000/2', 'redis://:secret@10.0.0.1:99999', 'http://:secret@10.0.0.1:7000', ',']) {
+    const error = t.throws(() => loadConfig({ env: { ...baseEnv(), REDIS_CLUSTER_NODES }, expert: {} }), { message: /environment variable REDIS_CLUSTER_NODES/ }, REDIS_CLUSTER_NODES);
+    t.false(error?.message.includes('secret'), error?.message);
+  }
+  t.throws(() => loadConfig({ env: { ...baseEnv(), REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: 'redis://10.0.0.1:7000' }, expert: {} }), { message: /REDIS_CLUSTER_NODES: set it or REDIS_URL, not both/ });
+  t.deepEqual(loadConfig({ env: { ...baseEnv(), REDIS_CLUSTER_NODES: '' }, expert: {} }).config.redis, { enabled: false, cluster: false });
+});
+
 test('without JWT_SECRET a secret is generated once and kept with mode 600', (t) => {
   const dataDir = scratch();
   const first = loadConfig({ env: { DATA_DIR: dataDir }, expert: {} }).secrets.jwtSecret;

@@ -34,6 +34,14 @@ test.serial('insertMany of 16 384 documents inserts them all, in order, with the
   t.is(await collection('bulk-insert', 'other').countDocuments({}), 0, 'nothing reached another tenant');
 });
 
+test.serial('insertMany of 40 000 small documents, more rows than one INSERT … VALUES can bind, inserts them all', async (t) => {
+  const items = collection('bulk-small');
+  const result = await items.insertMany(Array.from({ length: 40_000 }, (_, index) => ({ _id: `s${index}` })));
+  t.is(result.insertedCount, 40_000);
+  t.is(await items.countDocuments({}), 40_000);
+  t.deepEqual(await items.findOne({ _id: 's39999' }), { _id: 's39999' });
+});
+
 test.serial('an insertMany that fails part way inserts none of its documents', async (t) => {
   const items = collection('bulk-atomic');
   await items.insertOne({ _id: 'taken' });

@@ -17,7 +17,7 @@ const declaredSecret = fc.record({
   setting: fc.oneof(settingName, fc.constantFrom('apiKey', 'key', 'url', 'secret', 'options', 'threadpoolSize')),
 });
 /** What the service (its configuration, the keeper) and Node.js read themselves. */
-const SERVICE_OWN = /^(?:PORT|HOST|DATABASE_URL|JWT_SECRET|EXPERT_CONFIG|PROJECTS_DIR|REDIS_URL|LOG_LEVEL|DATA_DIR|XDG_RUNTIME_DIR)$|^(?:NODE|UV)_/;
+const SERVICE_OWN = /^(?:PORT|HOST|DATABASE_URL|JWT_SECRET|EXPERT_CONFIG|PROJECTS_DIR|REDIS_URL|REDIS_CLUSTER_NODES|LOG_LEVEL|DATA_DIR|XDG_RUNTIME_DIR)$|^(?:NODE|UV)_/;
 
 test('a project is refused exactly when one of its secrets shares its variable, or would read one the service or Node.js reads', (t) => {
   t.notThrows(() =>

@@ -1,0 +1,56 @@
+import { distributeTables } from '../../lib/db/distribute.ts';
+import { createKnex } from '../../lib/db/connect.ts';
+import { startCitusCluster } from '../../test/helpers/citus.ts';
+import { seedAccounts } from '../harness/accounts.ts';
+import { measureInTurn } from '../harness/load.ts';
+import { withChildServer, type ChildServer } from '../harness/processes.ts';
+import type { Row, Section } from '../harness/results.ts';
+import { serviceProcess } from '../harness/service.ts';
+import type { BenchContext } from './context.ts';
+import { getOneAccount } from './requests.ts';
+
+const TITLE = '8. getOneAccount on Citus (coordinator and two workers)';
+
+/**
+ * SPEC §14.8: getOneAccount on Citus (built from the release tarball, cached; a coordinator and
+ * two workers on this machine), the same accounts distributed by `make distribute`'s code, vs
+ * the same service on plain PostgreSQL, measured in turn. No target: the ratio is reported. The
+ * time goes to the extra hop (coordinator to worker, over loopback) and the transaction block
+ * the scope needs on Citus (`begin`, three `set local`, the statement, `commit`; the coordinator
+ * opens the worker's transaction with the same settings).
+ */
+export async function citusSection(context: BenchContext, plain: ChildServer): Promise<Section> {
+  const cluster = await startCitusCluster('spaceport_bench');
+  if ('missing' in cluster) return notMeasured(cluster.missing);
+  try {
+    context.progress(`8. ${context.settings.accounts.toLocaleString('en-US')} accounts on Citus, then getOneAccount there and on plain PostgreSQL, in turn`);
+    await seedAccounts(cluster.url, context.settings.accounts);
+    const knex = createKnex(cluster.url);
+    try {
+      await distributeTables(knex);
+    } finally {
+      await knex.destroy();
+    }
+    const options = serviceProcess({ ...context.setup, databaseUrl: cluster.url }, 'spaceport-citus', context.projectsDir, 'sample');
+    const [onCitus, onPlain] = await withChildServer(options, (citus) =>
+      measureInTurn(
+        [
+          { target: getOneAccount(citus.origin, context.usernames), server: citus },
+          { target: getOneAccount(plain.origin, context.usernames), server: plain },
+        ],
+        context.settings,
+      ),
+    );
+    const subject: Row = { server: 'spaceport on Citus', measurement: onCitus, note: 'coordinator + 2 workers on loopback, 32 shards' };
+    const floor: Row = { server: 'spaceport on plain PostgreSQL', measurement: onPlain };
+    const ratio = onCitus.requestsPerSecond / onPlain.requestsPerSecond;
+    const valid = onCitus.failures === 0 && onPlain.failures === 0;
+    return { title: TITLE, rows: [subject, floor], verdicts: [{ target: 'reported, no target: req/s on Citus ÷ on plain PostgreSQL', actual: `${ratio.toFixed(2)} ×`, outcome: valid ? 'met' : 'not valid' }] };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+function notMeasured(why: string): Section {
+  return { title: TITLE, rows: [], verdicts: [{ target: 'req/s on Citus ÷ on plain PostgreSQL', actual: `not measured: ${why}`, outcome: 'not valid' }] };
+}

@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { appendFileSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+const BIN = '/usr/lib/postgresql/15/bin';
+const BUILD = path.resolve(import.meta.dirname, '../citus/build-citus.sh');
+/** The release tarball the tests are given (issue 35): outside the repository, never part of it. */
+export const CITUS_TARBALL = process.env.CITUS_TARBALL ?? path.resolve(import.meta.dirname, '../../../shared/vendor/citus-13.2.2.tar.gz');
+
+/** A Citus coordinator and two workers on loopback, each a PostgreSQL 15 of its own run as `postgres`. */
+export interface CitusCluster {
+  /** `postgres://postgres@127.0.0.1:<port>/<database>` on the coordinator. */
+  readonly url: string;
+  readonly coordinatorPort: number;
+  readonly workerPorts: readonly number[];
+  /** A superuser's query on a node (the coordinator unless a port is given). */
+  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], port?: number): Promise<Row[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds Citus from the tarball (once: test/citus/build-citus.sh caches it) and starts the
+ * cluster in a temporary directory, with the database `database` made on every node and the
+ * workers added; or says why it cannot (no tarball, not root, no apt-get).
+ */
+export async function startCitusCluster(database = 'spaceport'): Promise<CitusCluster | { missing: string }> {
+  try {
+    await run(BUILD, [CITUS_TARBALL], { timeout: 1_200_000 });
+  } catch (error) {
+    const { code, stderr } = error as { code?: number; stderr?: string };
+    if (code === 3) return { missing: String(stderr).trim() };
+    throw new Error(`building Citus failed: ${String(stderr).slice(-2000)}`);
+  }
+  const directory = mkdtempSync(path.join(tmpdir(), 'spaceport-citus-'));
+  const ports = await freePorts(3);
+  const nodes = ports.map((port) => ({ port, data: path.join(directory, `node-${port}`) }));
+  const postgres = await run('id', ['-u', 'postgres']).then(({ stdout }) => Number(stdout.trim()));
+  chownSync(directory, postgres, postgres);
+  // The servers must not read root's HOME: connections between nodes would look for root's client certificate there.
+  const asPostgres = (command: string, args: string[]) => run('runuser', ['-u', 'postgres', '--', command, ...args], { env: { PATH: process.env.PATH, HOME: directory, LANG: 'C.UTF-8' }, timeout: 120_000 });
+  const started: string[] = [];
+  const stop = async () => {
+    for (const data of started) await asPostgres(`${BIN}/pg_ctl`, ['-D', data, '-m', 'immediate', 'stop']).catch(() => undefined);
+    rmSync(directory, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all(nodes.map(({ port, data }) => initNode(asPostgres, port, data, directory)));
+    for (const { data } of nodes) {
+      await asPostgres(`${BIN}/pg_ctl`, ['-D', data, '-l', `${data}.log`, '-w', '-t', '120', 'start']);
+      started.push(data);
+    }
+    const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[] = [], port = ports[0], name = database) => {
+      const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: name });
+      await client.connect();
+      try {
+        return (await client.query<Row>(text, values)).rows;
+      } finally {
+        await client.end();
+      }
+    };
+    for (const port of ports) {
+      await query(`create database ${database}`, [], port, 'postgres');
+      await query('create extension citus', [], port);
+    }
+    const [coordinator = 0, ...workers] = ports;
+    await query('select citus_set_coordinator_host($1, $2)', ['127.0.0.1', coordinator]);
+    for (const worker of workers) await query('select citus_add_node($1, $2)', ['127.0.0.1', worker]);
+    return { url: `postgres://postgres@127.0.0.1:${coordinator}/${database}`, coordinatorPort: coordinator, workerPorts: workers, query, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function initNode(asPostgres: (command: string, args: string[]) => Promise<unknown>, port: number, data: string, directory: string): Promise<void> {
+  await asPostgres(`${BIN}/initdb`, ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+  appendFileSync(
+    path.join(data, 'postgresql.conf'),
+    [
+      `port = ${port}`,
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${directory}'`,
+      "shared_preload_libraries = 'citus'",
+      'max_connections = 300',
+      'max_prepared_transactions = 200',
+      'wal_level = logical',
+      'fsync = off',
+      'synchronous_commit = off',
+      'full_page_writes = off',
+      "citus.log_remote_commands = off",
+      '',
+    ].join('\n'),
+  );
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = 41_000 + Math.floor(Math.random() * 9_000);
+    if (!ports.includes(port) && (await free(port))) ports.push(port);
+  }
+  return ports;
+}
+
+function free(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}

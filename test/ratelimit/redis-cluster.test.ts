@@ -1,0 +1,37 @@
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { Cluster } from 'ioredis';
+import { createTenant } from '../../lib/tenancy/index.ts';
+import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
+import { startRedisCluster } from '../helpers/redis-cluster.ts';
+import { dropTestDatabase } from '../helpers/service.ts';
+
+test.after.always(dropTestDatabase);
+
+test.serial('with REDIS_CLUSTER_NODES naming one node of a cluster, two instances share each budget exactly, whichever node serves its key', async (t) => {
+  const cluster = await startRedisCluster(t, { masters: 3 });
+  if ('missing' in cluster) {
+    if (process.env.CI) t.fail(cluster.missing);
+    else t.log(`skipped: ${cluster.missing}`);
+    return t.pass();
+  }
+  // One seed only: the keys of the other two masters' slots are reached by following MOVED.
+  const options = { env: { REDIS_CLUSTER_NODES: cluster.seeds[0] ?? '' }, expert: { rateLimit: { public: { windowMs: 60_000, max: 3 } } } };
+  const first = await startWithProjects(t, fixtureProjects('chain'), options);
+  const second = await startWithProjects(t, fixtureProjects('chain'), options);
+  const tenants = Array.from({ length: 6 }, () => `cluster${randomBytes(5).toString('hex')}`);
+  for (const tenant of tenants) await createTenant(first.runtime.knex, tenant);
+  const call = (service: typeof first, tenant: string) => service.fetch('/api/guarded/public', { method: 'POST', headers: { tenant } });
+
+  for (const tenant of tenants) {
+    const answers = [await call(first, tenant), await call(second, tenant), await call(first, tenant)];
+    t.deepEqual(answers.map((response) => [response.status, response.headers.get('ratelimit-remaining')]), [[200, '2'], [200, '1'], [200, '0']], tenant);
+    t.deepEqual([(await call(second, tenant)).status, (await call(first, tenant)).status], [429, 429], tenant);
+  }
+  const keys = tenants.map((tenant) => `spaceport:ratelimit:public:${tenant}|127.0.0.1`);
+  const masters = new Set(await Promise.all(keys.map(async (key) => (await cluster.masterOf(key)).port)));
+  t.true(masters.size >= 2, 'the budgets live on more than one master');
+  const reader = new Cluster([{ host: '127.0.0.1', port: Number(new URL(cluster.seeds[0] ?? '').port) }]);
+  t.teardown(() => reader.disconnect());
+  t.deepEqual(await Promise.all(keys.map((key) => reader.get(key))), keys.map(() => '5'), 'every count, the refused ones too, is in the cluster');
+});
