@@ -182,17 +182,23 @@ export class TenantDatabase {
       // The wait for a connection may have outlasted the request.
       wanted();
       await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm));
+      // The statement last sent: a request that ended may leave it running when the rollback is due.
+      let last: Promise<unknown> = Promise.resolve();
       try {
         const result = await work((statement) => {
           wanted();
-          return this.#watched(client, statement.sql, scope.tag, () => client.query(statement.sql, [...statement.bindings]));
+          const answered = this.#watched(client, statement.sql, scope.tag, () => client.query(statement.sql, [...statement.bindings]));
+          last = answered;
+          return answered;
         });
         wanted();
         await this.#watched(client, 'commit', scope.tag, () => client.query('commit'));
         return result;
       } catch (error) {
-        // A statement still running (waiting on a lock, say) would hold the rollback up to its limit.
+        // A statement still running (waiting on a lock, say) would hold the rollback up to its
+        // limit: it is cancelled, and the rollback is sent once it has ended.
         if (error instanceof TransactionGivenUp) this.#limit?.endRunning(client);
+        await last.catch(() => undefined);
         await this.#watched(client, 'rollback', scope.tag, () => client.query('rollback')).catch(() => undefined);
         throw error;
       }
