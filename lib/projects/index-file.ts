@@ -16,8 +16,8 @@ const MAX_FIELDS = 8;
  * the planning of another's statement within 10 % of that statement's time
  * (test/documents/declared-planning.heavy.test.ts). A unique entry builds two indexes.
  */
-export const MAX_PROJECT_INDEXES = 4;
-export const MAX_PROJECT_PATHS = 8;
+export const MAX_PROJECT_INDEXES = 3;
+export const MAX_PROJECT_PATHS = 6;
 
 export interface ValidatedIndexes {
   readonly indexes: readonly IndexDeclaration[];

@@ -15,14 +15,15 @@ const ROUNDS = 400;
 let plain: MigratedDatabase;
 let declared: MigratedDatabase;
 
-/** The bound at its most expensive: every entry unique (two indexes each), every path its own. */
+/** The bound at its most expensive: unique entries (two indexes each) where they fit, the paths shared out among the entries. */
 function declarationsAtTheBound(): IndexDeclaration[] {
-  const entries = MAX_PROJECT_INDEXES / 2;
+  const unique = Math.floor(MAX_PROJECT_INDEXES / 2);
+  const entries = unique + (MAX_PROJECT_INDEXES % 2);
   const perEntry = MAX_PROJECT_PATHS / entries;
   return Array.from({ length: entries }, (_, entry) => ({
     project: 'heavy',
     collection: `c${entry}`,
-    unique: true,
+    unique: entry < unique,
     fields: Array.from({ length: perEntry }, (_, field) => ({ path: declaredPath(`entry${entry}.field${field}`), direction: 1 as const })),
   }));
 }
@@ -85,7 +86,7 @@ test.serial('declarations at the bound add at most 10 % to another tenant\'s fin
   }
   const planning = { plain: median(times.plain.planning), declared: median(times.declared.planning) };
   const findOne = { plain: median(times.plain.findOne), declared: median(times.declared.findOne) };
-  t.log(`planning (EXPLAIN): ${planning.plain.toFixed(3)} ms without declarations, ${planning.declared.toFixed(3)} ms with ${MAX_PROJECT_INDEXES / 2} unique entries of ${MAX_PROJECT_PATHS} paths`);
+  t.log(`planning (EXPLAIN): ${planning.plain.toFixed(3)} ms without declarations, ${planning.declared.toFixed(3)} ms with ${MAX_PROJECT_INDEXES} indexes over ${MAX_PROJECT_PATHS} paths`);
   t.log(`findOne by _id as the service runs it: ${findOne.plain.toFixed(3)} ms without, ${findOne.declared.toFixed(3)} ms with`);
   t.log(`planning added: ${(((planning.declared - planning.plain) / findOne.plain) * 100).toFixed(1)} % of the findOne`);
   t.true(planning.declared - planning.plain <= findOne.plain * 0.1, 'the declarations add at most 10 % to the statement');
