@@ -48,7 +48,7 @@ chromium:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 		echo "chromium: not installed here; the /docs browser test will be skipped" >&2
 
-# The heavy suites (test/stress/ and *.heavy.test.ts), one file at a time; bounded at under 15 minutes.
+# The heavy suites (test/stress/ and *.heavy.test.ts), one file at a time; about 20 minutes on 2 cores.
 test-stress: $(STAMP)
 	$(SERVE) lib/cli/with-database.ts -- ava --tap --config ava.stress.config.js | $(NODE) test/summary.ts
 
