@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { appendFileSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePorts } from './ports.ts';
 
 const run = promisify(execFile);
 const BIN = '/usr/lib/postgresql/15/bin';
@@ -37,7 +37,7 @@ export async function startCitusCluster(database = 'spaceport'): Promise<CitusCl
     throw new Error(`building Citus failed: ${String(stderr).slice(-2000)}`);
   }
   const directory = mkdtempSync(path.join(tmpdir(), 'spaceport-citus-'));
-  const ports = await freePorts(3);
+  const ports = await freePorts(3, 41_000, 9_000);
   const nodes = ports.map((port) => ({ port, data: path.join(directory, `node-${port}`) }));
   const postgres = await run('id', ['-u', 'postgres']).then(({ stdout }) => Number(stdout.trim()));
   chownSync(directory, postgres, postgres);
@@ -98,19 +98,3 @@ async function initNode(asPostgres: (command: string, args: string[]) => Promise
   );
 }
 
-async function freePorts(count: number): Promise<number[]> {
-  const ports: number[] = [];
-  while (ports.length < count) {
-    const port = 41_000 + Math.floor(Math.random() * 9_000);
-    if (!ports.includes(port) && (await free(port))) ports.push(port);
-  }
-  return ports;
-}
-
-function free(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-}

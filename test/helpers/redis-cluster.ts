@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
 import { type Daemon, debianBinary, startDaemon } from './daemons.ts';
+import { freePorts, portIsFree } from './ports.ts';
 
 const run = promisify(execFile);
 const READY_LIMIT_MS = 30_000;
@@ -63,19 +63,10 @@ export async function startRedisCluster(
 async function freeClusterPorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   while (ports.length < count) {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    if (ports.includes(port) || ports.includes(port + 10_000) || ports.includes(port - 10_000)) continue;
-    if ((await free(port)) && (await free(port + 10_000))) ports.push(port);
+    const [port = 0] = await freePorts(1, 20_000, 20_000, (candidate) => portIsFree(candidate + 10_000));
+    if (!ports.some((taken) => Math.abs(taken - port) === 10_000 || taken === port)) ports.push(port);
   }
   return ports;
-}
-
-function free(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
 }
 
 async function answers(port: number): Promise<void> {
