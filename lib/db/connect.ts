@@ -54,6 +54,17 @@ const UNREACHABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIME
  */
 const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|(?:^|- )timeout expired$|Query read timeout|not queryable/i;
 
+/** A statement cancelled at its time limit (57014), or its backend ended by the service's watchdog (57P01). */
+const ENDED_STATEMENT_CODES = new Set(['57014', '57P01']);
+
+/**
+ * A connection lost or never made: the database did not answer at all, as opposed to one
+ * statement it cancelled or ended, which says nothing of the others.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  return isDatabaseUnreachable(error) && !ENDED_STATEMENT_CODES.has((error as { code?: unknown }).code as string);
+}
+
 /** True for errors that mean "the database is not there", as opposed to a bad query. */
 export function isDatabaseUnreachable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { BackendWatchdog } from './backend-watchdog.ts';
-import { CONNECT_TIMEOUT_MS, isReusable } from './connect.ts';
+import { CONNECT_TIMEOUT_MS, isConnectionLost, isReusable } from './connect.ts';
 import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
@@ -33,6 +33,20 @@ export class TransactionGivenUp extends Error {
   override name = 'TransactionGivenUp';
   constructor() {
     super('the request ended (answered, its client gone, or its time limit reached) before this transaction could commit: rolled back');
+  }
+}
+
+/**
+ * A statement that waited for its tenant's share while the database stopped answering another
+ * statement of that tenant: refused at once (SPEC §7), rather than given a connection to the
+ * same silent database after its wait. SQLSTATE 08006, connection failure: a 503 like the
+ * statement it followed.
+ */
+export class DatabaseStoppedAnswering extends Error {
+  override name = 'DatabaseStoppedAnswering';
+  readonly code = '08006';
+  constructor(cause: unknown) {
+    super('the database stopped answering: a statement waiting for a connection was refused', { cause });
   }
 }
 
@@ -274,6 +288,9 @@ export class TenantDatabase {
     const releaseShare = typeof taken === 'function' ? taken : await taken;
     try {
       return await onConnectionOf(this.#pool, work);
+    } catch (error) {
+      if (isConnectionLost(error)) this.#shares.refuseWaiting(tenant, new DatabaseStoppedAnswering(error));
+      throw error;
     } finally {
       releaseShare();
     }

@@ -22,10 +22,16 @@ export interface ShareCounts {
   readonly shareWaiting: number;
 }
 
+/** A statement waiting for its tenant's share: given a connection of it, or refused. */
+interface Waiter {
+  readonly grant: () => void;
+  readonly refuse: (error: Error) => void;
+}
+
 /** A tenant's connections in use, and the statements waiting for one of them, first come first served. */
 interface Share {
   inUse: number;
-  readonly waiting: Array<() => void>;
+  readonly waiting: Waiter[];
 }
 
 /**
@@ -81,23 +87,43 @@ export class TenantShares {
     return { tenantsAtShare, shareWaiting };
   }
 
+  /**
+   * Refuses, with `error`, every statement of `tenant` waiting for its share now: used when the
+   * database stopped answering one of its statements, so that they fail at once rather than wait
+   * their turn for the same silent database (SPEC §7: 503 within 2 s). Other tenants' queues
+   * are theirs: a statement of one tenant left unanswered proves nothing of another's.
+   */
+  refuseWaiting(tenant: string, error: Error): void {
+    const share = this.#shares.get(tenant);
+    if (share !== undefined) for (const waiter of [...share.waiting]) waiter.refuse(error);
+  }
+
   #wait(tenant: string, share: Share): Promise<ShareRelease> {
     const started = performance.now();
     const shareClass: ShareClass = tenant === '' ? 'service' : 'tenant';
     return new Promise((resolve, reject) => {
-      const granted = () => {
+      const waited = () => (performance.now() - started) / 1000;
+      const leave = () => {
         clearTimeout(timer);
-        share.inUse += 1;
-        this.#onWait?.(shareClass, 'granted', (performance.now() - started) / 1000);
-        resolve(this.#releaseOf(tenant, share));
-      };
-      const timer = setTimeout(() => {
-        share.waiting.splice(share.waiting.indexOf(granted), 1);
+        const place = share.waiting.indexOf(waiter);
+        if (place !== -1) share.waiting.splice(place, 1);
         this.#forgetIfUnused(tenant, share);
-        this.#onWait?.(shareClass, 'refused', (performance.now() - started) / 1000);
-        reject(new TenantShareBusy(this.#perTenant, this.#queueMs));
-      }, this.#queueMs);
-      share.waiting.push(granted);
+      };
+      const waiter: Waiter = {
+        grant: () => {
+          clearTimeout(timer);
+          share.inUse += 1;
+          this.#onWait?.(shareClass, 'granted', waited());
+          resolve(this.#releaseOf(tenant, share));
+        },
+        refuse: (error) => {
+          leave();
+          this.#onWait?.(shareClass, 'refused', waited());
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => waiter.refuse(new TenantShareBusy(this.#perTenant, this.#queueMs)), this.#queueMs);
+      share.waiting.push(waiter);
     });
   }
 
@@ -108,7 +134,7 @@ export class TenantShares {
       released = true;
       share.inUse -= 1;
       const next = share.waiting.shift();
-      if (next !== undefined) next();
+      if (next !== undefined) next.grant();
       else this.#forgetIfUnused(tenant, share);
     };
   }

@@ -85,3 +85,28 @@ test('a TenantDatabase waits connectTimeoutMs for a connection (DATABASE_CONNECT
   t.true(isDatabaseUnreachable(failed), failed?.message);
   t.true(performance.now() - started >= 3500, `gave up after ${Math.round(performance.now() - started)} ms`);
 });
+
+test('statements waiting for their tenant’s share when the database stops answering are refused at once, not sent after their wait (SPEC §7)', async (t) => {
+  const database = await createFreshDatabase();
+  const proxy = await databaseProxy(database.url);
+  const shared = new TenantDatabase(proxy.url, { queryTimeoutMs: 300, tenantConnections: 1, queueMs: 10_000 });
+  t.teardown(async () => {
+    await shared.close();
+    await proxy.close();
+    await database.drop();
+  });
+  await shared.query('acme', { sql: 'select 1', bindings: [] });
+  proxy.freeze();
+  const started = performance.now();
+  const elapsed = (settled: Promise<unknown>) => settled.then(() => Number.NaN, () => performance.now() - started);
+  const holding = elapsed(shared.query('acme', { sql: 'select 1', bindings: [] }));
+  const waiting = shared.query('acme', { sql: 'select 1', bindings: [] });
+  const waited = elapsed(waiting);
+  const failed = await t.throwsAsync(waiting);
+  t.true(isDatabaseUnreachable(failed), failed?.message);
+  const [heldMs, waitedMs] = await Promise.all([holding, waited]);
+  // Without the refusal, the waiting statement gets the share when the first is cut (~600 ms)
+  // and a new connection to the frozen database, and fails only after the connect time limit.
+  t.true(waitedMs - heldMs < 200, `the statement holding the share failed after ${Math.round(heldMs)} ms, the one waiting after ${Math.round(waitedMs)} ms`);
+  t.deepEqual(shared.shareCounts(), { tenantsAtShare: 0, shareWaiting: 0 });
+});

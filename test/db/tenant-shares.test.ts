@@ -59,3 +59,21 @@ test('statements for no tenant count as the service’s class, not as a tenant a
 test('a share must be a whole number of connections, at least 1', (t) => {
   for (const perTenant of [0, -1, 1.5, Number.NaN]) t.throws(() => new TenantShares({ perTenant, queueMs: 100 }), { instanceOf: RangeError });
 });
+
+test('refuseWaiting refuses every waiting statement of one tenant with the error given; other tenants wait on, and shares held are kept', async (t) => {
+  const waits: string[] = [];
+  const shares = new TenantShares({ perTenant: 1, queueMs: 10_000, onWait: (shareClass, outcome) => waits.push(`${shareClass} ${outcome}`) });
+  const held = [await taken(shares, 'acme'), await taken(shares, 'globex')];
+  const acmeWaiting = [taken(shares, 'acme'), taken(shares, 'acme')];
+  const globexWaiting = taken(shares, 'globex');
+  const stopped = new Error('the database stopped answering');
+  shares.refuseWaiting('acme', stopped);
+  for (const refused of acmeWaiting) t.is(await t.throwsAsync(refused), stopped);
+  t.deepEqual(shares.counts(), { tenantsAtShare: 2, shareWaiting: 1 }, 'globex still waits');
+  t.deepEqual(waits, ['tenant refused', 'tenant refused']);
+  held[1]();
+  (await globexWaiting)();
+  held[0]();
+  t.is(typeof shares.take('acme'), 'function', 'the refused waits left no place in the queue');
+  shares.refuseWaiting('nobody', stopped);
+});

@@ -20,7 +20,8 @@ import { describeExchange, durationOf, steadyLoad, type Exchange } from '../help
 const WORKERS = 8;
 const PACE_MS = 25;
 const HEALTHY_MS = 2000;
-const FAULT_MS = 4000;
+/** Each request during a fault takes up to ~2 s: 6 s leaves every worker two rounds or more after the first 2 s. */
+const FAULT_MS = 6000;
 const RECOVERY_MS = 6500;
 const FAULT_ANSWER_LIMIT_MS = 2000;
 const REQUEST_LIMIT_MS = 2500;
