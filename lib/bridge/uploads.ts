@@ -72,7 +72,7 @@ function uploadedFile(stored: StoredFile): UploadedFile {
 }
 
 /** A client name such as `../../x` or `C:\dir\x` keeps only its last segment. */
-export function baseName(clientName: string): string {
+function baseName(clientName: string): string {
   const last = clientName.split(/[/\\]/).pop() ?? '';
   return last === '.' || last === '..' ? '' : last;
 }
