@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 
 /** Node's request's state, read as it is. */
 const STATE = [
-  ...['readable', 'readableEnded', 'readableFlowing', 'readableLength', 'readableEncoding', 'readableHighWaterMark', 'readableObjectMode'],
-  ...['readableAborted', 'readableDidRead', 'destroyed', 'closed', 'errored', 'complete', 'aborted', 'socket', 'connection'],
-  ...['httpVersion', 'httpVersionMajor', 'httpVersionMinor', 'rawHeaders', 'trailers', 'rawTrailers'],
+  'readable', 'readableEnded', 'readableFlowing', 'readableLength', 'readableEncoding', 'readableHighWaterMark', 'readableObjectMode',
+  'readableAborted', 'readableDidRead', 'destroyed', 'closed', 'errored', 'complete', 'aborted', 'socket', 'connection',
+  'httpVersion', 'httpVersionMajor', 'httpVersionMinor', 'rawHeaders', 'trailers', 'rawTrailers',
 ] as const;
 /** Methods that answer what Node's request answers. */
 const ANSWERING = ['emit', 'listeners', 'rawListeners', 'listenerCount', 'eventNames', 'pipe', 'isPaused', 'read', Symbol.asyncIterator] as const;
@@ -68,6 +68,7 @@ class Forwarder {
     // Given one argument always: without a name, Node removes none (all only when given no
     // argument at all), so the listeners the service put on its request stay.
     method('removeAllListeners', function (event) { call(this, 'removeAllListeners', [event]); return this; });
+    // Answers nothing, as Node's types say (Node's answers whether more may be pushed).
     method('unshift', function (...values) { call(this, 'unshift', values); });
   }
 }
