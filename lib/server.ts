@@ -16,7 +16,7 @@ import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
 import { answerConnect } from './http/connect.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { createDrainableServer } from './http/drain.ts';
-import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
+import { bufferedStdout, createLogger, type Logger } from './logger/index.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
 import { DeclaredIndexPaths, Readiness, type Runtime, type Tracing } from './core/runtime.ts';

@@ -5,7 +5,7 @@ import type { Config, Secrets } from '../config/index.ts';
 import type { SqlFragment } from '../db/statement.ts';
 import type { StatementTracer, TenantDatabase } from '../db/tenant-database.ts';
 import type { ServiceMetrics } from '../metrics/index.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger/index.ts';
 
 /** The tenants table as the tenant step reads it (SPEC §4.1), cached. */
 export interface TenantLookup {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config, ProjectSettingSources } from '../config/index.ts';
 import { BUILT_IN_SECTIONS } from '../config/schema.ts';
-import type { Logger } from '../core/logger.ts';
+import type { Logger } from '../logger/index.ts';
 import type { ProjectSettingValues } from '../core/runtime.ts';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import { isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';

@@ -1,6 +1,6 @@
 import type { Secrets } from '../config/index.ts';
 import { messageOf } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
+import type { Logger } from '../logger/index.ts';
 import type { RateCounter, RateCounters, RateLimitBudget } from '../core/runtime.ts';
 import type { RedisTarget, SharedCounts } from './shared.ts';
 import { MemoryWindows } from './window.ts';

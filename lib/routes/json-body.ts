@@ -1,7 +1,7 @@
 import createError from 'http-errors';
 import { koaBody } from 'koa-body';
 import type { Context, Middleware } from 'koa';
-import { bodyError } from './errors.ts';
+import { bodyError } from '../core/errors.ts';
 
 /** The content types read as JSON (koa-body's own list, named here so the check below agrees with it). */
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
