@@ -1,5 +1,5 @@
 import { requestScope } from '../tenancy/scope.ts';
-import type { DeclaredIndexPaths } from '../core/runtime.ts';
+import type { DeclaredIndexPaths } from './declared-index-paths.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { Collection, type StoreScope } from './collection.ts';
 import { refuseInsideTransaction, runTransaction, type TransactionStore } from './transaction.ts';

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { Config, ProjectSettingSources } from '../config/index.ts';
 import { BUILT_IN_SECTIONS } from '../config/schema.ts';
 import type { Logger } from '../logger/index.ts';
-import type { ProjectSettingValues } from '../core/runtime.ts';
+import type { ProjectSettingValues } from '../facilities/settings.ts';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import { isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';
 import type { ProjectDefinition } from './definition.ts';

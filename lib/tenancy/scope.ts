@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { sql, type SqlFragment } from '../db/statement.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { currentRequest, newRequestState, runInRequest } from '../core/request-state.ts';
-import type { DeclaredIndexPaths, Runtime } from '../core/runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 
 /** The database and tenant one data access runs against. */
 export interface TenantScope {
@@ -11,7 +11,7 @@ export interface TenantScope {
   /** False once the request ended or was answered with an error: its open transactions then roll back (`RequestState.ended`, `givenUp`). */
   readonly stillWanted: () => boolean;
   /** The paths projects declared an index on, for the document store; none: every path compiles alike. */
-  readonly declaredPaths?: DeclaredIndexPaths;
+  readonly declaredPaths?: Runtime['declaredPaths'];
 }
 
 /**
