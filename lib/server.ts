@@ -21,6 +21,7 @@ import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts'
 import { loadProjects } from './projects/index.ts';
 import { Readiness, type Runtime } from './core/runtime.ts';
 import { DeclaredIndexPaths } from './documents/declared-index-paths.ts';
+import { DocumentShapes } from './documents/statements.ts';
 import type { Tracing } from './tracing/tracing.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
@@ -139,6 +140,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     readiness: new Readiness(),
     projectSettings: new BoundProjectSettings(),
     declaredPaths,
+    documentShapes: new DocumentShapes(),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     tracing,
     shutdownTasks: Object.freeze(shutdownTasks),

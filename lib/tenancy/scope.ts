@@ -12,18 +12,20 @@ export interface TenantScope {
   readonly stillWanted: () => boolean;
   /** The paths projects declared an index on, for the document store; none: every path compiles alike. */
   readonly declaredPaths?: Runtime['declaredPaths'];
+  /** The statements the document store reuses by shape, the service's own; none: the store keeps its own. */
+  readonly documentShapes?: Runtime['documentShapes'];
 }
 
 /**
  * The scope of the request being served (SPEC §4.2): its tenant and its service's database.
  * `user` names the caller in the error thrown outside a request, `hint` what to use there.
  */
-export function requestScope(user: string, hint = ''): TenantScope {
+export function requestScope(user: string, hint = ''): TenantScope & Required<Pick<TenantScope, 'declaredPaths' | 'documentShapes'>> {
   const request = currentRequest();
   if (request?.tenant === undefined || request.runtime === undefined) throw new Error(`${user} is used outside a request: no tenant context${hint}`);
   if (request.ended) throw new RequestEnded(user);
-  const { tenantDatabase, declaredPaths } = request.runtime;
-  return { database: tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp && !request.ended, declaredPaths };
+  const { tenantDatabase, declaredPaths, documentShapes } = request.runtime;
+  return { database: tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp && !request.ended, declaredPaths, documentShapes };
 }
 
 /**
