@@ -53,7 +53,7 @@ export function runInTenant<Result>(runtime: Runtime, tenant: string, work: () =
  */
 export function tenantRows(table: string, tenant: string, ...conditions: SqlFragment[]): Knex.QueryBuilder {
   const rows = sql(table);
-  if (applicationConditionOn) rows.where('tenant', tenant);
+  rows.where('tenant', tenant);
   for (const condition of conditions) rows.where((group) => group.whereRaw(condition.sql, condition.bindings));
   return rows;
 }
@@ -65,19 +65,5 @@ export function tenantRows(table: string, tenant: string, ...conditions: SqlFrag
 export function tenantRowsShape(tenant: string, ...conditions: SqlFragment[]): { shape: string; bindings: unknown[] } {
   const texts = conditions.map((condition) => condition.sql).join(') and (');
   const values = conditions.flatMap((condition) => condition.bindings);
-  return applicationConditionOn ? { shape: `tenant and (${texts})`, bindings: [tenant, ...values] } : { shape: `(${texts})`, bindings: values };
-}
-
-let applicationConditionOn = true;
-
-/**
- * For tests only, never configuration: leaves the application's tenant condition out of every
- * statement until the returned function is called, so that a test can show row-level security
- * keeping tenants apart on its own.
- */
-export function dropApplicationTenantConditionForTest(): () => void {
-  applicationConditionOn = false;
-  return () => {
-    applicationConditionOn = true;
-  };
+  return { shape: `tenant and (${texts})`, bindings: [tenant, ...values] };
 }
