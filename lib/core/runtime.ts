@@ -22,7 +22,8 @@ export class Readiness {
  * The shared objects of one running service, created once at start-up by `createRuntime`.
  * Each folder adds the part it owns by augmenting this interface next to its own contract, as
  * it does `RequestState`: the tenants table (`lib/tenancy/directory.ts`), the rate counters
- * (`lib/ratelimit/budget.ts`), the declared paths (`lib/documents/declared-index-paths.ts`),
+ * (`lib/ratelimit/budget.ts`), the declared paths (`lib/documents/declared-index-paths.ts`) and
+ * statement shapes (`lib/documents/statements.ts`),
  * the project settings (`lib/facilities/settings.ts`) and the traces (`lib/tracing/tracing.ts`).
  */
 export interface Runtime {
