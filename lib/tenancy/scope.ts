@@ -52,8 +52,7 @@ export function runInTenant<Result>(runtime: Runtime, tenant: string, work: () =
  * Row-level security (`TenantDatabase`) applies the same condition a second time.
  */
 export function tenantRows(table: string, tenant: string, ...conditions: SqlFragment[]): Knex.QueryBuilder {
-  const rows = sql(table);
-  rows.where('tenant', tenant);
+  const rows = sql(table).where('tenant', tenant);
   for (const condition of conditions) rows.where((group) => group.whereRaw(condition.sql, condition.bindings));
   return rows;
 }
