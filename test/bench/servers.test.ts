@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
-import { freePort } from '../../lib/db/embedded/free-port.ts';
+import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { createFreshDatabase, testKnex } from '../helpers/database.ts';

@@ -3,7 +3,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { QueryResult, QueryResultRow } from 'pg';
 import { documentStore, type Collection, type FindCursor } from '../../lib/documents/index.ts';
-import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
+import { DeclaredIndexPaths } from '../../lib/documents/declared-index-paths.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, type IndexDeclaration } from '../../lib/documents/index-keys.ts';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import Koa, { type Middleware } from 'koa';
 import compose from 'koa-compose';
-import { createLogger, type Logger } from '../../lib/core/logger.ts';
+import { createLogger, type Logger } from '../../lib/logger/index.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import type { Area } from '../../lib/core/area.ts';
 import { requestEntry } from '../../lib/http/entry.ts';

@@ -1,8 +1,8 @@
 import createError from 'http-errors';
 import { koaBody } from 'koa-body';
 import type { Middleware } from 'koa';
+import { bodyError } from '../core/errors.ts';
 import { hasBody } from '../values/has-body.ts';
-import { bodyError } from './errors.ts';
 
 /** The content types read as JSON (koa-body's own list, named here so the check below agrees with it). */
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
