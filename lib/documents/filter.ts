@@ -43,7 +43,7 @@ function subFilters(operator: string, value: unknown): Filter[] {
 }
 
 /** `{$gt: 1}` is an operator object; `{a: 1}` is a value to compare whole; a mix is an error. */
-function isOperatorObject(value: unknown, key: string): value is Record<string, unknown> {
+export function isOperatorObject(value: unknown, key: string): value is Record<string, unknown> {
   if (!isPlainObject(value)) return false;
   const keys = Object.keys(value);
   const operators = keys.filter((name) => name.startsWith('$')).length;
@@ -240,11 +240,13 @@ function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
   };
 }
 
-function all(parts: SqlFragment[]): SqlFragment {
+/** The conditions ANDed, each parenthesised; none: true. */
+export function all(parts: SqlFragment[]): SqlFragment {
   return join(parts, ' and ', TRUE);
 }
 
-function any(parts: SqlFragment[]): SqlFragment {
+/** The conditions ORed, each parenthesised; none: false. */
+export function any(parts: SqlFragment[]): SqlFragment {
   return join(parts, ' or ', FALSE);
 }
 
