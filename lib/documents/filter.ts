@@ -5,6 +5,7 @@ import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { isScalar, jsonPathLiteral, toJsonValue, type Scalar } from './values.ts';
 import { regexMatches } from './regex.ts';
+import { TEXT_COLUMNS, type TextColumn } from './statements.ts';
 
 /**
  * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
@@ -102,7 +103,8 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
   if (isIdPath(path, collection)) return idEquals(value);
   if (value === null) return any([not(exists(path, collection)), pathMatches(`${jsonPathOf(path)} ? (@ == null)`)]);
   if (!isScalar(value)) return structureEquals(path, value);
-  if (isAccountUsername(collection, path, value)) return usernameIndexed(value);
+  const column = textColumnOf(collection, path);
+  if (column !== undefined && typeof value === 'string') return textColumnEquals(column, value);
   return pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
 }
 
@@ -113,15 +115,16 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
 function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): SqlFragment {
   const values = operands.map((operand) => toJsonValue(operand, 'filter')).filter(isStorable);
   if (isIdPath(path, collection)) return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
-  const usernames: string[] = [];
+  const column = textColumnOf(collection, path);
+  const texts: string[] = [];
   const scalars: Scalar[] = [];
   const structures: Json[] = [];
   for (const value of values) {
-    if (isAccountUsername(collection, path, value)) usernames.push(value);
+    if (column !== undefined && typeof value === 'string') texts.push(value);
     else if (value !== null) (isScalar(value) ? scalars : structures).push(value);
   }
   return any([
-    ...(usernames.length > 0 ? [usernameIndexed(usernames)] : []),
+    ...(column !== undefined && texts.length > 0 ? [textColumnEquals(column, texts)] : []),
     ...(scalars.length > 0 ? [scalarEqualsAny(path, scalars)] : []),
     ...(values.includes(null) ? [equals(path, null, collection)] : []),
     ...(structures.length > 0 ? [structureEqualsAny(path, structures)] : []),
@@ -167,20 +170,21 @@ function idEqualsAnyOf(ids: Json[]): SqlFragment {
   return ids.length === 0 ? FALSE : { sql: 'id = any(?::text[])', bindings: [ids as string[]] };
 }
 
-function isAccountUsername(collection: string, path: FieldPath, value: Json): value is string {
-  return collection === 'accounts' && path.length === 1 && path[0] === 'username' && typeof value === 'string';
+/** The column the table keeps `path` of `collection` in, if any (`TEXT_COLUMNS`). */
+function textColumnOf(collection: string, path: FieldPath): TextColumn | undefined {
+  const kept = TEXT_COLUMNS.get(collection);
+  return kept !== undefined && path.length === 1 && path[0] === kept.path ? kept : undefined;
 }
 
 /**
- * Uses the unique `(tenant, account_username)` index of accounts alone. `account_username` is a
- * stored copy of `doc->>'username'` (see its migration): row-level security lets PostgreSQL use
- * an index only for leakproof comparisons, and `=` on a plain text column is one, where
- * `doc->>'username'` is not. The type check keeps the meaning of the path match it replaces (a
- * number 5 must not equal "5"). The SQL text is fixed; only the value is bound.
+ * Equality with a string on a path kept in a column, written on that column alone so that its
+ * unique index serves it under row-level security. The type check keeps the meaning of the path
+ * match it replaces (a number 5 must not equal "5"). The SQL text is the table's, never the
+ * request's; only the values are bound.
  */
-function usernameIndexed(username: string | string[]): SqlFragment {
-  const comparison = typeof username === 'string' ? 'account_username = ?' : 'account_username = any(?::text[])';
-  return { sql: `${comparison} and jsonb_typeof(doc->'username') = 'string'`, bindings: [username] };
+function textColumnEquals({ column, path }: TextColumn, text: string | string[]): SqlFragment {
+  const comparison = typeof text === 'string' ? `${column} = ?` : `${column} = any(?::text[])`;
+  return { sql: `${comparison} and jsonb_typeof(doc->'${path}') = 'string'`, bindings: [text] };
 }
 
 /** An object or array compared whole (key order aside), or found as an element of an array. */

@@ -5,6 +5,20 @@ import type { Document } from './types.ts';
 /** The table of every collection's documents. */
 export const DOCUMENTS = 'documents';
 
+/** A top-level path whose text the table keeps in `column`. */
+export interface TextColumn {
+  readonly path: string;
+  readonly column: string;
+}
+
+/**
+ * The paths the table keeps a text copy of in a column of its own, by collection, with a unique
+ * index per tenant on it (migration `..._account_username_column`): under row-level security
+ * PostgreSQL uses an index only for leakproof comparisons, and `=` on a text column is one, where
+ * `doc->>'username'` is not. So finding one account by username stays fast (SPEC §9).
+ */
+export const TEXT_COLUMNS: ReadonlyMap<string, TextColumn> = new Map([['accounts', { path: 'username', column: 'account_username' }]]);
+
 /** The reads every collection sends, by shape: built by knex once a shape, reused after. */
 const readShapes = new StatementShapes();
 
