@@ -5,7 +5,8 @@ import type { TenantDatabase, TransactionStatement } from '../db/tenant-database
 import { DOCUMENTS, DuplicateKeyError, newDocumentId, toStorableValue, type Document } from '../documents/index.ts';
 import { tenantRows } from '../tenancy/scope.ts';
 import { isStorableText } from '../values/storable-text.ts';
-import { insertAccountEvent, requestActor, type AccountActor, type AccountTarget } from './account-events.ts';
+import { currentRequest } from '../core/request-state.ts';
+import { insertAccountEvent, requestActor, type AccountActor, type AccountTarget, type ChangeOrigin } from './account-events.ts';
 import { hashPassword } from './passwords.ts';
 
 /** An account as the rest of the service sees it (SPEC §5.1): never the password hash. */
@@ -33,27 +34,17 @@ const ROLES = new Set(['admin', 'member']);
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * Accounts are documents of the tenant's `accounts` collection (SPEC §5.1), so that route
- * handlers read them with `db.collection('accounts')`; this store alone writes its SQL on them.
- * Every statement starts from the tenant's rows (`tenantRows`) and runs under row-level security.
+ * Accounts are documents of the `accounts` collection (SPEC §5.1), which route handlers read with
+ * `db.collection('accounts')`; this store writes its own SQL on them, from the tenant's rows.
  */
 function accountRows(tenant: string, condition: SqlFragment): Knex.QueryBuilder {
   return tenantRows(DOCUMENTS, tenant, { sql: 'collection = ?', bindings: [ACCOUNTS] }, condition);
 }
 
-/**
- * By username: on the stored column `account_username`, a copy of `doc->>'username'` with the
- * unique `(tenant, account_username)` index, which row-level security lets PostgreSQL use
- * (migration `..._account_username_column`). The type check keeps a number 5 from naming "5".
- */
-function named(username: string): SqlFragment {
-  return { sql: "account_username = ? and jsonb_typeof(doc->'username') = 'string'", bindings: [username] };
-}
-
-/** The one stored document matching `condition`; text PostgreSQL could not hold names none. */
-async function findDocument(database: TenantDatabase, tenant: string, key: string, condition: SqlFragment): Promise<Document | undefined> {
+/** The one account `condition` finds with `key`; text PostgreSQL could not hold names none. */
+async function findDocument(database: TenantDatabase, tenant: string, condition: string, key: string): Promise<Document | undefined> {
   if (typeof key !== 'string' || !isStorableText(key)) return undefined;
-  const { rows } = await database.query<{ doc: Document }>(tenant, statementOf(accountRows(tenant, condition).select('doc').limit(1)));
+  const { rows } = await database.query<{ doc: Document }>(tenant, statementOf(accountRows(tenant, { sql: condition, bindings: [key] }).select('doc').limit(1)));
   return rows[0]?.doc;
 }
 
@@ -65,7 +56,7 @@ export function accountFromDocument(document: Document): Account {
 
 /** The caller's account, read afresh on each request that needs it (spaces, audit). */
 export async function findAccountByUid(database: TenantDatabase, tenant: string, uid: string): Promise<Account | undefined> {
-  const document = await findDocument(database, tenant, uid, { sql: 'id = ?', bindings: [uid] });
+  const document = await findDocument(database, tenant, 'id = ?', uid);
   return document ? accountFromDocument(document) : undefined;
 }
 
@@ -74,10 +65,14 @@ export async function findAccountByUsername(database: TenantDatabase, tenant: st
   return document ? accountFromDocument(document) : undefined;
 }
 
-/** The stored document, password hash included: for the login check only. */
+/**
+ * The stored document, password hash included: for the login check only. On `account_username`,
+ * the stored copy of `doc->>'username'` whose unique index row-level security lets PostgreSQL use
+ * (migration `..._account_username_column`); the type check keeps a number 5 from naming "5".
+ */
 export async function findAccountDocument(database: TenantDatabase, tenant: string, username: string): Promise<Document | undefined> {
   if (typeof username !== 'string') throw new TypeError('username must be a string');
-  return findDocument(database, tenant, username, named(username));
+  return findDocument(database, tenant, "account_username = ? and jsonb_typeof(doc->'username') = 'string'", username);
 }
 
 /** What `saveAccount` takes besides the account. */
@@ -94,10 +89,11 @@ export interface SaveOptions {
  */
 export async function saveAccount(database: TenantDatabase, tenant: string, input: AccountInput, options: SaveOptions = {}): Promise<{ account: Account; created: boolean }> {
   const fields = await storedFields(input);
-  const actor = options.actor === undefined ? requestActor() : options.actor;
+  const request = currentRequest();
+  const origin: ChangeOrigin = { actor: options.actor === undefined ? requestActor(request) : options.actor, request };
   for (let attempt = 0; ; attempt++) {
     try {
-      return await database.transaction(tenant, (run) => saveInTransaction(run, tenant, fields, actor));
+      return await database.transaction(tenant, (run) => saveInTransaction(run, tenant, fields, origin));
     } catch (error) {
       // A concurrent save created the same username first: update that one instead.
       if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
@@ -106,7 +102,7 @@ export async function saveAccount(database: TenantDatabase, tenant: string, inpu
   }
 }
 
-async function saveInTransaction(run: TransactionStatement, tenant: string, fields: StoredFields, actor: AccountActor): Promise<{ account: Account; created: boolean }> {
+async function saveInTransaction(run: TransactionStatement, tenant: string, fields: StoredFields, origin: ChangeOrigin): Promise<{ account: Account; created: boolean }> {
   const locking = accountRows(tenant, { sql: 'account_username = ?', bindings: [fields.username] }).select('doc').forUpdate();
   const [existing] = (await run(statementOf(locking))).rows as Array<{ doc: Document }>;
   if (existing !== undefined) {
@@ -115,14 +111,14 @@ async function saveInTransaction(run: TransactionStatement, tenant: string, fiel
     if (changed.length > 0) {
       const writing = accountRows(tenant, { sql: 'id = ?', bindings: [document._id] }).update({ doc: JSON.stringify(document) });
       await run(statementOf(writing));
-      await insertAccountEvent(run, tenant, targetOf(document), 'updated', changed, actor);
+      await insertAccountEvent(run, tenant, targetOf(document), 'updated', changed, origin);
     }
     return { account: accountFromDocument(document), created: false };
   }
   if (fields.password === undefined) throw new TypeError('a new account needs a password');
   const document: Document = { _id: newDocumentId(), role: 'member', ...fields };
   await run(statementOf(sql(DOCUMENTS).insert({ tenant, collection: ACCOUNTS, id: document._id, doc: JSON.stringify(document) })));
-  await insertAccountEvent(run, tenant, targetOf(document), 'created', Object.keys(document).filter((name) => name !== '_id'), actor);
+  await insertAccountEvent(run, tenant, targetOf(document), 'created', Object.keys(document).filter((name) => name !== '_id'), origin);
   return { account: accountFromDocument(document), created: true };
 }
 
