@@ -5,7 +5,7 @@ import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { isScalar, jsonPathLiteral, toJsonValue, type Scalar } from './values.ts';
 import { regexMatches } from './regex.ts';
-import { TEXT_COLUMNS, type TextColumn } from './statements.ts';
+import { TEXT_COLUMN } from './statements.ts';
 
 /**
  * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
@@ -103,8 +103,7 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
   if (isIdPath(path, collection)) return idEquals(value);
   if (value === null) return any([not(exists(path, collection)), pathMatches(`${jsonPathOf(path)} ? (@ == null)`)]);
   if (!isScalar(value)) return structureEquals(path, value);
-  const column = textColumnOf(collection, path);
-  if (column !== undefined && typeof value === 'string') return textColumnEquals(column, value);
+  if (isTextColumn(collection, path, value)) return textColumnEquals(value);
   return pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
 }
 
@@ -115,16 +114,15 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
 function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): SqlFragment {
   const values = operands.map((operand) => toJsonValue(operand, 'filter')).filter(isStorable);
   if (isIdPath(path, collection)) return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
-  const column = textColumnOf(collection, path);
   const texts: string[] = [];
   const scalars: Scalar[] = [];
   const structures: Json[] = [];
   for (const value of values) {
-    if (column !== undefined && typeof value === 'string') texts.push(value);
+    if (isTextColumn(collection, path, value)) texts.push(value);
     else if (value !== null) (isScalar(value) ? scalars : structures).push(value);
   }
   return any([
-    ...(column !== undefined && texts.length > 0 ? [textColumnEquals(column, texts)] : []),
+    ...(texts.length > 0 ? [textColumnEquals(texts)] : []),
     ...(scalars.length > 0 ? [scalarEqualsAny(path, scalars)] : []),
     ...(values.includes(null) ? [equals(path, null, collection)] : []),
     ...(structures.length > 0 ? [structureEqualsAny(path, structures)] : []),
@@ -170,19 +168,17 @@ function idEqualsAnyOf(ids: Json[]): SqlFragment {
   return ids.length === 0 ? FALSE : { sql: 'id = any(?::text[])', bindings: [ids as string[]] };
 }
 
-/** The column the table keeps `path` of `collection` in, if any (`TEXT_COLUMNS`). */
-function textColumnOf(collection: string, path: FieldPath): TextColumn | undefined {
-  const kept = TEXT_COLUMNS.get(collection);
-  return kept !== undefined && path.length === 1 && path[0] === kept.path ? kept : undefined;
+function isTextColumn(collection: string, path: FieldPath, value: Json): value is string {
+  return collection === TEXT_COLUMN.collection && path.length === 1 && path[0] === TEXT_COLUMN.path && typeof value === 'string';
 }
 
 /**
- * Equality with a string on a path kept in a column, written on that column alone so that its
+ * Equality on the path the table keeps in `TEXT_COLUMN`, written on that column alone so that its
  * unique index serves it under row-level security. The type check keeps the meaning of the path
- * match it replaces (a number 5 must not equal "5"). The SQL text is the table's, never the
- * request's; only the values are bound.
+ * match it replaces (a number 5 must not equal "5"). The SQL text is fixed; only the value is bound.
  */
-function textColumnEquals({ column, path }: TextColumn, text: string | string[]): SqlFragment {
+function textColumnEquals(text: string | string[]): SqlFragment {
+  const { column, path } = TEXT_COLUMN;
   const comparison = typeof text === 'string' ? `${column} = ?` : `${column} = any(?::text[])`;
   return { sql: `${comparison} and jsonb_typeof(doc->'${path}') = 'string'`, bindings: [text] };
 }

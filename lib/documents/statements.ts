@@ -5,19 +5,12 @@ import type { Document } from './types.ts';
 /** The table of every collection's documents. */
 export const DOCUMENTS = 'documents';
 
-/** A top-level path whose text the table keeps in `column`. */
-export interface TextColumn {
-  readonly path: string;
-  readonly column: string;
-}
-
 /**
- * The paths the table keeps a text copy of in a column of its own, by collection, with a unique
- * index per tenant on it (migration `..._account_username_column`): under row-level security
- * PostgreSQL uses an index only for leakproof comparisons, and `=` on a text column is one, where
- * `doc->>'username'` is not. So finding one account by username stays fast (SPEC §9).
+ * The one path the table keeps a text copy of, in a column with a unique index per tenant
+ * (migration `..._account_username_column`): under row-level security PostgreSQL uses an index
+ * only for leakproof comparisons, such as `=` on a text column (SPEC §9: finding an account stays fast).
  */
-export const TEXT_COLUMNS: ReadonlyMap<string, TextColumn> = new Map([['accounts', { path: 'username', column: 'account_username' }]]);
+export const TEXT_COLUMN = { collection: 'accounts', path: 'username', column: 'account_username' } as const;
 
 /** The reads every collection sends, by shape: built by knex once a shape, reused after. */
 const readShapes = new StatementShapes();
