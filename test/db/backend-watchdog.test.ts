@@ -97,3 +97,24 @@ test.serial('a statement within the limit carries no tag once done: the session 
   const { rows } = await database.knex.raw<{ rows: Array<{ name: string }> }>("select application_name as name from pg_stat_activity where application_name like 'spaceport/%' and datname = current_database()");
   t.deepEqual(rows, [], 'no idle connection keeps a tag');
 });
+
+test.serial('statements given up on at once are all ended, their signals sent together on the watchdog’s one connection (never a second query while one runs)', async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  marker += 1;
+  const names = [1, 2, 3, 4, 5].map((each) => `deaf-statement-${process.pid}-${marker}-${each}`);
+  for (const name of names) endLeftovers(t, name);
+  const limited = testTenantDatabase(database.url, { queryTimeoutMs: LIMIT_MS, poolMax: names.length, tenantConnections: names.length });
+  t.teardown(() => limited.close());
+  const started = performance.now();
+  await Promise.all(names.map((name) => t.throwsAsync(alone(limited, deafStatement(name)))));
+  let running = (await Promise.all(names.map((name) => backendsRunning(database.knex, name)))).flat();
+  while (running.length > 0 && performance.now() < started + LIMIT_MS + GONE_WITHIN_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    running = (await Promise.all(names.map((name) => backendsRunning(database.knex, name)))).flat();
+  }
+  t.deepEqual(running, [], `no backend runs any of them ${GONE_WITHIN_MS} ms after the limit`);
+  t.deepEqual(warnings.filter((message) => message.includes('already executing a query')), []);
+});
