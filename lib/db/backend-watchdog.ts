@@ -25,11 +25,14 @@ const SIGNAL_SQL = (signal: 'pg_cancel_backend' | 'pg_terminate_backend') =>
  */
 export class BackendWatchdog {
   readonly #url: string;
+  readonly #connectTimeoutMs: number;
   #client: Promise<pg.Client> | undefined;
   #stopped = false;
 
-  constructor(url: string) {
+  /** `connectTimeoutMs`: the wait for its connection (`DATABASE_CONNECT_TIMEOUT_MS`), `CONNECT_TIMEOUT_MS` unless given. */
+  constructor(url: string, connectTimeoutMs = CONNECT_TIMEOUT_MS) {
     this.#url = url;
+    this.#connectTimeoutMs = connectTimeoutMs;
   }
 
   /** Cancels the backend running the statement tagged `tag`, then terminates it if the cancel did not take. */
@@ -61,7 +64,7 @@ export class BackendWatchdog {
     if (this.#client !== undefined) return this.#client;
     const client = new pg.Client({
       connectionString: this.#url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: this.#connectTimeoutMs,
       query_timeout: WATCHDOG_QUERY_TIMEOUT_MS,
       application_name: 'spaceport-watchdog',
     });

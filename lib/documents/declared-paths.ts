@@ -1,4 +1,4 @@
-import type { CollectionDeclaredPaths, DeclaredIndexPaths } from '../core/runtime.ts';
+import type { CollectionDeclaredPaths, DeclaredIndexPaths } from './declared-index-paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { arrayRanks, pathKeys, rankOf, type IndexDeclaration, type PathKeys } from './index-keys.ts';

@@ -2,7 +2,7 @@ import createError from 'http-errors';
 import type { Context } from 'koa';
 import { loginArea } from '../auth/routes.ts';
 import { systemAuthentication } from '../auth/system-auth.ts';
-import { jsonBody } from '../core/json-body.ts';
+import { jsonBody } from '../routes/json-body.ts';
 import type { AreaTraits } from '../routes/area-traits.ts';
 import { routeRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
 import { listRoutes, type ListedRoute } from '../routes/route-table.ts';

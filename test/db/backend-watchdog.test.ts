@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { migratedDatabase, serverUrl, type MigratedDatabase } from '../helpers/database.ts';
+import { migratedDatabase, serverUrl, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.ts';
 
 // SPEC §17.3: what is allowed finishes or is cancelled within the statement limit in PostgreSQL
@@ -59,7 +59,7 @@ async function provesBackendEnded(t: ExecutionContext, url: string, send: Send =
   marker += 1;
   const name = `deaf-statement-${process.pid}-${marker}`;
   endLeftovers(t, name);
-  const limited = new TenantDatabase(url, { queryTimeoutMs: LIMIT_MS });
+  const limited = testTenantDatabase(url, { queryTimeoutMs: LIMIT_MS });
   t.teardown(() => limited.close());
   const started = performance.now();
   await t.throwsAsync(send(limited, deafStatement(name)));
@@ -90,7 +90,7 @@ poolerTest('a statement of a transaction through a transaction-mode PgBouncer to
 });
 
 test.serial('a statement within the limit carries no tag once done: the session keeps its own application name', async (t) => {
-  const limited = new TenantDatabase(database.url, { queryTimeoutMs: LIMIT_MS, poolMax: 1 });
+  const limited = testTenantDatabase(database.url, { queryTimeoutMs: LIMIT_MS, poolMax: 1 });
   t.teardown(() => limited.close());
   const during = await limited.query<{ name: string }>('acme', { sql: "select current_setting('application_name') as name", bindings: [] });
   t.regex(during.rows[0]?.name ?? '', /^spaceport\/[0-9a-f]{8}\/\d+$/, 'a statement runs under its tag');

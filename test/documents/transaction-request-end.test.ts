@@ -1,8 +1,8 @@
 import test from 'ava';
 import type { Knex } from 'knex';
-import { createKnex } from '../../lib/db/connect.ts';
 import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+import { testKnex } from '../helpers/database.ts';
 
 // SPEC §17.1 (issue 33, point 1): a transaction lives no longer than its request. Whatever ends
 // the request, the client leaving (499) or the answer sent while the transaction is still open,
@@ -70,7 +70,7 @@ let owner: Knex;
 
 test.before(async () => {
   await migrateFileDatabase();
-  owner = createKnex(await testDatabaseUrl());
+  owner = testKnex(await testDatabaseUrl());
   service = await startWithProjects(undefined, writeTree({ 'desk/api/routes.js': ROUTES }));
 });
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Middleware } from 'koa';
 import compose from 'koa-compose';
-import { createLogger, type Logger } from '../../lib/core/logger.ts';
+import { createLogger, type Logger } from '../../lib/logger/index.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import type { Area } from '../../lib/core/area.ts';
 import { requestEntry } from '../../lib/http/entry.ts';

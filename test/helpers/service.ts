@@ -6,7 +6,7 @@ import type { ExpertInput } from '../../lib/config/index.ts';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { startLoggedService, type LoggedService } from '../../lib/testing/service.ts';
-import { createFreshDatabase } from './database.ts';
+import { createMigratedDatabase } from './database.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-a-decent-length-0123456789';
 
@@ -29,9 +29,9 @@ export interface ServiceUnderTestOptions {
 
 let fileDatabase: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
 
-/** One fresh database per test file (each ava file runs in its own process). */
+/** One fresh database per test file (each ava file runs in its own process), already migrated. */
 export function testDatabaseUrl(): Promise<string> {
-  fileDatabase ??= createFreshDatabase();
+  fileDatabase ??= createMigratedDatabase();
   return fileDatabase.then((database) => database.url);
 }
 

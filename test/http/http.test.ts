@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import createError from 'http-errors';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { jsonBody } from '../../lib/core/json-body.ts';
+import { jsonBody } from '../../lib/routes/json-body.ts';
 import { Router } from '../../lib/routes/router.ts';
 import type { CollectedLogs } from '../../lib/testing/logs.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';

@@ -4,10 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DuplicateKeyError, documentStore } from '../../lib/documents/index.ts';
 import { ProjectLoadError } from '../../lib/projects/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { createKnex } from '../../lib/db/connect.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { METRICS_TOKEN, sampleValue, scrape } from '../helpers/metrics.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+import { testKnex } from '../helpers/database.ts';
 
 test.before(migrateFileDatabase);
 test.after.always(dropTestDatabase);
@@ -99,7 +99,7 @@ test.serial('an index file removed leaves nothing behind: the next start drops i
 // Serial: the service drops what the file's other tests build (it does not declare it).
 test.serial('a unique index the documents already break is named in the log, /readyz and a metric, and the writes it guards are refused', async (t) => {
   const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': "export default [{ collection: 'tickets', fields: { ref: 1 }, unique: true }];\n" });
-  const knex = createKnex(await testDatabaseUrl());
+  const knex = testKnex(await testDatabaseUrl());
   // The file's other tests declare on tickets too: they find neither these documents nor this index.
   t.teardown(async () => {
     await knex.raw("delete from documents where collection = 'tickets'");
