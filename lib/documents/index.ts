@@ -12,6 +12,10 @@ export type { FindPlan } from './plan.ts';
 export { DocumentQueryError, DuplicateKeyError, UnguardedWriteError } from './errors.ts';
 export type * from './types.ts';
 export type { TransactionStore } from './transaction.ts';
+/** For the account store, which keeps accounts as documents of this table (lib/auth/accounts.ts). */
+export { DOCUMENTS } from './statements.ts';
+export { newDocumentId } from './ids.ts';
+export { toStorableValue } from './values.ts';
 
 /** Collections of one tenant's documents (SPEC §9). */
 export interface DocumentStore {

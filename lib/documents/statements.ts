@@ -6,6 +6,13 @@ import type { Document } from './types.ts';
 export const DOCUMENTS = 'documents';
 
 /**
+ * The one path the table keeps a text copy of, in a column with a unique index per tenant
+ * (migration `..._account_username_column`): under row-level security PostgreSQL uses an index
+ * only for leakproof comparisons, such as `=` on a text column (SPEC §9: finding an account stays fast).
+ */
+export const TEXT_COLUMN = { collection: 'accounts', path: 'username', column: 'account_username' } as const;
+
+/**
  * The statements a service's document store reuses by shape (`StatementShapes`): built by knex
  * once a shape, reused after. One per runtime (`runtime.documentShapes`).
  */

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import type { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, serverUrl, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.ts';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import type { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { QUERY_BOUNDS } from '../../lib/documents/bounds.ts';
 import { DocumentQueryError, documentStore, type Collection, type Filter } from '../../lib/documents/index.ts';
 import { migratedDatabase, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
