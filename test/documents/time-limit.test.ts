@@ -107,7 +107,7 @@ test.serial('a bulk insert whose request was answered 504 meanwhile is rolled ba
   const [{ count }] = await owner('documents').where({ collection: 'after-504' }).count({ count: '*' });
   t.is(Number(count), 0, 'the documents of a request answered 504 were not written');
   t.truthy(
-    hurried.logEntries().find((line) => line.msg === 'request' && line.status === 504 && line.route === 'POST /insert-large'),
+    hurried.logs().find((line) => line.msg === 'request' && line.status === 504 && line.route === 'POST /insert-large'),
     'the 504 is the request’s answer',
   );
 });

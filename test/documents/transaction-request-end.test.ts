@@ -154,9 +154,9 @@ test.serial('a handler that lets the rollback of its client leaving fail it: a 4
   await pollUntil(async () => (await transactionsOpen()) > 0);
   controller.abort();
   t.is(await request, 'aborted');
-  await pollUntil(async () => service.logEntries().some((line) => line.msg === 'request' && line.route === 'POST /uncaught'));
+  await pollUntil(async () => service.logs().some((line) => line.msg === 'request' && line.route === 'POST /uncaught'));
   await sleep(200);
-  const lines = service.logEntries().filter((line) => line.route === 'POST /uncaught');
+  const lines = service.logs().filter((line) => line.route === 'POST /uncaught');
   t.like(lines.find((line) => line.msg === 'request'), { status: 499, error: 'client closed the connection early' });
   t.deepEqual(
     lines.filter((line) => line.msg !== 'request').map((line) => line.msg),
