@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { BackendWatchdog } from './backend-watchdog.ts';
 
 /** How often running statements are checked against the limit: a statement is cut within this of it. */
-const CHECK_EVERY_MS = 100;
+const CHECK_EVERY_MS = 50;
 
 /** A statement being watched: when it started, and its tag in PostgreSQL (`BackendWatchdog`). */
 interface Watched {

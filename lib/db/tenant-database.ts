@@ -22,7 +22,7 @@ export const TENANT_SETTING = 'spaceport.tenant';
  * PostgreSQL's own cancellation normally answers first (so the statement's work ends there, and
  * a write is rolled back); the cut is for a database that does not answer at all.
  */
-const UNANSWERED_GRACE_MS = 300;
+const UNANSWERED_GRACE_MS = 200;
 
 /** What a statement is run for: a tenant's rows, or `NO_TENANT` (the tenants table, health). */
 export type SessionTenant = string | typeof NO_TENANT;
