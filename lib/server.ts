@@ -217,7 +217,7 @@ async function warnUnlessDocumentIndexUsable(runtime: Runtime): Promise<void> {
  */
 async function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): Promise<IndexBuild | undefined> {
   if (declarations.length === 0 && !(await undeclaredLeft(runtime.knex, declarations))) return undefined;
-  const build = buildDeclaredIndexes(runtime.sessionUrl, declarations, runtime.logger);
+  const build = buildDeclaredIndexes(runtime.sessionUrl, declarations, runtime.logger, runtime.config.database.connectTimeoutMs);
   build.done.then(
     (built) => refuseUnguardedWrites(runtime, declarations, built),
     (error: unknown) => runtime.logger.error({ error: (error as Error).message }, 'declared indexes could not be built'),

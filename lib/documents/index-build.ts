@@ -54,9 +54,12 @@ export interface IndexBuild {
   stop(): Promise<void>;
 }
 
-/** Starts building `declarations`' indexes on the database at `sessionUrl`. */
-export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly IndexDeclaration[], log: BuildLog): IndexBuild {
-  const client = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+/**
+ * Starts building `declarations`' indexes on the database at `sessionUrl`, waiting
+ * `connectTimeoutMs` for each of its connections (`DATABASE_CONNECT_TIMEOUT_MS`).
+ */
+export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly IndexDeclaration[], log: BuildLog, connectTimeoutMs = CONNECT_TIMEOUT_MS): IndexBuild {
+  const client = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: connectTimeoutMs });
   // A connection lost mid-build fails the build's statement; the event itself must not end the process.
   client.on('error', () => {});
   let stopped = false;
@@ -98,7 +101,7 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
         ended = true;
       });
       while (pid !== undefined && !ended) {
-        await cancelBackend(sessionUrl, pid);
+        await cancelBackend(sessionUrl, pid, connectTimeoutMs);
         await Promise.race([ending, sleep(LOCK_RETRY_MS)]);
       }
       await ending;
@@ -107,8 +110,8 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
 }
 
 /** Cancels the statement of backend `pid`, from a connection of its own; a build cancelled this way leaves an invalid index. */
-async function cancelBackend(sessionUrl: string, pid: number): Promise<void> {
-  const canceller = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+async function cancelBackend(sessionUrl: string, pid: number, connectTimeoutMs: number): Promise<void> {
+  const canceller = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: connectTimeoutMs });
   canceller.on('error', () => {});
   try {
     await canceller.connect();

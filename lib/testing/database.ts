@@ -38,6 +38,9 @@ export async function createMigratedDatabaseOn(serverUrl: string, prefix = 'spac
   return createDatabaseOn(serverUrl, prefix, await migratedTemplate(serverUrl));
 }
 
+/** The template is built once, maybe on a machine busy with a whole suite: its connection may take a while. */
+const TEMPLATE_CONNECT_TIMEOUT_MS = 10_000;
+
 /** An arbitrary key of the server-wide advisory lock under which one process builds a template. */
 const TEMPLATE_LOCK = 7_302_114_502;
 
@@ -64,7 +67,7 @@ async function buildTemplate(serverUrl: string, client: pg.Client, name: string)
   await client.query(`create database ${building}`);
   const url = new URL(serverUrl);
   url.pathname = `/${building}`;
-  const knex = createKnex(url.toString());
+  const knex = createKnex(url.toString(), { connectTimeoutMs: TEMPLATE_CONNECT_TIMEOUT_MS });
   try {
     await migrateLatest(knex);
   } finally {
