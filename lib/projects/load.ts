@@ -7,10 +7,10 @@ import type { Logger } from '../core/logger.ts';
 import type { ProjectSettingValues } from '../core/runtime.ts';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import { isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';
-import type { ProjectDefinition } from './definition.ts';
+import type { IndexDeclaration } from '../documents/index-keys.ts';
 import { describeLoadError, formatProblem, ProjectLoadError, type RouteProblem } from './problems.ts';
 import { validateIndexes, type ValidatedIndexes } from './index-file.ts';
-import { validateRoutes } from './route-file.ts';
+import { validateRoutes, type ProjectRoute } from './route-file.ts';
 import { checkDeclarations } from './settings/declarations.ts';
 import { type DeclaredSecret, resolveValues, secretsOf, sharedVariableProblems, unknownSections } from './settings/values.ts';
 
@@ -21,6 +21,16 @@ const ROUTE_FILES = ['routes.js', 'routes.mjs', 'routes.ts'];
 const SETTINGS_FILES = ['settings.js', 'settings.mjs', 'settings.ts'];
 const INDEX_FILES = ['indexes.js', 'indexes.mjs', 'indexes.ts'];
 const DEFAULT_PROJECT_KEY = 'projects.default';
+
+/** A project whose route file loaded and validated. */
+export interface ProjectDefinition {
+  readonly name: string;
+  /** Absolute path of its route file. */
+  readonly file: string;
+  readonly routes: readonly ProjectRoute[];
+  /** The indexes its `api/indexes.{js,mjs,ts}` declares (none without one). */
+  readonly indexes: readonly IndexDeclaration[];
+}
 
 /** The projects to mount and which one answers under `/api/project`. */
 export interface ProjectCatalog {
