@@ -4,7 +4,7 @@ import { bodyParsers, bridgeHandler, type RouteHandler } from '../bridge/index.t
 import { exchangeFor } from '../bridge/exchange.ts';
 import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
-import type { AreaTraits } from '../routes/area-traits.ts';
+import type { AreaTraits } from '../routes/declaration.ts';
 import { routeRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
 import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
 import { Router } from '../routes/router.ts';

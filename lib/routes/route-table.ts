@@ -1,5 +1,4 @@
-import type { AreaTraits } from './area-traits.ts';
-import type { RateLimitKey, RouteDeclaration } from './declaration.ts';
+import type { AreaTraits, RateLimitKey, RouteDeclaration } from './declaration.ts';
 import type { SchemaDocuments } from './schemas.ts';
 import { stepName } from './step-names.ts';
 
