@@ -25,7 +25,7 @@ import { withTenant } from './tenancy/index.ts';
  * the spaces and the audit log, each a router of declared routes, and `/api`, the projects'
  * routers (`lib/projects`).
  */
-export const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea, auditArea];
+const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea, auditArea];
 const PROJECTS_SEGMENT = 'api';
 
 /**
