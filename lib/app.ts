@@ -6,7 +6,7 @@ import { systemAuthentication } from './auth/system-auth.ts';
 import type { Config } from './config/index.ts';
 import type { Area } from './core/area.ts';
 import { nothingAnswers } from './core/errors.ts';
-import { jsonBody } from './core/json-body.ts';
+import { jsonBody } from './routes/json-body.ts';
 import type { Runtime } from './core/runtime.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { withCrossOrigin, type PathMethods } from './http/cors.ts';

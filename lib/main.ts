@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runMain } from './core/run-main.ts';
-import { logEscaped, uncaughtExceptionLog } from './core/escaped-errors.ts';
+import { runMain } from './process/run-main.ts';
+import { logEscaped, uncaughtExceptionLog } from './process/escaped-errors.ts';
 import { outsideRequests } from './core/request-state.ts';
 import { startService, type Service } from './server.ts';
 import { tracingWanted } from './tracing/switch.ts';

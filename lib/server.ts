@@ -16,10 +16,13 @@ import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
 import { answerConnect } from './http/connect.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { createDrainableServer } from './http/drain.ts';
-import { bufferedStdout, createLogger, type Logger } from './core/logger.ts';
+import { bufferedStdout, createLogger, type Logger } from './logger/index.ts';
 import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
 import { loadProjects } from './projects/index.ts';
-import { DeclaredIndexPaths, Readiness, type Runtime, type Tracing } from './core/runtime.ts';
+import { Readiness, type Runtime } from './core/runtime.ts';
+import { DeclaredIndexPaths } from './documents/declared-index-paths.ts';
+import { DocumentShapes } from './documents/statements.ts';
+import type { Tracing } from './tracing/tracing.ts';
 import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
 import { RateLimitCounters, redisTarget } from './ratelimit/index.ts';
@@ -137,6 +140,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     readiness: new Readiness(),
     projectSettings: new BoundProjectSettings(),
     declaredPaths,
+    documentShapes: new DocumentShapes(),
     jwtKey: createSecretKey(Buffer.from(secrets.jwtSecret, 'utf8')),
     tracing,
     shutdownTasks: Object.freeze(shutdownTasks),

@@ -1,7 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { freePort } from '../../lib/db/embedded/free-port.ts';
+import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import type { OnePerItem } from './load.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -1,4 +1,4 @@
-import { currentRequest, idChosenByCaller } from '../core/request-state.ts';
+import { idChosenByCaller, type RequestState } from '../core/request-state.ts';
 import { eventTimeAfter, latestEventTime } from '../db/event-time.ts';
 import { sql, statementOf } from '../db/statement.ts';
 import type { TransactionStatement } from '../db/tenant-database.ts';
@@ -18,11 +18,17 @@ export interface AccountTarget {
 
 export type AccountAction = 'created' | 'updated';
 
+/** Who makes a change, and the request it is made in (none: a tool or test acting outside one). */
+export interface ChangeOrigin {
+  readonly actor: AccountActor;
+  readonly request: RequestState | undefined;
+}
+
 const TABLE = 'account_events';
 
-/** The caller of the request being served, when there is one; null outside a request. */
-export function requestActor(): AccountActor {
-  const caller = currentRequest()?.caller;
+/** The caller of `request`, when there is one; null outside a request. */
+export function requestActor(request: RequestState | undefined): AccountActor {
+  const caller = request?.caller;
   if (caller === undefined) return null;
   const username = caller.claims.username;
   return { uid: caller.uid, username: typeof username === 'string' ? username : null };
@@ -40,9 +46,8 @@ export async function insertAccountEvent(
   target: AccountTarget,
   action: AccountAction,
   fields: readonly string[],
-  actor: AccountActor,
+  { actor, request }: ChangeOrigin,
 ): Promise<void> {
-  const request = currentRequest();
   const latest = await latestEventTime(run, tenantRows(TABLE, tenant, { sql: 'account_uid = ?', bindings: [target.uid] }));
   const byAccount = actor !== null && 'uid' in actor ? actor : undefined;
   const inserting = sql(TABLE).insert({

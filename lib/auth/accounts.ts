@@ -1,13 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
-import { statementOf } from '../db/statement.ts';
+import type { Knex } from 'knex';
+import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
 import type { TenantDatabase, TransactionStatement } from '../db/tenant-database.ts';
-import { translateWriteError } from '../documents/errors.ts';
-import { newDocumentId } from '../documents/ids.ts';
-import { DuplicateKeyError, documentStore, type Document } from '../documents/index.ts';
-import { DOCUMENTS, insertStatement } from '../documents/statements.ts';
-import { toStorableValue } from '../documents/values.ts';
+import { DOCUMENTS, DuplicateKeyError, newDocumentId, toStorableValue, type Document } from '../documents/index.ts';
 import { tenantRows } from '../tenancy/scope.ts';
-import { insertAccountEvent, requestActor, type AccountActor, type AccountTarget } from './account-events.ts';
+import { isStorableText } from '../values/storable-text.ts';
+import { currentRequest } from '../core/request-state.ts';
+import { insertAccountEvent, requestActor, type AccountActor, type AccountTarget, type ChangeOrigin } from './account-events.ts';
 import { hashPassword } from './passwords.ts';
 
 /** An account as the rest of the service sees it (SPEC §5.1): never the password hash. */
@@ -30,11 +29,23 @@ export interface AccountInput {
   [field: string]: unknown;
 }
 
-export const ACCOUNTS = 'accounts';
+const ACCOUNTS = 'accounts';
 const ROLES = new Set(['admin', 'member']);
+const UNIQUE_VIOLATION = '23505';
 
-function accounts(database: TenantDatabase, tenant: string) {
-  return documentStore(database, tenant).collection(ACCOUNTS);
+/**
+ * Accounts are documents of the `accounts` collection (SPEC §5.1), which route handlers read with
+ * `db.collection('accounts')`; this store writes its own SQL on them, from the tenant's rows.
+ */
+function accountRows(tenant: string, condition: SqlFragment): Knex.QueryBuilder {
+  return tenantRows(DOCUMENTS, tenant, { sql: 'collection = ?', bindings: [ACCOUNTS] }, condition);
+}
+
+/** The one account `condition` finds with `key`; text PostgreSQL could not hold names none. */
+async function findDocument(database: TenantDatabase, tenant: string, condition: string, key: string): Promise<Document | undefined> {
+  if (typeof key !== 'string' || !isStorableText(key)) return undefined;
+  const { rows } = await database.query<{ doc: Document }>(tenant, statementOf(accountRows(tenant, { sql: condition, bindings: [key] }).select('doc').limit(1)));
+  return rows[0]?.doc;
 }
 
 /** The public view of a stored account document: `_id` becomes `uid`, the hash stays behind. */
@@ -43,8 +54,9 @@ export function accountFromDocument(document: Document): Account {
   return { ...fields, uid: String(_id) } as Account;
 }
 
+/** The caller's account, read afresh on each request that needs it (spaces, audit). */
 export async function findAccountByUid(database: TenantDatabase, tenant: string, uid: string): Promise<Account | undefined> {
-  const document = await accounts(database, tenant).findOne({ _id: { $eq: uid } });
+  const document = await findDocument(database, tenant, 'id = ?', uid);
   return document ? accountFromDocument(document) : undefined;
 }
 
@@ -53,10 +65,14 @@ export async function findAccountByUsername(database: TenantDatabase, tenant: st
   return document ? accountFromDocument(document) : undefined;
 }
 
-/** The stored document, password hash included: for the login check only. */
+/**
+ * The stored document, password hash included: for the login check only. On `account_username`,
+ * the stored copy of `doc->>'username'` whose unique index row-level security lets PostgreSQL use
+ * (migration `..._account_username_column`); the type check keeps a number 5 from naming "5".
+ */
 export async function findAccountDocument(database: TenantDatabase, tenant: string, username: string): Promise<Document | undefined> {
   if (typeof username !== 'string') throw new TypeError('username must be a string');
-  return (await accounts(database, tenant).findOne({ username: { $eq: username } })) ?? undefined;
+  return findDocument(database, tenant, "account_username = ? and jsonb_typeof(doc->'username') = 'string'", username);
 }
 
 /** What `saveAccount` takes besides the account. */
@@ -73,35 +89,36 @@ export interface SaveOptions {
  */
 export async function saveAccount(database: TenantDatabase, tenant: string, input: AccountInput, options: SaveOptions = {}): Promise<{ account: Account; created: boolean }> {
   const fields = await storedFields(input);
-  const actor = options.actor === undefined ? requestActor() : options.actor;
+  const request = currentRequest();
+  const origin: ChangeOrigin = { actor: options.actor === undefined ? requestActor(request) : options.actor, request };
   for (let attempt = 0; ; attempt++) {
     try {
-      return await database.transaction(tenant, (run) => saveInTransaction(run, tenant, fields, actor));
+      return await database.transaction(tenant, (run) => saveInTransaction(run, tenant, fields, origin));
     } catch (error) {
-      const translated = translateWriteError(error, ACCOUNTS);
       // A concurrent save created the same username first: update that one instead.
-      if (!(translated instanceof DuplicateKeyError) || attempt > 0) throw translated;
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      if (attempt > 0) throw new DuplicateKeyError(`duplicate key: a document of "${ACCOUNTS}" with this username exists`);
     }
   }
 }
 
-async function saveInTransaction(run: TransactionStatement, tenant: string, fields: StoredFields, actor: AccountActor): Promise<{ account: Account; created: boolean }> {
-  const locking = tenantRows(DOCUMENTS, tenant, { sql: 'collection = ? and account_username = ?', bindings: [ACCOUNTS, fields.username] }).select('doc').forUpdate();
+async function saveInTransaction(run: TransactionStatement, tenant: string, fields: StoredFields, origin: ChangeOrigin): Promise<{ account: Account; created: boolean }> {
+  const locking = accountRows(tenant, { sql: 'account_username = ?', bindings: [fields.username] }).select('doc').forUpdate();
   const [existing] = (await run(statementOf(locking))).rows as Array<{ doc: Document }>;
   if (existing !== undefined) {
     const changed = changedFields(existing.doc, fields);
     const document = { ...existing.doc, ...fields };
     if (changed.length > 0) {
-      const writing = tenantRows(DOCUMENTS, tenant, { sql: 'collection = ? and id = ?', bindings: [ACCOUNTS, document._id] }).update({ doc: JSON.stringify(document) });
+      const writing = accountRows(tenant, { sql: 'id = ?', bindings: [document._id] }).update({ doc: JSON.stringify(document) });
       await run(statementOf(writing));
-      await insertAccountEvent(run, tenant, targetOf(document), 'updated', changed, actor);
+      await insertAccountEvent(run, tenant, targetOf(document), 'updated', changed, origin);
     }
     return { account: accountFromDocument(document), created: false };
   }
   if (fields.password === undefined) throw new TypeError('a new account needs a password');
   const document: Document = { _id: newDocumentId(), role: 'member', ...fields };
-  await run(insertStatement(tenant, ACCOUNTS, [[document._id, JSON.stringify(document)]]));
-  await insertAccountEvent(run, tenant, targetOf(document), 'created', Object.keys(document).filter((name) => name !== '_id'), actor);
+  await run(statementOf(sql(DOCUMENTS).insert({ tenant, collection: ACCOUNTS, id: document._id, doc: JSON.stringify(document) })));
+  await insertAccountEvent(run, tenant, targetOf(document), 'created', Object.keys(document).filter((name) => name !== '_id'), origin);
   return { account: accountFromDocument(document), created: true };
 }
 

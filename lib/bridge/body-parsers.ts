@@ -14,7 +14,7 @@ import { exchangeFor } from './exchange.ts';
 import { uploadFolder } from './upload-folder.ts';
 import { requestState } from '../core/request-state.ts';
 import { bodyError } from '../core/errors.ts';
-import { uploadsOf, type StoredFile } from './uploads.ts';
+import { uploadsOf } from './uploads.ts';
 
 type Limits = Config['limits'];
 
@@ -163,7 +163,7 @@ async function storeUploads(ctx: Context, next: Next, limits: Limits, chosenDire
     void parsing.catch(() => {}).finally(() => removeFiles(stored.map(([, file]) => file.filepath)));
   });
   await parsing;
-  requestState(ctx).uploads = uploadsOf(stored.filter(([, file]) => isChosenFile(file)).map(([field, file]) => [field, storedFile(file)]));
+  requestState(ctx).uploads = uploadsOf(stored.filter(([, file]) => isChosenFile(file)));
   await next();
 }
 
@@ -208,16 +208,6 @@ function stopWhenTooLarge(file: FormidableFile, limitBytes: number): void {
 /** A browser sends an unnamed, empty part for a file input left empty: no file was chosen. */
 function isChosenFile(file: FormidableFile): boolean {
   return Boolean(file.originalFilename) || file.size > 0;
-}
-
-function storedFile(file: FormidableFile): StoredFile {
-  return {
-    clientName: file.originalFilename ?? '',
-    size: file.size,
-    tempFilePath: file.filepath,
-    mimetype: file.mimetype ?? 'application/octet-stream',
-    md5: typeof file.hash === 'string' ? file.hash : '',
-  };
 }
 
 async function removeFiles(paths: readonly string[]): Promise<void> {

@@ -3,7 +3,7 @@ import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import onFinished from 'on-finished';
 import { answerError } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
+import type { Logger } from '../logger/index.ts';
 import { requestState, runInRequest, type RequestState } from '../core/request-state.ts';
 import type { Completion, Outcome, PassedTo } from './completion.ts';
 import { handlerFailure } from './errors.ts';

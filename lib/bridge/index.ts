@@ -6,14 +6,10 @@ import type { BridgeRequest as Request } from './request.ts';
 import type { BridgeResponse } from './response.ts';
 
 export { bodyParsers, type BodyParserOptions } from './body-parsers.ts';
-export { bridgeHandler, type BridgeOptions, type RouteHandler } from './handler.ts';
+export { bridgeHandler, type RouteHandler } from './handler.ts';
 export type { BridgeResponse } from './response.ts';
 export type { UploadedFile, UploadedFiles } from './uploads.ts';
 export type { NextFunction } from './types.ts';
 
 /** The `req` of a bridged function, its `res` being the bridged response. */
 export type BridgeRequest = Request<BridgeResponse>;
-
-/** The names the route-author types use. */
-export type { BridgeRequest as BridgedRequest };
-export type { BridgeResponse as BridgedResponse } from './response.ts';

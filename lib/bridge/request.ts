@@ -40,64 +40,47 @@ export class BridgeRequest<Response extends ResponseValidators = ResponseValidat
     this.res = response;
   }
 
-  get body(): unknown {
-    return this.#assignedOr('body', () => this.#context.request.body);
-  }
-  set body(value: unknown) {
-    this.#assigned.set('body', value);
-  }
-
+  declare body: unknown;
   /**
    * Whether the service parsed the body (body-parser 1.x's flag: it skips a body so marked;
    * body-parser 2 sees the stream ended instead). Middleware that reads the body sets it.
    */
-  get _body(): boolean {
-    return this.#assignedOr('_body', () => requestState(this.#context).bodyRead === true);
-  }
-  set _body(value: boolean) {
-    this.#assigned.set('_body', value);
-  }
-
+  declare _body: boolean;
   /** Route parameters, decoded; a wildcard (`*rest`) is the array of its segments; no prototype, as in Express 5. */
-  get params(): Record<string, string | string[]> {
-    return this.#assignedOr('params', () => requestState(this.#context).route?.params ?? Object.create(null));
-  }
-  set params(value: Record<string, string | string[]>) {
-    this.#assigned.set('params', value);
-  }
-
-  get url(): string {
-    return this.#assignedOr('url', () => relativeUrl(this.#context.originalUrl, this.baseUrl));
-  }
-  set url(value: string) {
-    this.#assigned.set('url', value);
-  }
-
-  get method(): string {
-    return this.#assignedOr('method', () => this.#context.method);
-  }
-  set method(value: string) {
-    this.#assigned.set('method', value);
-  }
-
+  declare params: Record<string, string | string[]>;
+  declare url: string;
+  declare method: string;
   /** The authenticated account's id (system JWT `uid`), unless a custom auth set its own. */
-  get uid(): string | undefined {
-    return this.#assignedOr('uid', () => requestState(this.#context).caller?.uid);
-  }
-  set uid(value: string | undefined) {
-    this.#assigned.set('uid', value);
-  }
-
+  declare uid: string | undefined;
   /**
    * The claims of the verified system JWT (`uid`, `tenant`, `username`, `role`, `iat`, `exp`),
    * frozen; none on a route without system authentication, unless its code sets its own (as
    * express-jwt does).
    */
-  get auth(): Readonly<Record<string, unknown>> | undefined {
-    return this.#assignedOr('auth', () => requestState(this.#context).caller?.claims);
-  }
-  set auth(value: Readonly<Record<string, unknown>> | undefined) {
-    this.#assigned.set('auth', value);
+  declare auth: Readonly<Record<string, unknown>> | undefined;
+
+  /** The members above: the request's own until the handler assigns one. */
+  static {
+    const members: Record<string, (request: BridgeRequest) => unknown> = {
+      body: (request) => request.#context.request.body,
+      _body: (request) => requestState(request.#context).bodyRead === true,
+      params: (request) => requestState(request.#context).route?.params ?? Object.create(null),
+      url: (request) => relativeUrl(request.#context.originalUrl, request.baseUrl),
+      method: (request) => request.#context.method,
+      uid: (request) => requestState(request.#context).caller?.uid,
+      auth: (request) => requestState(request.#context).caller?.claims,
+    };
+    for (const [member, read] of Object.entries(members)) {
+      Object.defineProperty(BridgeRequest.prototype, member, {
+        configurable: true,
+        get(this: BridgeRequest) {
+          return this.#assigned.has(member) ? this.#assigned.get(member) : read(this);
+        },
+        set(this: BridgeRequest, value: unknown) {
+          this.#assigned.set(member, value);
+        },
+      });
+    }
   }
 
   /** Node's `querystring` (Express's "simple" parser): repeated keys are arrays, `a[b]` stays a key. */
@@ -227,10 +210,6 @@ export class BridgeRequest<Response extends ResponseValidators = ResponseValidat
   range(size: number, options?: rangeParser.Options): rangeParser.Result | rangeParser.Ranges | undefined {
     const range = this.get('Range');
     return typeof range === 'string' && range ? rangeParser(size, range, options) : undefined;
-  }
-
-  #assignedOr<Value>(member: string, read: () => Value): Value {
-    return this.#assigned.has(member) ? (this.#assigned.get(member) as Value) : read();
   }
 }
 

@@ -3,6 +3,8 @@ import etag from 'etag';
 import escapeHtml from 'escape-html';
 import statuses from 'statuses';
 
+export const JSON_UTF8 = 'application/json; charset=utf-8';
+
 /** The body and type of Express's redirect answer, by what the client accepts (text first). */
 export function redirectBody(format: string | false, status: number, address: string): { type?: string; body: string } {
   const message = statuses.message[status];

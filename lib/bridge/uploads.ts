@@ -1,4 +1,5 @@
 import { copyFile, rename, unlink } from 'node:fs/promises';
+import type { File as FormidableFile } from 'formidable';
 
 /** One uploaded file, in the shape express-fileupload gives with temporary files on. */
 export interface UploadedFile {
@@ -20,15 +21,6 @@ export interface UploadedFile {
 
 export type UploadedFiles = Record<string, UploadedFile | UploadedFile[]>;
 
-/** What the multipart parser learned about one stored file. */
-export interface StoredFile {
-  readonly clientName: string;
-  readonly size: number;
-  readonly tempFilePath: string;
-  readonly mimetype: string;
-  readonly md5: string;
-}
-
 /** Field names express-fileupload leaves out of `req.files`, for they would reach or hide a prototype member. */
 const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
 
@@ -38,7 +30,7 @@ const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnProperty
  * like a member of `Object.prototype` (`__proto__`, `constructor`, `toString`) is left out: it
  * would replace the object's prototype or make `req.files.constructor` a file.
  */
-export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: StoredFile]>): UploadedFiles | null {
+export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: FormidableFile]>): UploadedFiles | null {
   if (stored.length === 0) return null;
   const files: UploadedFiles = Object.create(null);
   for (const [field, each] of stored) {
@@ -50,8 +42,9 @@ export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: S
   return files;
 }
 
-function uploadedFile(stored: StoredFile): UploadedFile {
-  const move = (destination: string) => moveFile(stored.tempFilePath, destination);
+/** A file the multipart parser (formidable) stored. */
+function uploadedFile(stored: FormidableFile): UploadedFile {
+  const move = (destination: string) => moveFile(stored.filepath, destination);
   function mv(destination: string): Promise<void>;
   function mv(destination: string, callback: (error?: Error) => void): void;
   function mv(destination: string, callback?: (error?: Error) => void): Promise<void> | void {
@@ -59,20 +52,20 @@ function uploadedFile(stored: StoredFile): UploadedFile {
     move(destination).then(() => callback(), (error: Error) => callback(error));
   }
   return Object.freeze({
-    name: baseName(stored.clientName),
+    name: baseName(stored.originalFilename ?? ''),
     data: Buffer.alloc(0),
     size: stored.size,
     encoding: '7bit',
-    tempFilePath: stored.tempFilePath,
+    tempFilePath: stored.filepath,
     truncated: false,
-    mimetype: stored.mimetype,
-    md5: stored.md5,
+    mimetype: stored.mimetype ?? 'application/octet-stream',
+    md5: typeof stored.hash === 'string' ? stored.hash : '',
     mv,
   });
 }
 
 /** A client name such as `../../x` or `C:\dir\x` keeps only its last segment. */
-export function baseName(clientName: string): string {
+function baseName(clientName: string): string {
   const last = clientName.split(/[/\\]/).pop() ?? '';
   return last === '.' || last === '..' ? '' : last;
 }

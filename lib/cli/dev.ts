@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { loadConfig } from '../config/index.ts';
-import { runMain } from '../core/run-main.ts';
+import { runMain } from '../process/run-main.ts';
 import { openDatabase } from '../db/open.ts';
 import { displayPath } from '../projects/problems.ts';
 import { DevFront } from './dev/front.ts';

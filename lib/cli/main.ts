@@ -4,7 +4,7 @@ import { migrationCommands } from './migrate.ts';
 import { routeCommands } from './routes.ts';
 import { scaffoldCommands } from './scaffold.ts';
 import type { CommandTable } from './command.ts';
-import { runMain } from '../core/run-main.ts';
+import { runMain } from '../process/run-main.ts';
 
 /** The make targets' entry point: `main.ts <command> [args...]`; failures are one line, exit 1. */
 const commands: CommandTable = { ...migrationCommands, ...routeCommands, ...accountCommands, ...checkCommands, ...scaffoldCommands };

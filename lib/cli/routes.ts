@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/index.ts';
 import { serveFacilitiesOutsideRequests } from '../facilities/current.ts';
 import { BoundProjectSettings } from '../facilities/settings.ts';
-import { createLogger } from '../core/logger.ts';
+import { createLogger } from '../logger/index.ts';
 import { answeringServiceRoutes, switchedOffAreas } from '../app.ts';
 import { readCatalog } from '../projects/load.ts';
 import { projectRouteTable } from '../projects/mount.ts';

@@ -2,7 +2,7 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import createError from 'http-errors';
 import type { Context } from 'koa';
 import { isDatabaseUnreachable } from '../db/connect.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger/index.ts';
 import { requestState } from './request-state.ts';
 
 /**

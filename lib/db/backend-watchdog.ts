@@ -7,8 +7,9 @@ const CANCEL_GRACE_MS = 300;
 /** The watchdog's own statements are short; one unanswered this long drops its connection. */
 const WATCHDOG_QUERY_TIMEOUT_MS = 2000;
 
-const SIGNAL_SQL = (signal: 'pg_cancel_backend' | 'pg_terminate_backend') =>
-  `select ${signal}(pid) from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()`;
+type Signal = 'pg_cancel_backend' | 'pg_terminate_backend';
+
+const SIGNAL_SQL = (signal: Signal) => `select ${signal}(pid) from pg_stat_activity where application_name = any($1) and pid <> pg_backend_pid()`;
 
 /**
  * Ends in PostgreSQL the work of a statement the service gave up on (SPEC §17.3). Cutting the
@@ -25,11 +26,17 @@ const SIGNAL_SQL = (signal: 'pg_cancel_backend' | 'pg_terminate_backend') =>
  */
 export class BackendWatchdog {
   readonly #url: string;
+  readonly #connectTimeoutMs: number;
   #client: Promise<pg.Client> | undefined;
   #stopped = false;
+  /** Tags waiting for their signal: sent together, one statement at a time on the one connection. */
+  readonly #waiting: Record<Signal, Set<string>> = { pg_cancel_backend: new Set(), pg_terminate_backend: new Set() };
+  #sending: Promise<void> | undefined;
 
-  constructor(url: string) {
+  /** `connectTimeoutMs`: the wait for its connection (`DATABASE_CONNECT_TIMEOUT_MS`), `CONNECT_TIMEOUT_MS` unless given. */
+  constructor(url: string, connectTimeoutMs = CONNECT_TIMEOUT_MS) {
     this.#url = url;
+    this.#connectTimeoutMs = connectTimeoutMs;
   }
 
   /** Cancels the backend running the statement tagged `tag`, then terminates it if the cancel did not take. */
@@ -45,11 +52,31 @@ export class BackendWatchdog {
     this.#client = undefined;
   }
 
-  async #signal(signal: 'pg_cancel_backend' | 'pg_terminate_backend', tag: string): Promise<void> {
-    if (this.#stopped) return;
+  /** Resolves once `tag`'s backend has been sent `signal` (or the attempt failed). */
+  #signal(signal: Signal, tag: string): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    this.#waiting[signal].add(tag);
+    this.#sending ??= this.#sendWaiting().finally(() => {
+      this.#sending = undefined;
+    });
+    return this.#sending;
+  }
+
+  /** Sends what waits, and what came meanwhile, until nothing does: statements ended at once share one exchange. */
+  async #sendWaiting(): Promise<void> {
+    while (!this.#stopped) {
+      const signal = (['pg_cancel_backend', 'pg_terminate_backend'] as const).find((each) => this.#waiting[each].size > 0);
+      if (signal === undefined) return;
+      const tags = [...this.#waiting[signal]];
+      this.#waiting[signal].clear();
+      await this.#send(signal, tags);
+    }
+  }
+
+  async #send(signal: Signal, tags: string[]): Promise<void> {
     const client = this.#connected();
     try {
-      await (await client).query(SIGNAL_SQL(signal), [tag]);
+      await (await client).query(SIGNAL_SQL(signal), [tags]);
     } catch {
       // A connection that failed is made again for the next statement given up on.
       if (this.#client === client) this.#client = undefined;
@@ -61,7 +88,7 @@ export class BackendWatchdog {
     if (this.#client !== undefined) return this.#client;
     const client = new pg.Client({
       connectionString: this.#url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: this.#connectTimeoutMs,
       query_timeout: WATCHDOG_QUERY_TIMEOUT_MS,
       application_name: 'spaceport-watchdog',
     });

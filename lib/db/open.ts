@@ -1,5 +1,5 @@
 import type { LoadedConfig } from '../config/index.ts';
-import { openEmbeddedDatabase } from './embedded/index.ts';
+import { openEmbeddedDatabase } from '../dev/embedded-postgres/index.ts';
 
 /** The database a process uses, and how it lets go of it. */
 export interface OpenedDatabase {

@@ -162,7 +162,7 @@ export class TenantDatabase {
     this.#scopeForm = scopeForm;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
-    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url));
+    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url, connectTimeoutMs));
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#idleInTransactionTimeout = String(options.idleInTransactionMs ?? DEFAULT_IDLE_IN_TRANSACTION_MS);
     this.#shares = new TenantShares({

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { QueryResult } from 'pg';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import { statementOf, type Statement } from '../db/statement.ts';
-import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement } from './statements.ts';
+import { countStatement, DOCUMENTS as TABLE, insertBatches, insertStatement, selectStatement, type DocumentShapes } from './statements.ts';
 import { FindCursor, wholeNumber, type CursorQuery } from './cursor.ts';
 import { DeclaredPathsHoldArrays, DocumentQueryError, DuplicateKeyError, translateWriteError, UnguardedWriteError } from './errors.ts';
 import { branchedSelectStatement } from './declared-select.ts';
@@ -30,7 +30,7 @@ export type StoreDatabase = Pick<TenantDatabase, 'query' | 'transaction'>;
  * open transaction, where one that fails fails the transaction, so reads never assume there are
  * no arrays on declared paths (`#read`).
  */
-export type StoreScope = Omit<TenantScope, 'database'> & { readonly database: StoreDatabase; readonly inTransaction?: boolean };
+export type StoreScope = Omit<TenantScope, 'database' | 'documentShapes'> & { readonly database: StoreDatabase; readonly documentShapes: DocumentShapes; readonly inTransaction?: boolean };
 
 export interface FindOneOptions {
   sort?: SortSpec;
@@ -97,10 +97,10 @@ export class Collection {
     checkedOptions('countDocuments', options, NO_OPTIONS);
     checkFilterBounds(filter);
     const scope = this.#resolveScope();
-    const { database, tenant } = scope;
+    const { database, tenant, documentShapes } = scope;
     const { rows: [counted] } = await this.#read(scope, (declared) => {
       const where = compileFilter(filter, this.collectionName, declared);
-      return this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where]));
+      return this.#query<{ count: string }>(database, tenant, countStatement(tenant, [this.#inCollection, where], documentShapes.reads));
     });
     return Number(counted?.count ?? 0);
   }
@@ -173,7 +173,7 @@ export class Collection {
     checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
-    const { rows: found } = await this.#read(scope, (declared) => this.#query<{ doc: Document }>(database, tenant, this.#selectStatement(tenant, declared, filter, query)));
+    const { rows: found } = await this.#read(scope, (declared) => this.#query<{ doc: Document }>(database, tenant, this.#selectStatement(scope, declared, filter, query)));
     return found.map((row) => row.doc);
   }
 
@@ -182,14 +182,16 @@ export class Collection {
     checkFilterBounds(filter);
     const scope = this.#resolveScope();
     const { database, tenant } = scope;
-    const { rows } = await this.#read(scope, (declared) => this.#query(database, tenant, explainStatement(this.#selectStatement(tenant, declared, filter, query))));
+    const { rows } = await this.#read(scope, (declared) => this.#query(database, tenant, explainStatement(this.#selectStatement(scope, declared, filter, query))));
     return findPlan(rows);
   }
 
-  #selectStatement(tenant: string, declared: DeclaredPaths | undefined, filter: Filter, { sort, skip, limit }: CursorQuery): Statement {
+  #selectStatement({ tenant, documentShapes }: StoreScope, declared: DeclaredPaths | undefined, filter: Filter, { sort, skip, limit }: CursorQuery): Statement {
     const legs = declared?.branches(filter, sort, (part) => compileFilter(part, this.collectionName)) ?? [compileFilter(filter, this.collectionName, declared)];
     const page = { order: compileSort(sort, declared), skip, limit };
-    return legs.length > 1 ? branchedSelectStatement(tenant, this.#inCollection, legs, page) : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page);
+    return legs.length > 1
+      ? branchedSelectStatement(tenant, this.#inCollection, legs, page, documentShapes.branchedReads)
+      : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page, documentShapes.reads);
   }
 
   /**

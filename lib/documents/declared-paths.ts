@@ -1,10 +1,11 @@
-import type { CollectionDeclaredPaths, DeclaredIndexPaths } from '../core/runtime.ts';
+import type { CollectionDeclaredPaths, DeclaredIndexPaths } from './declared-index-paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { arrayRanks, pathKeys, rankOf, type IndexDeclaration, type PathKeys } from './index-keys.ts';
 import type { FieldPath } from './paths.ts';
 import type { DeclaredPaths, SqlFragment } from './types.ts';
 import { toJsonValue } from './values.ts';
+import { all, any, isOperatorObject } from './filter.ts';
 
 /**
  * Filters and sorts on the paths a project declared an index on (SPEC §9.4), written on the
@@ -148,7 +149,8 @@ function servedByIndex(keys: PathKeys, value: unknown): SqlFragment | undefined 
 
 /** The condition on the index keys for one filter entry, or undefined when it is not one the index serves. */
 function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefined {
-  if (!isOperatorObject(value)) {
+  // A mix of operators and fields throws: `servedByIndex` leaves it to the unindexed filter, which names it.
+  if (!isOperatorObject(value, '')) {
     const equal = equalTo(keys, scalarOf(value));
     return equal === undefined ? undefined : withinType(keys, [equal]);
   }
@@ -162,10 +164,6 @@ function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefin
     if (comparison !== undefined) comparisons.push(comparison);
   }
   return all([...(comparisons.length > 0 ? [withinType(keys, comparisons)] : []), ...lists]);
-}
-
-function isOperatorObject(value: unknown): value is Record<string, unknown> {
-  return isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((key) => key.startsWith('$'));
 }
 
 /** The value as the filter compares it, when it is a storable scalar; undefined otherwise. */
@@ -227,19 +225,6 @@ function inList(keys: PathKeys, operand: unknown): SqlFragment | undefined {
 
 function rankIn(keys: PathKeys, ranks: readonly number[]): SqlFragment {
   return { sql: `${keys.rank} in (${ranks.join(', ')})`, bindings: [] };
-}
-
-function all(parts: SqlFragment[]): SqlFragment {
-  return join(parts, ' and ');
-}
-
-function any(parts: SqlFragment[]): SqlFragment {
-  return join(parts, ' or ');
-}
-
-function join(parts: SqlFragment[], separator: string): SqlFragment {
-  if (parts.length === 1) return parts[0] as SqlFragment;
-  return { sql: parts.map((part) => `(${part.sql})`).join(separator), bindings: parts.flatMap((part) => part.bindings) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql, StatementShapes, type Statement } from '../db/statement.ts';
+import { sql, type StatementShapes, type Statement } from '../db/statement.ts';
 import { tenantRows, tenantRowsShape } from '../tenancy/scope.ts';
 import { DOCUMENTS, type ReadPage } from './statements.ts';
 import type { SqlFragment } from './types.ts';
@@ -10,7 +10,7 @@ import type { SqlFragment } from './types.ts';
  * paged together. One condition with an OR of the two would make it read the index in order and
  * test every entry, or fetch every match before sorting: seconds over a million documents.
  */
-export function branchedSelectStatement(tenant: string, inCollection: SqlFragment, branches: readonly SqlFragment[], { order, skip: given, limit }: ReadPage): Statement {
+export function branchedSelectStatement(tenant: string, inCollection: SqlFragment, branches: readonly SqlFragment[], { order, skip: given, limit }: ReadPage, shapes: StatementShapes): Statement {
   const skip = given === 0 ? undefined : given;
   const end = limit === undefined ? undefined : limit + (skip ?? 0);
   const rows = branches.map((branch) => tenantRowsShape(tenant, inCollection, branch));
@@ -35,6 +35,3 @@ export function branchedSelectStatement(tenant: string, inCollection: SqlFragmen
     return query;
   });
 }
-
-/** Branched reads by shape, as `selectStatement` keeps its own: knex builds each shape once. */
-const shapes = new StatementShapes();

@@ -5,6 +5,7 @@ import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
 import { isScalar, jsonPathLiteral, toJsonValue, type Scalar } from './values.ts';
 import { regexMatches } from './regex.ts';
+import { TEXT_COLUMN } from './statements.ts';
 
 /**
  * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
@@ -43,7 +44,7 @@ function subFilters(operator: string, value: unknown): Filter[] {
 }
 
 /** `{$gt: 1}` is an operator object; `{a: 1}` is a value to compare whole; a mix is an error. */
-function isOperatorObject(value: unknown, key: string): value is Record<string, unknown> {
+export function isOperatorObject(value: unknown, key: string): value is Record<string, unknown> {
   if (!isPlainObject(value)) return false;
   const keys = Object.keys(value);
   const operators = keys.filter((name) => name.startsWith('$')).length;
@@ -102,7 +103,7 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
   if (isIdPath(path, collection)) return idEquals(value);
   if (value === null) return any([not(exists(path, collection)), pathMatches(`${jsonPathOf(path)} ? (@ == null)`)]);
   if (!isScalar(value)) return structureEquals(path, value);
-  if (isAccountUsername(collection, path, value)) return usernameIndexed(value);
+  if (isTextColumn(collection, path, value)) return textColumnEquals(value);
   return pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
 }
 
@@ -113,15 +114,15 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
 function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): SqlFragment {
   const values = operands.map((operand) => toJsonValue(operand, 'filter')).filter(isStorable);
   if (isIdPath(path, collection)) return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
-  const usernames: string[] = [];
+  const texts: string[] = [];
   const scalars: Scalar[] = [];
   const structures: Json[] = [];
   for (const value of values) {
-    if (isAccountUsername(collection, path, value)) usernames.push(value);
+    if (isTextColumn(collection, path, value)) texts.push(value);
     else if (value !== null) (isScalar(value) ? scalars : structures).push(value);
   }
   return any([
-    ...(usernames.length > 0 ? [usernameIndexed(usernames)] : []),
+    ...(texts.length > 0 ? [textColumnEquals(texts)] : []),
     ...(scalars.length > 0 ? [scalarEqualsAny(path, scalars)] : []),
     ...(values.includes(null) ? [equals(path, null, collection)] : []),
     ...(structures.length > 0 ? [structureEqualsAny(path, structures)] : []),
@@ -167,20 +168,19 @@ function idEqualsAnyOf(ids: Json[]): SqlFragment {
   return ids.length === 0 ? FALSE : { sql: 'id = any(?::text[])', bindings: [ids as string[]] };
 }
 
-function isAccountUsername(collection: string, path: FieldPath, value: Json): value is string {
-  return collection === 'accounts' && path.length === 1 && path[0] === 'username' && typeof value === 'string';
+function isTextColumn(collection: string, path: FieldPath, value: Json): value is string {
+  return collection === TEXT_COLUMN.collection && path.length === 1 && path[0] === TEXT_COLUMN.path && typeof value === 'string';
 }
 
 /**
- * Uses the unique `(tenant, account_username)` index of accounts alone. `account_username` is a
- * stored copy of `doc->>'username'` (see its migration): row-level security lets PostgreSQL use
- * an index only for leakproof comparisons, and `=` on a plain text column is one, where
- * `doc->>'username'` is not. The type check keeps the meaning of the path match it replaces (a
- * number 5 must not equal "5"). The SQL text is fixed; only the value is bound.
+ * Equality on the path the table keeps in `TEXT_COLUMN`, written on that column alone so that its
+ * unique index serves it under row-level security. The type check keeps the meaning of the path
+ * match it replaces (a number 5 must not equal "5"). The SQL text is fixed; only the value is bound.
  */
-function usernameIndexed(username: string | string[]): SqlFragment {
-  const comparison = typeof username === 'string' ? 'account_username = ?' : 'account_username = any(?::text[])';
-  return { sql: `${comparison} and jsonb_typeof(doc->'username') = 'string'`, bindings: [username] };
+function textColumnEquals(text: string | string[]): SqlFragment {
+  const { column, path } = TEXT_COLUMN;
+  const comparison = typeof text === 'string' ? `${column} = ?` : `${column} = any(?::text[])`;
+  return { sql: `${comparison} and jsonb_typeof(doc->'${path}') = 'string'`, bindings: [text] };
 }
 
 /** An object or array compared whole (key order aside), or found as an element of an array. */
@@ -240,11 +240,13 @@ function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
   };
 }
 
-function all(parts: SqlFragment[]): SqlFragment {
+/** The conditions ANDed, each parenthesised; none: true. */
+export function all(parts: SqlFragment[]): SqlFragment {
   return join(parts, ' and ', TRUE);
 }
 
-function any(parts: SqlFragment[]): SqlFragment {
+/** The conditions ORed, each parenthesised; none: false. */
+export function any(parts: SqlFragment[]): SqlFragment {
   return join(parts, ' or ', FALSE);
 }
 

@@ -1,7 +1,9 @@
+import { currentRequest } from '../core/request-state.ts';
 import { requestScope } from '../tenancy/scope.ts';
-import type { DeclaredIndexPaths } from '../core/runtime.ts';
+import type { DeclaredIndexPaths } from './declared-index-paths.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { Collection, type StoreScope } from './collection.ts';
+import { DocumentShapes } from './statements.ts';
 import { refuseInsideTransaction, runTransaction, type TransactionStore } from './transaction.ts';
 
 export { Collection, type FindOneOptions, type StoreScope } from './collection.ts';
@@ -10,6 +12,10 @@ export type { FindPlan } from './plan.ts';
 export { DocumentQueryError, DuplicateKeyError, UnguardedWriteError } from './errors.ts';
 export type * from './types.ts';
 export type { TransactionStore } from './transaction.ts';
+/** For the account store, which keeps accounts as documents of this table (lib/auth/accounts.ts). */
+export { DOCUMENTS } from './statements.ts';
+export { newDocumentId } from './ids.ts';
+export { toStorableValue } from './values.ts';
 
 /** Collections of one tenant's documents (SPEC §9). */
 export interface DocumentStore {
@@ -25,10 +31,12 @@ export interface DocumentStore {
 /**
  * The store of an explicitly named tenant: for the CLI, start-up code and tests. `declaredPaths`:
  * the indexes projects declared, as a service's runtime holds them (`runtime.declaredPaths`).
+ * Called in a request, it reuses the statements of the request's service; else keeps its own.
  */
 export function documentStore(database: TenantDatabase, tenant: string, declaredPaths?: DeclaredIndexPaths): DocumentStore {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('documentStore needs a tenant');
-  const scope: StoreScope = Object.freeze({ database, tenant, stillWanted: () => true, ...(declaredPaths === undefined ? {} : { declaredPaths }) });
+  const documentShapes = currentRequest()?.runtime?.documentShapes ?? new DocumentShapes();
+  const scope: StoreScope = Object.freeze({ database, tenant, stillWanted: () => true, documentShapes, ...(declaredPaths === undefined ? {} : { declaredPaths }) });
   return storeOver(() => scope);
 }
 

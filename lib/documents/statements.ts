@@ -5,8 +5,29 @@ import type { Document } from './types.ts';
 /** The table of every collection's documents. */
 export const DOCUMENTS = 'documents';
 
-/** The reads every collection sends, by shape: built by knex once a shape, reused after. */
-const readShapes = new StatementShapes();
+/**
+ * The one path the table keeps a text copy of, in a column with a unique index per tenant
+ * (migration `..._account_username_column`): under row-level security PostgreSQL uses an index
+ * only for leakproof comparisons, such as `=` on a text column (SPEC §9: finding an account stays fast).
+ */
+export const TEXT_COLUMN = { collection: 'accounts', path: 'username', column: 'account_username' } as const;
+
+/**
+ * The statements a service's document store reuses by shape (`StatementShapes`): built by knex
+ * once a shape, reused after. One per runtime (`runtime.documentShapes`).
+ */
+export class DocumentShapes {
+  /** The reads every collection sends: `selectStatement`, `countStatement`. */
+  readonly reads = new StatementShapes();
+  /** Branched reads (`branchedSelectStatement`). */
+  readonly branchedReads = new StatementShapes();
+}
+
+declare module '../core/runtime.ts' {
+  interface Runtime {
+    readonly documentShapes: DocumentShapes;
+  }
+}
 
 /** What a read asks for besides its rows: the order (compiled sort), and a page. */
 export interface ReadPage {
@@ -16,7 +37,7 @@ export interface ReadPage {
 }
 
 /** `select doc` of the tenant's rows matching `conditions` (the collection's and the filter's). */
-export function selectStatement(tenant: string, conditions: readonly SqlFragment[], { order, skip: given, limit }: ReadPage, shapes = readShapes): Statement {
+export function selectStatement(tenant: string, conditions: readonly SqlFragment[], { order, skip: given, limit }: ReadPage, shapes: StatementShapes): Statement {
   // Knex writes no OFFSET for 0 (and a LIMIT for 0): the shape follows what it writes.
   const skip = given === 0 ? undefined : given;
   const rows = tenantRowsShape(tenant, ...conditions);
@@ -31,7 +52,7 @@ export function selectStatement(tenant: string, conditions: readonly SqlFragment
 }
 
 /** `count(*)` of the tenant's rows matching `conditions`. */
-export function countStatement(tenant: string, conditions: readonly SqlFragment[], shapes = readShapes): Statement {
+export function countStatement(tenant: string, conditions: readonly SqlFragment[], shapes: StatementShapes): Statement {
   const rows = tenantRowsShape(tenant, ...conditions);
   return shapes.statement(`count ${rows.shape}`, rows.bindings, () => tenantRows(DOCUMENTS, tenant, ...conditions).count({ count: '*' }));
 }

@@ -43,7 +43,7 @@ export async function runTransaction<Result>(scope: StoreScope, handler: (tx: Tr
   refuseInsideTransaction('db.transaction');
   if (typeof handler !== 'function') throw new TypeError('db.transaction needs a function: db.transaction(async (tx) => { ... })');
   const open: OpenTransaction = { ended: false, failure: undefined };
-  const { database, tenant, stillWanted, declaredPaths } = scope;
+  const { database, tenant, stillWanted, declaredPaths, documentShapes } = scope;
   let watch: NodeJS.Timeout | undefined;
   const givenUp = new Promise<never>((_, reject) => {
     watch = setInterval(() => {
@@ -56,7 +56,7 @@ export async function runTransaction<Result>(scope: StoreScope, handler: (tx: Tr
     return await database.transaction(
       tenant,
       async (run) => {
-        const inTransaction: StoreScope = { database: transactionDatabase(open, tenant, run), tenant, stillWanted, declaredPaths, inTransaction: true };
+        const inTransaction: StoreScope = { database: transactionDatabase(open, tenant, run), tenant, stillWanted, declaredPaths, documentShapes, inTransaction: true };
         const tx: TransactionStore = Object.freeze({ collection: (name: string) => new Collection(name, () => inTransaction) });
         const result = await Promise.race([currentTransaction.run(open, () => handler(tx)), givenUp]);
         if (open.failure !== undefined) throw new DocumentQueryError(`the transaction rolled back: a statement inside it failed (${(open.failure as Error).message})`);

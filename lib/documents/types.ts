@@ -94,4 +94,4 @@ export interface DeleteResult {
 
 export type { SqlBinding, SqlFragment } from '../db/statement.ts';
 
-export type { DeclaredPaths } from '../core/runtime.ts';
+export type { DeclaredPaths } from './declared-index-paths.ts';

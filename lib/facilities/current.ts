@@ -1,5 +1,8 @@
 import { currentRequest } from '../core/request-state.ts';
-import type { FacilityState, Runtime } from '../core/runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
+
+/** What facilities read of a service: `make routes` loads route files with these alone. */
+export type FacilityState = Pick<Runtime, 'config' | 'projectSettings'>;
 
 /**
  * The service (or command) this process runs, for facility calls made outside a request: a route

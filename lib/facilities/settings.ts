@@ -1,5 +1,25 @@
-import type { ProjectSettingValues, SettingValuesByName } from '../core/runtime.ts';
 import { currentFacilityState } from './current.ts';
+
+/** A project's setting values by name, as `defineSettings` declared them. */
+export type SettingValuesByName = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/**
+ * The values of each loaded project's settings (`lib/facilities/settings.ts`), bound as the
+ * project loads, before its route file is imported. `settings` is what `defineSettings` returned.
+ */
+export interface ProjectSettingValues {
+  bind(project: string, settings: object, values: SettingValuesByName): void;
+  /** Undefined for settings no loaded project declares. */
+  valuesOf(settings: object): SettingValuesByName | undefined;
+  /** None when the project declares no settings. */
+  valuesOfProject(project: string): SettingValuesByName;
+}
+
+declare module '../core/runtime.ts' {
+  interface Runtime {
+    readonly projectSettings: ProjectSettingValues;
+  }
+}
 
 /** The kinds of value a setting holds. */
 export type SettingType = 'string' | 'number' | 'integer' | 'boolean';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
+import { hasBody } from '../values/has-body.ts';
 
 /**
  * How fast a request body must arrive: within `graceMs` of the request, plus one second for
@@ -72,7 +73,7 @@ export class BodyWatcher {
 
   /** A watch for `request`'s body; undefined when it has none, so that most requests cost nothing here. */
   watch(request: IncomingMessage, response: ServerResponse): BodyWatch | undefined {
-    if (!hasBody(request)) return undefined;
+    if (request.complete || !hasBody(request)) return undefined;
     const watched = new Watched(request, response, this.#pace, () => this.#forget(watched));
     this.#watched.add(watched);
     this.#timer ??= setInterval(() => this.#check(), this.#pace.checkMs).unref();
@@ -116,14 +117,6 @@ export function closeOnceWritten(response: ServerResponse, socket: Duplex): void
     if (response.writableFinished) socket.end();
     else response.once('finish', () => socket.end());
   });
-}
-
-/** A body is announced by its length or its transfer coding (RFC 9112 §6.3); a length of 0 is none. */
-function hasBody(request: IncomingMessage): boolean {
-  if (request.complete) return false;
-  if (request.headers['transfer-encoding'] !== undefined) return true;
-  const length = request.headers['content-length'];
-  return length !== undefined && length !== '0';
 }
 
 class Watched implements BodyWatch {

@@ -3,7 +3,7 @@ import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import type { Area } from '../core/area.ts';
 import { answerError, nothingAnswers } from '../core/errors.ts';
-import { requestLineWriter, type Logger } from '../core/logger.ts';
+import { requestLineWriter, type Logger } from '../logger/index.ts';
 import { newRequestState, requestState, serveWithState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { type BodyPace, type BodyWatch, BodyWatcher } from './body-pace.ts';

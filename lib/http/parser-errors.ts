@@ -3,7 +3,7 @@ import { type IncomingMessage, type RequestListener, STATUS_CODES, type Server, 
 import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 import { errorAnswer } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
+import type { Logger } from '../logger/index.ts';
 import { answerBeforeItsBody, closeOnceWritten } from './body-pace.ts';
 
 /** Node's own statuses for what its parser refuses; anything else is a plain 400. */

@@ -1,7 +1,7 @@
 import type { Secrets } from '../config/index.ts';
 import { messageOf } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
-import type { RateCounter, RateCounters, RateLimitBudget } from '../core/runtime.ts';
+import type { Logger } from '../logger/index.ts';
+import type { RateCounter, RateCounters, RateLimitBudget } from './budget.ts';
 import type { RedisTarget, SharedCounts } from './shared.ts';
 import { MemoryWindows } from './window.ts';
 

@@ -1,7 +1,8 @@
 import createError from 'http-errors';
 import type { Context, Middleware, Next } from 'koa';
 import { requestState } from '../core/request-state.ts';
-import type { RateLimitBudget, Runtime, Spent } from '../core/runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
+import type { RateLimitBudget, Spent } from './budget.ts';
 import { clientGroup } from './client-address.ts';
 
 export interface RateLimitOptions extends RateLimitBudget {

@@ -1,8 +1,8 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { messageOf } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
-import type { RateCounter, RateLimitBudget, Spent } from '../core/runtime.ts';
+import type { Logger } from '../logger/index.ts';
+import type { RateCounter, RateLimitBudget, Spent } from './budget.ts';
 import { MemoryWindows } from './window.ts';
 
 const KEY_PREFIX = 'spaceport:ratelimit';

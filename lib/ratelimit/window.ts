@@ -1,4 +1,4 @@
-import type { Spent } from '../core/runtime.ts';
+import type { Spent } from './budget.ts';
 
 /**
  * Fixed windows counted in memory, one per key, each starting at its key's first request:

@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import { InvalidRequest, type FieldProblem } from '../core/errors.ts';
+import { requestState } from '../core/request-state.ts';
 import { withFilesChecked } from './file-fields.ts';
 import { fieldName, type SchemaCheck } from './schema-check.ts';
 import type { CompiledRouteSchema, RequestPart } from './schemas.ts';
@@ -13,8 +14,12 @@ export type ReadPart = (ctx: Context, part: RequestPart | 'files') => unknown;
  */
 export const MOST_PROBLEMS = 100;
 
-/** The params and query problems of requests whose body is still to be read and checked. */
-const awaitingBody = new WeakMap<Context, readonly FieldProblem[]>();
+declare module '../core/request-state.ts' {
+  interface RequestState {
+    /** The params and query problems of a request whose body is still to be read and checked (`urlCheckStep`). */
+    problemsAwaitingBody?: readonly FieldProblem[] | undefined;
+  }
+}
 
 /**
  * The step that checks the params and query against the route's declared schemas, before the
@@ -32,12 +37,13 @@ export function urlCheckStep(schema: CompiledRouteSchema | undefined, readPart: 
     const problems = await problemsOf(ctx, checks, readPart);
     if (problems.length === 0) return next();
     if (!bodyFollows) throw new InvalidRequest(problems);
-    awaitingBody.set(ctx, problems);
+    const state = requestState(ctx);
+    state.problemsAwaitingBody = problems;
     try {
       await next();
     } catch (error) {
       // Still waiting: the body step never ran, so this is the body reader's failure.
-      if (awaitingBody.has(ctx)) throw new InvalidRequest(problems);
+      if (state.problemsAwaitingBody !== undefined) throw new InvalidRequest(problems);
       throw error;
     }
   };
@@ -53,8 +59,9 @@ export function bodyCheckStep(schema: CompiledRouteSchema | undefined, readPart:
   if (check === undefined) return [];
   const files = schema?.files;
   const step: Middleware = async (ctx, next) => {
-    const earlier = awaitingBody.get(ctx) ?? [];
-    awaitingBody.delete(ctx);
+    const state = requestState(ctx);
+    const earlier = state.problemsAwaitingBody ?? [];
+    state.problemsAwaitingBody = undefined;
     const violations = await check(readPart(ctx, 'body'));
     const bodyViolations = files === undefined ? violations : withFilesChecked(files, violations, readPart(ctx, 'files'));
     const problems = onePerField([...earlier, ...bodyViolations.map(({ path, message }) => ({ path: fieldName('body', path), message }))]);

@@ -1,8 +1,9 @@
-import { currentRequest, idChosenByCaller, requestIdSourceOf, type RequestIdSource } from '../core/request-state.ts';
+import { idChosenByCaller, requestIdSourceOf, type RequestIdSource } from '../core/request-state.ts';
 import { eventTimeAfter, latestEventTime } from '../db/event-time.ts';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
 import type { TransactionStatement } from '../db/tenant-database.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
+import type { ChangeScope } from './rows.ts';
 
 /** What happened to a space (SPEC §6.6). */
 export type SpaceAction = 'created' | 'updated' | 'deleted' | 'restored' | 'purged';
@@ -45,20 +46,20 @@ interface EventRow {
 const TABLE = 'space_events';
 
 /**
- * Inserts one event, in the change's transaction. Its time is the clock's, in
+ * Inserts one event, in the change's transaction, naming the caller and id of the change's
+ * request. Its time is the clock's, in
  * milliseconds (what the API shows and `?before=` pages by), and always after the space's
  * previous event: the change holds the space's row lock, so a space's events are strictly
  * ordered, and paging by `at` never skips one.
  */
 export async function insertEvent(
   run: TransactionStatement,
-  tenant: string,
+  { tenant, request }: ChangeScope,
   space: string,
   action: SpaceAction,
   before: readonly string[] | undefined,
   after: readonly string[] | undefined,
 ): Promise<void> {
-  const request = currentRequest();
   const caller = request?.caller;
   const username = caller?.claims.username;
   const latest = await latestEventTime(run, tenantRows(TABLE, tenant, namedSpace(space)));

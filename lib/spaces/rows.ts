@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { statementOf, type SqlFragment } from '../db/statement.ts';
 import type { TransactionStatement } from '../db/tenant-database.ts';
+import { currentRequest, type RequestState } from '../core/request-state.ts';
 import { requestScope, type TenantScope } from '../tenancy/scope.ts';
 
 /** A space as the API shows it (SPEC §6.1). */
@@ -41,8 +42,11 @@ export function namedSpace(name: string): SqlFragment {
   return { sql: 'name = ?', bindings: [name] };
 }
 
-export function tenantScope(): TenantScope {
-  return requestScope('the spaces store');
+/** A change's scope: its tenant's, and the request it is made in (none: the purge by the timer), which its event names. */
+export type ChangeScope = TenantScope & { readonly request?: RequestState | undefined };
+
+export function tenantScope(): ChangeScope {
+  return { ...requestScope('the spaces store'), request: currentRequest() };
 }
 
 export async function rowsOf<Row = SpaceRow>(scope: TenantScope, builder: Knex.QueryBuilder): Promise<Row[]> {

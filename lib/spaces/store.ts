@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { sql, type SqlFragment } from '../db/statement.ts';
-import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
+import { tenantRows } from '../tenancy/scope.ts';
 import type { NameGrant, SpaceAccess } from './access.ts';
 import { insertEvent, readHistory, type HistoryPage, type PageRequest } from './history.ts';
-import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
+import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, type ChangeScope, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
 import { purgeTrashedCopy } from './trash.ts';
 import type { SpaceDraft } from './validation.ts';
 
@@ -51,10 +51,10 @@ export async function insertSpace(draft: SpaceDraft): Promise<StoredSpace | unde
     .ignore()
     .returning(COLUMNS);
   return inTransaction(scope, async (run) => {
-    await purgeTrashedCopy(run, scope.tenant, draft.name);
+    await purgeTrashedCopy(run, scope, draft.name);
     const [row] = await rowsIn(run, inserting);
     if (row === undefined) return undefined;
-    await insertEvent(run, scope.tenant, row.name, 'created', undefined, row.schemas);
+    await insertEvent(run, scope, row.name, 'created', undefined, row.schemas);
     return storedOfRow(row);
   });
 }
@@ -83,7 +83,7 @@ export async function deleteSpace(name: string, trashDays: number, allowed?: All
  * event's included, rolls the whole change back (SPEC §6.6).
  */
 async function changeSpace(
-  scope: TenantScope,
+  scope: ChangeScope,
   name: string,
   allowed: AllowedVersions,
   action: 'updated' | 'deleted',
@@ -95,7 +95,7 @@ async function changeSpace(
     const conditions = allowed === undefined ? [namedSpace(name), LIVE] : [namedSpace(name), LIVE, { sql: 'version = any(?::uuid[])', bindings: [[...allowed]] }];
     const [row] = await rowsIn(run, write(tenantRows(TABLE, scope.tenant, ...conditions)));
     if (row === undefined) throw new StaleVersion();
-    await insertEvent(run, scope.tenant, name, action, before.schemas, action === 'deleted' ? undefined : row.schemas);
+    await insertEvent(run, scope, name, action, before.schemas, action === 'deleted' ? undefined : row.schemas);
     return storedOfRow(row);
   });
 }

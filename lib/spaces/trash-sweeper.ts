@@ -1,5 +1,5 @@
 import { NO_TENANT, type TenantDatabase } from '../db/tenant-database.ts';
-import type { Logger } from '../core/logger.ts';
+import type { Logger } from '../logger/index.ts';
 import { purgeExpiredSpaces } from './trash.ts';
 
 /** The purge of spaces past their days (SPEC §6.7), run by each instance on a timer. */

@@ -1,7 +1,7 @@
 import type { TransactionStatement } from '../db/tenant-database.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
 import { insertEvent } from './history.ts';
-import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, TRASHED, trashedWithin, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
+import { COLUMNS, inTransaction, LIVE, namedSpace, rowsIn, rowsOf, spaceOfRow, storedOfRow, TABLE, tenantScope, TRASHED, type ChangeScope, trashedWithin, type Space, type SpaceRow, type StoredSpace } from './rows.ts';
 
 /** A space in the trash, as `GET /spaces?trashed=true` shows it (SPEC §6.7). */
 export interface TrashedSpace extends Space {
@@ -35,7 +35,7 @@ export async function restoreSpace(name: string, days: number): Promise<RestoreO
     const restoring = tenantRows(TABLE, scope.tenant, namedSpace(name), TRASHED, trashedWithin(days)).update({ deleted_at: null }).returning(COLUMNS);
     const [row] = await rowsIn(run, restoring);
     if (row !== undefined) {
-      await insertEvent(run, scope.tenant, row.name, 'restored', undefined, row.schemas);
+      await insertEvent(run, scope, row.name, 'restored', undefined, row.schemas);
       return { restored: storedOfRow(row) };
     }
     const live = await rowsIn(run, tenantRows(TABLE, scope.tenant, namedSpace(name), LIVE).select('name').limit(1));
@@ -44,10 +44,10 @@ export async function restoreSpace(name: string, days: number): Promise<RestoreO
 }
 
 /** Purges the trashed copy of `name`, if any, with its `purged` event: a create of the name does this first (SPEC §6.7). */
-export async function purgeTrashedCopy(run: TransactionStatement, tenant: string, name: string): Promise<void> {
-  const purging = tenantRows(TABLE, tenant, namedSpace(name), TRASHED).delete().returning(['name', 'schemas']);
+export async function purgeTrashedCopy(run: TransactionStatement, scope: ChangeScope, name: string): Promise<void> {
+  const purging = tenantRows(TABLE, scope.tenant, namedSpace(name), TRASHED).delete().returning(['name', 'schemas']);
   const [row] = await rowsIn<Pick<SpaceRow, 'name' | 'schemas'>>(run, purging);
-  if (row !== undefined) await insertEvent(run, tenant, row.name, 'purged', row.schemas, undefined);
+  if (row !== undefined) await insertEvent(run, scope, row.name, 'purged', row.schemas, undefined);
 }
 
 /**
@@ -60,17 +60,17 @@ export async function purgeTrashedCopy(run: TransactionStatement, tenant: string
 export async function purgeExpiredSpaces(scope: TenantScope, days: number, keepGoing: () => boolean = () => true): Promise<number> {
   let purged = 0;
   for (;;) {
-    const batch = await inTransaction(scope, (run) => purgeBatch(run, scope.tenant, days));
+    const batch = await inTransaction(scope, (run) => purgeBatch(run, scope, days));
     purged += batch;
     if (batch < PURGE_BATCH || !keepGoing()) return purged;
   }
 }
 
-async function purgeBatch(run: TransactionStatement, tenant: string, days: number): Promise<number> {
+async function purgeBatch(run: TransactionStatement, scope: TenantScope, days: number): Promise<number> {
   const expired = { sql: 'deleted_at <= now() - make_interval(days => ?)', bindings: [days] };
-  const oldest = tenantRows(TABLE, tenant, TRASHED, expired).select('name').orderBy('deleted_at').limit(PURGE_BATCH).forUpdate().skipLocked();
-  const purging = tenantRows(TABLE, tenant, TRASHED).whereIn('name', oldest).delete().returning(['name', 'schemas']);
+  const oldest = tenantRows(TABLE, scope.tenant, TRASHED, expired).select('name').orderBy('deleted_at').limit(PURGE_BATCH).forUpdate().skipLocked();
+  const purging = tenantRows(TABLE, scope.tenant, TRASHED).whereIn('name', oldest).delete().returning(['name', 'schemas']);
   const rows = await rowsIn<Pick<SpaceRow, 'name' | 'schemas'>>(run, purging);
-  for (const row of rows) await insertEvent(run, tenant, row.name, 'purged', row.schemas, undefined);
+  for (const row of rows) await insertEvent(run, scope, row.name, 'purged', row.schemas, undefined);
   return rows.length;
 }

@@ -1,6 +1,18 @@
 import type { Knex } from 'knex';
-import type { TenantLookup } from '../core/runtime.ts';
 import { NO_TENANT, type TenantDatabase } from '../db/tenant-database.ts';
+
+/** The tenants table as the tenant step reads it (SPEC §4.1), cached. */
+export interface TenantLookup {
+  /** True for a tenant already seen: the common case, answered without a promise. */
+  isKnown(name: string): boolean;
+  exists(name: string): Promise<boolean>;
+}
+
+declare module '../core/runtime.ts' {
+  interface Runtime {
+    readonly tenants: TenantLookup;
+  }
+}
 
 /**
  * The tenants table, read through a cache of the names that exist: a known tenant costs no

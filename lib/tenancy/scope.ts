@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { sql, type SqlFragment } from '../db/statement.ts';
 import type { TenantDatabase } from '../db/tenant-database.ts';
 import { currentRequest, newRequestState, runInRequest } from '../core/request-state.ts';
-import type { DeclaredIndexPaths, Runtime } from '../core/runtime.ts';
+import type { Runtime } from '../core/runtime.ts';
 
 /** The database and tenant one data access runs against. */
 export interface TenantScope {
@@ -11,19 +11,21 @@ export interface TenantScope {
   /** False once the request ended or was answered with an error: its open transactions then roll back (`RequestState.ended`, `givenUp`). */
   readonly stillWanted: () => boolean;
   /** The paths projects declared an index on, for the document store; none: every path compiles alike. */
-  readonly declaredPaths?: DeclaredIndexPaths;
+  readonly declaredPaths?: Runtime['declaredPaths'];
+  /** The statements the document store reuses by shape, the service's own; none: the store keeps its own. */
+  readonly documentShapes?: Runtime['documentShapes'];
 }
 
 /**
  * The scope of the request being served (SPEC §4.2): its tenant and its service's database.
  * `user` names the caller in the error thrown outside a request, `hint` what to use there.
  */
-export function requestScope(user: string, hint = ''): TenantScope {
+export function requestScope(user: string, hint = ''): TenantScope & Required<Pick<TenantScope, 'declaredPaths' | 'documentShapes'>> {
   const request = currentRequest();
   if (request?.tenant === undefined || request.runtime === undefined) throw new Error(`${user} is used outside a request: no tenant context${hint}`);
   if (request.ended) throw new RequestEnded(user);
-  const { tenantDatabase, declaredPaths } = request.runtime;
-  return { database: tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp && !request.ended, declaredPaths };
+  const { tenantDatabase, declaredPaths, documentShapes } = request.runtime;
+  return { database: tenantDatabase, tenant: request.tenant, stillWanted: () => !request.givenUp && !request.ended, declaredPaths, documentShapes };
 }
 
 /**
@@ -50,8 +52,7 @@ export function runInTenant<Result>(runtime: Runtime, tenant: string, work: () =
  * Row-level security (`TenantDatabase`) applies the same condition a second time.
  */
 export function tenantRows(table: string, tenant: string, ...conditions: SqlFragment[]): Knex.QueryBuilder {
-  const rows = sql(table);
-  if (applicationConditionOn) rows.where('tenant', tenant);
+  const rows = sql(table).where('tenant', tenant);
   for (const condition of conditions) rows.where((group) => group.whereRaw(condition.sql, condition.bindings));
   return rows;
 }
@@ -63,19 +64,5 @@ export function tenantRows(table: string, tenant: string, ...conditions: SqlFrag
 export function tenantRowsShape(tenant: string, ...conditions: SqlFragment[]): { shape: string; bindings: unknown[] } {
   const texts = conditions.map((condition) => condition.sql).join(') and (');
   const values = conditions.flatMap((condition) => condition.bindings);
-  return applicationConditionOn ? { shape: `tenant and (${texts})`, bindings: [tenant, ...values] } : { shape: `(${texts})`, bindings: values };
-}
-
-let applicationConditionOn = true;
-
-/**
- * For tests only, never configuration: leaves the application's tenant condition out of every
- * statement until the returned function is called, so that a test can show row-level security
- * keeping tenants apart on its own.
- */
-export function dropApplicationTenantConditionForTest(): () => void {
-  applicationConditionOn = false;
-  return () => {
-    applicationConditionOn = true;
-  };
+  return { shape: `tenant and (${texts})`, bindings: [tenant, ...values] };
 }

@@ -1,6 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../config/index.ts';
+import { createKnex } from '../db/connect.ts';
+import { MIGRATIONS_DIR, migrateLatest } from '../db/migrations.ts';
 import { openDatabase, type OpenedDatabase } from '../db/open.ts';
 
 export interface FreshDatabase {
@@ -11,15 +15,68 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database on the server of `serverUrl` and returns its URL. */
-export async function createDatabaseOn(serverUrl: string, prefix = 'spaceport_test'): Promise<FreshDatabase> {
+/**
+ * Creates a database on the server of `serverUrl` and returns its URL: empty, or a copy of
+ * `template` (a database nobody is connected to).
+ */
+export async function createDatabaseOn(serverUrl: string, prefix = 'spaceport_test', template?: string): Promise<FreshDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  await adminQuery(serverUrl, `create database ${name}`);
+  await adminQuery(serverUrl, template === undefined ? `create database ${name}` : `create database ${name} template ${template}`);
   // Test rows need no durability: commits that skip the wait for the disk keep the suites fast.
   await adminQuery(serverUrl, `alter database ${name} set synchronous_commit = off`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { name, url: url.toString(), drop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) };
+}
+
+/**
+ * A database on the server of `serverUrl` already migrated (`migrateLatest`): a copy of a
+ * template migrated once per set of migration files and kept on the server, which PostgreSQL
+ * copies in a fraction of the time the migrations take to run.
+ */
+export async function createMigratedDatabaseOn(serverUrl: string, prefix = 'spaceport_test'): Promise<FreshDatabase> {
+  return createDatabaseOn(serverUrl, prefix, await migratedTemplate(serverUrl));
+}
+
+/** An arbitrary key of the server-wide advisory lock under which one process builds a template. */
+const TEMPLATE_LOCK = 7_302_114_502;
+
+/** `spaceport_template_<hash of the migration files>`, built on first use by whichever process comes first. */
+async function migratedTemplate(serverUrl: string): Promise<string> {
+  const name = `spaceport_template_${migrationsHash()}`;
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const exists = async () => (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
+    if (await exists()) return name;
+    await client.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK]);
+    if (!(await exists())) await buildTemplate(serverUrl, client, name);
+    return name;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Migrates a database under another name, then renames it: a template is never seen half built. */
+async function buildTemplate(serverUrl: string, client: pg.Client, name: string): Promise<void> {
+  const building = `${name}_building`;
+  await client.query(`drop database if exists ${building} with (force)`);
+  await client.query(`create database ${building}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${building}`;
+  const knex = createKnex(url.toString());
+  try {
+    await migrateLatest(knex);
+  } finally {
+    await knex.destroy();
+  }
+  await client.query(`alter database ${building} rename to ${name}`);
+}
+
+function migrationsHash(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(MIGRATIONS_DIR).sort()) hash.update(file).update(readFileSync(path.join(MIGRATIONS_DIR, file)));
+  return hash.digest('hex').slice(0, 16);
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {

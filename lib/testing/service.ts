@@ -5,10 +5,10 @@ import { verifySystemToken, type TokenClaims } from '../auth/tokens.ts';
 import { DEFAULT_DATA_DIR, type ExpertInput } from '../config/index.ts';
 import { documentStore, type DocumentStore } from '../documents/index.ts';
 import type { SettingValue } from '../facilities/settings.ts';
-import { startService, type Service } from '../server.ts';
+import { startService, type Service, type StartOptions as ServiceOptions } from '../server.ts';
 import { createTenant } from '../tenancy/index.ts';
 import { freshTestDatabase, type FreshDatabase } from './database.ts';
-import { collectLogs, type CollectedLogs, type LogEntry } from './logs.ts';
+import { collectLogs, type LogEntry } from './logs.ts';
 import { projectsFolder, type ProjectsFolder } from './project-folder.ts';
 import { requestHelpers, type RequestHelpers } from './requests.ts';
 import { createUser, type TestUser, type UserFields } from './users.ts';
@@ -78,10 +78,9 @@ export async function start(options: StartOptions = {}): Promise<TestService> {
     for (const scratch of [folder.scratch, dataDir]) if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   };
   const database = await freshTestDatabase();
-  const logs = collectLogs();
-  let service: Service;
+  let service: LoggedService;
   try {
-    service = await startService({ env: serviceEnvironment(options, folder, dataDir, database), expert: expertConfiguration(options, folder), logDestination: logs.destination });
+    service = await startLoggedService({ env: serviceEnvironment(options, folder, dataDir, database), expert: expertConfiguration(options, folder) });
   } catch (error) {
     await database.drop();
     removeFolders();
@@ -95,7 +94,22 @@ export async function start(options: StartOptions = {}): Promise<TestService> {
     });
     return closing;
   };
-  return testService(service, options, folder, logs, close);
+  return testService(service, options, folder, close);
+}
+
+/** The real service with its log lines kept in memory, as `start` runs it (and the service's own tests). */
+export interface LoggedService extends Service {
+  /** Every log line of the service so far, parsed. */
+  logs(): LogEntry[];
+  /** The same lines as written. */
+  logText(): string;
+}
+
+/** Starts the real service (`startService`) writing its log lines into memory instead of stdout. */
+export async function startLoggedService(options: Omit<ServiceOptions, 'logDestination'>): Promise<LoggedService> {
+  const logs = collectLogs();
+  const service = await startService({ ...options, logDestination: logs.destination });
+  return { ...service, logs: logs.entries, logText: logs.text };
 }
 
 /**
@@ -131,7 +145,7 @@ function expertConfiguration(options: StartOptions, folder: ProjectsFolder): Exp
 
 let callersMade = 0;
 
-async function testService(service: Service, options: StartOptions, folder: ProjectsFolder, logs: CollectedLogs, close: () => Promise<void>): Promise<TestService> {
+async function testService(service: LoggedService, options: StartOptions, folder: ProjectsFolder, close: () => Promise<void>): Promise<TestService> {
   const { runtime } = service;
   const tenant = options.tenant ?? 'test';
   try {
@@ -155,8 +169,8 @@ async function testService(service: Service, options: StartOptions, folder: Proj
       },
       documents: (name = tenant) => documentStore(runtime.tenantDatabase, name),
       verifyToken: (token: string) => verifySystemToken(runtime, token),
-      logs: logs.entries,
-      logText: logs.text,
+      logs: service.logs,
+      logText: service.logText,
       close,
     });
   } catch (error) {

@@ -7,7 +7,7 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import type { Tracing } from '../core/runtime.ts';
+import type { Tracing } from './tracing.ts';
 import { activeTraceFields } from './log-fields.ts';
 import { propagatorFor } from './propagation.ts';
 import { requestSpans } from './request-spans.ts';

@@ -141,7 +141,7 @@ test.serial('no response or log line holds the password, its hash or the JWT sec
   const [, , , , salt, key] = hash.split('$');
   await new Promise((resolve) => setTimeout(resolve, 50));
   const everything = `${service.logText()}\n${bodies.join('\n')}`;
-  t.true(service.logEntries().some((entry) => entry.url === '/auth/login'));
+  t.true(service.logs().some((entry) => entry.url === '/auth/login'));
   for (const secret of [PASSWORD, hash, salt as string, key as string, TEST_JWT_SECRET]) t.false(everything.includes(secret), 'a secret leaked');
 });
 

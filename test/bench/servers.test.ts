@@ -3,11 +3,10 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
-import { freePort } from '../../lib/db/embedded/free-port.ts';
-import { createKnex } from '../../lib/db/connect.ts';
+import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { createFreshDatabase } from '../helpers/database.ts';
+import { createFreshDatabase, testKnex } from '../helpers/database.ts';
 import { limitHeaders } from '../helpers/http.ts';
 
 /**
@@ -23,7 +22,7 @@ let dropDatabase = async (): Promise<void> => {};
 test.before(async () => {
   const database = await createFreshDatabase();
   dropDatabase = database.drop;
-  const knex = createKnex(database.url);
+  const knex = testKnex(database.url);
   try {
     await migrateLatest(knex);
     await createTenant(knex, 'default');

@@ -42,7 +42,7 @@ test('a whole path through a dot-folder is 404, as in Express, and the log says 
   const response = await service.fetch('/api/files/whole/kept.txt', { headers: { ...bearer, 'x-request-id': 'dot-folder-whole' } });
   t.is(response.status, 404);
   t.deepEqual(await json(response), { error: 'Not Found' });
-  const warning = service.logEntries().find((entry) => entry.requestId === 'dot-folder-whole' && entry.level === 40);
+  const warning = service.logs().find((entry) => entry.requestId === 'dot-folder-whole' && entry.level === 40);
   t.like(warning, { segment: '.data' });
   t.regex(String(warning?.msg), /segment starting with a dot \("\.data"\).*res\.download\(name, \{ root: folder \}\)/);
 });
@@ -54,7 +54,7 @@ test('the same file given relative to root is sent, and nothing is logged', asyn
   t.is(await response.text(), 'kept in a dot-folder');
   const missing = await service.fetch('/api/files/rooted/absent.txt', { headers: { ...bearer, 'x-request-id': 'dot-folder-absent' } });
   t.is(missing.status, 404);
-  t.false(service.logEntries().some((entry) => String(entry.requestId).startsWith('dot-folder-') && entry.requestId !== 'dot-folder-whole' && entry.level === 40));
+  t.false(service.logs().some((entry) => String(entry.requestId).startsWith('dot-folder-') && entry.requestId !== 'dot-folder-whole' && entry.level === 40));
 });
 
 test("dotfiles: 'allow' sends the whole path, as in Express", async (t) => {

@@ -1,10 +1,9 @@
 import test from 'ava';
 import { readdirSync } from 'node:fs';
 import jwt from 'jsonwebtoken';
-import { createKnex } from '../../lib/db/connect.ts';
 import { MIGRATIONS_DIR, migrateLatest } from '../../lib/db/migrations.ts';
 import { cli, make, type CommandOutcome } from '../helpers/cli.ts';
-import { createFreshDatabase } from '../helpers/database.ts';
+import { createFreshDatabase, testKnex } from '../helpers/database.ts';
 import { TEST_JWT_SECRET } from '../helpers/service.ts';
 import type { Knex } from 'knex';
 import { verifyPassword } from '../../lib/auth/passwords.ts';
@@ -18,7 +17,7 @@ let knex: Knex;
 
 test.before(async () => {
   ({ url: databaseUrl, drop: dropDatabase } = await createFreshDatabase());
-  knex = createKnex(databaseUrl);
+  knex = testKnex(databaseUrl);
   await migrateLatest(knex);
 });
 test.after.always(async () => {

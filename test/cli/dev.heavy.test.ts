@@ -4,7 +4,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { freePort } from '../../lib/db/embedded/free-port.ts';
+import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import { type ContinuousRequests, continuousRequests, DevProcess } from '../helpers/dev-process.ts';
 import { writeTree } from '../helpers/projects.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';

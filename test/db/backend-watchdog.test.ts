@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { migratedDatabase, serverUrl, type MigratedDatabase } from '../helpers/database.ts';
+import type { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { migratedDatabase, serverUrl, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.ts';
 
 // SPEC §17.3: what is allowed finishes or is cancelled within the statement limit in PostgreSQL
@@ -59,7 +59,7 @@ async function provesBackendEnded(t: ExecutionContext, url: string, send: Send =
   marker += 1;
   const name = `deaf-statement-${process.pid}-${marker}`;
   endLeftovers(t, name);
-  const limited = new TenantDatabase(url, { queryTimeoutMs: LIMIT_MS });
+  const limited = testTenantDatabase(url, { queryTimeoutMs: LIMIT_MS });
   t.teardown(() => limited.close());
   const started = performance.now();
   await t.throwsAsync(send(limited, deafStatement(name)));
@@ -90,10 +90,31 @@ poolerTest('a statement of a transaction through a transaction-mode PgBouncer to
 });
 
 test.serial('a statement within the limit carries no tag once done: the session keeps its own application name', async (t) => {
-  const limited = new TenantDatabase(database.url, { queryTimeoutMs: LIMIT_MS, poolMax: 1 });
+  const limited = testTenantDatabase(database.url, { queryTimeoutMs: LIMIT_MS, poolMax: 1 });
   t.teardown(() => limited.close());
   const during = await limited.query<{ name: string }>('acme', { sql: "select current_setting('application_name') as name", bindings: [] });
   t.regex(during.rows[0]?.name ?? '', /^spaceport\/[0-9a-f]{8}\/\d+$/, 'a statement runs under its tag');
   const { rows } = await database.knex.raw<{ rows: Array<{ name: string }> }>("select application_name as name from pg_stat_activity where application_name like 'spaceport/%' and datname = current_database()");
   t.deepEqual(rows, [], 'no idle connection keeps a tag');
+});
+
+test.serial('statements given up on at once are all ended, their signals sent together on the watchdog’s one connection (never a second query while one runs)', async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  marker += 1;
+  const names = [1, 2, 3, 4, 5].map((each) => `deaf-statement-${process.pid}-${marker}-${each}`);
+  for (const name of names) endLeftovers(t, name);
+  const limited = testTenantDatabase(database.url, { queryTimeoutMs: LIMIT_MS, poolMax: names.length, tenantConnections: names.length });
+  t.teardown(() => limited.close());
+  const started = performance.now();
+  await Promise.all(names.map((name) => t.throwsAsync(alone(limited, deafStatement(name)))));
+  let running = (await Promise.all(names.map((name) => backendsRunning(database.knex, name)))).flat();
+  while (running.length > 0 && performance.now() < started + LIMIT_MS + GONE_WITHIN_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    running = (await Promise.all(names.map((name) => backendsRunning(database.knex, name)))).flat();
+  }
+  t.deepEqual(running, [], `no backend runs any of them ${GONE_WITHIN_MS} ms after the limit`);
+  t.deepEqual(warnings.filter((message) => message.includes('already executing a query')), []);
 });

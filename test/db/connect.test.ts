@@ -1,17 +1,17 @@
 import test from 'ava';
-import { createKnex, isDatabaseUnreachable } from '../../lib/db/connect.ts';
+import { isDatabaseUnreachable } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { documentStore } from '../../lib/documents/index.ts';
 import { NO_TENANT, TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { createFreshDatabase } from '../helpers/database.ts';
+import { createFreshDatabase, testKnex, testTenantDatabase } from '../helpers/database.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 
 test('a BEGIN cut by the query time limit does not leave its connection in a transaction that swallows later writes', async (t) => {
   const database = await createFreshDatabase();
-  const direct = createKnex(database.url);
+  const direct = testKnex(database.url);
   const proxy = await databaseProxy(database.url);
   const limited = new TenantDatabase(proxy.url, { queryTimeoutMs: 300 });
-  const unlimited = new TenantDatabase(database.url);
+  const unlimited = testTenantDatabase(database.url);
   t.teardown(async () => {
     await limited.close();
     await unlimited.close();
@@ -45,7 +45,7 @@ test('the messages pg gives for a server that went away or stopped answering cou
 
 test('an answer that arrived while the service itself was stalled past the limit is taken, not cut', async (t) => {
   const database = await createFreshDatabase();
-  const limited = new TenantDatabase(database.url, { queryTimeoutMs: 300 });
+  const limited = testTenantDatabase(database.url, { queryTimeoutMs: 300 });
   t.teardown(async () => {
     await limited.close();
     await database.drop();
@@ -89,7 +89,7 @@ test('a TenantDatabase waits connectTimeoutMs for a connection (DATABASE_CONNECT
 test('statements waiting for their tenant’s share when the database stops answering are refused at once, not sent after their wait (SPEC §7)', async (t) => {
   const database = await createFreshDatabase();
   const proxy = await databaseProxy(database.url);
-  const shared = new TenantDatabase(proxy.url, { queryTimeoutMs: 300, tenantConnections: 1, queueMs: 10_000 });
+  const shared = testTenantDatabase(proxy.url, { queryTimeoutMs: 300, tenantConnections: 1, queueMs: 10_000 });
   t.teardown(async () => {
     await shared.close();
     await proxy.close();

@@ -1,8 +1,7 @@
 import test from 'ava';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { documentStore, DuplicateKeyError } from '../../lib/documents/index.ts';
 import { insertBatches, insertStatement } from '../../lib/documents/statements.ts';
-import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+import { migratedDatabase, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 
 /**
  * What Citus needs of the schema and the statements (SPEC §15.4), checked on plain PostgreSQL;
@@ -30,7 +29,7 @@ test('documents are inserted with INSERT … VALUES, never INSERT … SELECT (wh
 });
 
 test('the Citus form of the scope (SET LOCAL in a transaction block) gives the same answers on plain PostgreSQL, after a failed statement too', async (t) => {
-  const citusForm = new TenantDatabase(database.url, { scopeForm: 'citus', poolMax: 1, queryTimeoutMs: 5000 });
+  const citusForm = testTenantDatabase(database.url, { scopeForm: 'citus', poolMax: 1, queryTimeoutMs: 5000 });
   t.teardown(() => citusForm.close());
   const notes = documentStore(citusForm, 'acme').collection('citus-form');
   await notes.insertMany([{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }]);

@@ -1,6 +1,5 @@
 import test from 'ava';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { migratedDatabase } from '../helpers/database.ts';
+import { migratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 
 // SPEC §17.1, the database's backstop: a process that stops mid-transaction without its
 // connection closing (frozen, cut off) cannot roll back itself. PostgreSQL ends such a
@@ -12,7 +11,7 @@ const STOPPED_MS = 3000;
 
 test('a transaction whose process stops sending is ended by PostgreSQL after the idle limit, and nothing of it commits', async (t) => {
   const database = await migratedDatabase(['default']);
-  const pool = new TenantDatabase(database.url, { idleInTransactionMs: IDLE_MS });
+  const pool = testTenantDatabase(database.url, { idleInTransactionMs: IDLE_MS });
   t.teardown(async () => {
     await pool.close();
     await database.close();

@@ -5,8 +5,7 @@ import type { Knex } from 'knex';
 import { migrationCommands } from '../../lib/cli/migrate.ts';
 import { createMigrationFile, listMigrations } from '../../lib/db/migration-files.ts';
 import { migrateContract, migrateLatest, migrationStatus, rollbackLast } from '../../lib/db/migrations.ts';
-import { createKnex } from '../../lib/db/connect.ts';
-import { createFreshDatabase, freshKnex } from '../helpers/database.ts';
+import { createFreshDatabase, freshKnex, testKnex } from '../helpers/database.ts';
 import { migrationFolder, REPOSITORY, sqlMigration } from '../helpers/migrations.ts';
 
 /**
@@ -126,7 +125,7 @@ export async function down(knex: Knex): Promise<void> {
 
 test('instances starting at once while one builds an index concurrently all come up: the others wait for the migration lock without holding a snapshot the build would wait for', async (t) => {
   const database = await createFreshDatabase();
-  const instances = Array.from({ length: 3 }, () => createKnex(database.url));
+  const instances = Array.from({ length: 3 }, () => testKnex(database.url));
   t.teardown(async () => {
     await Promise.all(instances.map((knex) => knex.destroy()));
     await database.drop();

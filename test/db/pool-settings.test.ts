@@ -1,8 +1,8 @@
 import test from 'ava';
-import { createKnex } from '../../lib/db/connect.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { json, startWithProjects, writeTree } from '../helpers/projects.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
+import { testKnex } from '../helpers/database.ts';
 
 // SPEC §15.2: DATABASE_URL may name a transaction-mode pooler; migrations and tools, which hold a
 // session (the migration lock), use DATABASE_DIRECT_URL; DATABASE_POOL_MAX sizes the pool.
@@ -27,7 +27,7 @@ test.serial('migrations and tools use DATABASE_DIRECT_URL; requests use DATABASE
   });
   t.is(pooler.connections().opened, 1, 'start-up migrated over the direct URL: only the pool’s check went through DATABASE_URL');
   // Every count waits on this lock, holding its connection, until it is released.
-  const owner = createKnex(direct);
+  const owner = testKnex(direct);
   t.teardown(() => owner.destroy());
   const lock = await owner.transaction();
   await lock.raw('lock table documents in access exclusive mode');

@@ -1,11 +1,11 @@
 import test from 'ava';
 import type { Knex } from 'knex';
-import { createKnex } from '../../lib/db/connect.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { METRICS_TOKEN, sampleValue, scrape } from '../helpers/metrics.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 import { quickLogin, type Login } from '../helpers/prototypes.ts';
 import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
+import { testKnex } from '../helpers/database.ts';
 
 // SPEC §17.2 (issue 33, point 2): a tenant's share of the pool. One tenant holding transactions
 // in as many requests as it likes gets at most `limits.tenantConnections` connections (half the
@@ -42,7 +42,7 @@ let globexLogin: Login;
 
 test.before(async () => {
   await migrateFileDatabase();
-  owner = createKnex(await testDatabaseUrl());
+  owner = testKnex(await testDatabaseUrl());
   for (const tenant of ['acme', 'globex']) await createTenant(owner, tenant);
   service = await startWithProjects(undefined, writeTree({ 'desk/api/routes.js': ROUTES }), {
     env: { DATABASE_POOL_MAX: String(POOL), METRICS_TOKEN },

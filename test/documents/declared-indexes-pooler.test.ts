@@ -1,6 +1,6 @@
 import test from 'ava';
 import { documentStore } from '../../lib/documents/index.ts';
-import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
+import { DeclaredIndexPaths } from '../../lib/documents/declared-index-paths.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, indexNames, type IndexDeclaration } from '../../lib/documents/index-keys.ts';

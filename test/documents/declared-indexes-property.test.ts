@@ -3,13 +3,13 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { QueryResult, QueryResultRow } from 'pg';
 import { documentStore, type Collection, type FindCursor } from '../../lib/documents/index.ts';
-import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
+import { DeclaredIndexPaths } from '../../lib/documents/declared-index-paths.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, type IndexDeclaration } from '../../lib/documents/index-keys.ts';
 import type { Statement } from '../../lib/db/statement.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+import { migratedDatabase, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 
 /**
  * A declared index changes how a filter or sort is written, never what it answers: over documents
@@ -52,7 +52,7 @@ let service: GuardCountingDatabase;
 test.before(async () => {
   database = await migratedDatabase(['acme']);
   await buildDeclaredIndexes(database.url, declarations, { info: () => {}, warn: () => {}, error: () => {} }).done;
-  plain = new TenantDatabase(database.url);
+  plain = testTenantDatabase(database.url);
   service = new GuardCountingDatabase(database.url);
 });
 test.after.always(async () => {

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { QueryResult, QueryResultRow } from 'pg';
 import { documentStore, type Collection } from '../../lib/documents/index.ts';
-import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
+import { DeclaredIndexPaths } from '../../lib/documents/declared-index-paths.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, indexNames, type IndexDeclaration } from '../../lib/documents/index-keys.ts';

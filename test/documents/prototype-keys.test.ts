@@ -86,7 +86,7 @@ test.serial('a projection from a query parameter (?hide=__proto__.hasOwnProperty
   t.deepEqual(await loginProblems(service, globexLogin), []);
   t.deepEqual(prototypeChanges(before), []);
   t.is(response.status, 500, JSON.stringify(body));
-  const logged = service.logEntries().find((line) => line.requestId === 'hide-proto' && line.err !== undefined);
+  const logged = service.logs().find((line) => line.requestId === 'hide-proto' && line.err !== undefined);
   t.like(logged?.err, { type: 'DocumentQueryError' });
   t.regex(String((logged?.err as { message?: unknown } | undefined)?.message), /"__proto__" cannot be a key/);
   const hidden = await service.fetch('/api/shop/notes?hide=meta', { headers: { tenant: 'acme' } });

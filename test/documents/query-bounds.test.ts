@@ -1,8 +1,8 @@
 import test from 'ava';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import type { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { QUERY_BOUNDS } from '../../lib/documents/bounds.ts';
 import { DocumentQueryError, documentStore, type Collection, type Filter } from '../../lib/documents/index.ts';
-import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+import { migratedDatabase, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 
 // SPEC §17.3: every part of a query whose size decides what PostgreSQL (or the service) spends on
 // it has a bound; over it, the store refuses the query with an error naming the bound, before
@@ -15,7 +15,7 @@ let things: Collection;
 
 test.before(async () => {
   database = await migratedDatabase(['acme']);
-  counted = new TenantDatabase(database.url, { queryTimeoutMs: 1500, onStatement: () => statementsSent++ });
+  counted = testTenantDatabase(database.url, { queryTimeoutMs: 1500, onStatement: () => statementsSent++ });
   things = documentStore(counted, 'acme').collection('things');
   await things.insertMany(Array.from({ length: 50 }, (_, index) => ({ _id: `t${index}`, n: index, tags: ['a'] })));
 });

@@ -4,7 +4,6 @@ import { sql, StatementShapes } from '../../lib/db/statement.ts';
 import { compileFilter } from '../../lib/documents/filter.ts';
 import { compileSort } from '../../lib/documents/sort.ts';
 import { countStatement, selectStatement } from '../../lib/documents/statements.ts';
-import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
 import { filterOf, findOptions } from '../helpers/filters.ts';
 
 /** The same filter with every value changed, its shape kept: what a later request of one shape sends. */
@@ -44,23 +43,6 @@ const readsAlike = fc.asyncProperty(filterOf(4), filterOf(4), findOptions, findO
 test('a statement sent from a remembered shape is the one knex builds afresh', async (t) => {
   await fc.assert(readsAlike, { numRuns: 500 });
   t.pass();
-});
-
-test('the same, with the application tenant condition left out (the shape follows it)', async (t) => {
-  const shapes = new StatementShapes();
-  const where = compileFilter({ a: 1 }, 'notes');
-  const order = compileSort(undefined);
-  const withTenant = selectStatement('alpha', [inCollection('notes'), where], { order }, shapes);
-  const restore = dropApplicationTenantConditionForTest();
-  try {
-    const without = selectStatement('alpha', [inCollection('notes'), where], { order }, shapes);
-    t.notRegex(without.sql, /tenant/);
-    t.deepEqual(without.bindings, ['notes', ...where.bindings]);
-  } finally {
-    restore();
-  }
-  t.regex(withTenant.sql, /"tenant" = \$1/);
-  await fc.assert(readsAlike, { numRuns: 100 });
 });
 
 test('a shape whose values were listed wrong is never remembered: each statement is built by knex', (t) => {

@@ -1,8 +1,8 @@
 import test from 'ava';
 import type { Knex } from 'knex';
-import { createKnex } from '../../lib/db/connect.ts';
 import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+import { testKnex } from '../helpers/database.ts';
 
 // SPEC §7: a statement over the time limit answers 503, and the limit ends the work in
 // PostgreSQL too: the statement is cancelled there, and a write answered 503 changed nothing.
@@ -32,7 +32,7 @@ let owner: Knex;
 
 test.before(async () => {
   await migrateFileDatabase();
-  owner = createKnex(await testDatabaseUrl());
+  owner = testKnex(await testDatabaseUrl());
   service = await startWithProjects(undefined, writeTree({ 'timed/api/routes.js': ROUTES }));
 });
 
@@ -107,7 +107,7 @@ test.serial('a bulk insert whose request was answered 504 meanwhile is rolled ba
   const [{ count }] = await owner('documents').where({ collection: 'after-504' }).count({ count: '*' });
   t.is(Number(count), 0, 'the documents of a request answered 504 were not written');
   t.truthy(
-    hurried.logEntries().find((line) => line.msg === 'request' && line.status === 504 && line.route === 'POST /insert-large'),
+    hurried.logs().find((line) => line.msg === 'request' && line.status === 504 && line.route === 'POST /insert-large'),
     'the 504 is the request’s answer',
   );
 });

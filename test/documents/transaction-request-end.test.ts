@@ -1,8 +1,8 @@
 import test from 'ava';
 import type { Knex } from 'knex';
-import { createKnex } from '../../lib/db/connect.ts';
 import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+import { testKnex } from '../helpers/database.ts';
 
 // SPEC §17.1 (issue 33, point 1): a transaction lives no longer than its request. Whatever ends
 // the request, the client leaving (499) or the answer sent while the transaction is still open,
@@ -70,7 +70,7 @@ let owner: Knex;
 
 test.before(async () => {
   await migrateFileDatabase();
-  owner = createKnex(await testDatabaseUrl());
+  owner = testKnex(await testDatabaseUrl());
   service = await startWithProjects(undefined, writeTree({ 'desk/api/routes.js': ROUTES }));
 });
 
@@ -154,9 +154,9 @@ test.serial('a handler that lets the rollback of its client leaving fail it: a 4
   await pollUntil(async () => (await transactionsOpen()) > 0);
   controller.abort();
   t.is(await request, 'aborted');
-  await pollUntil(async () => service.logEntries().some((line) => line.msg === 'request' && line.route === 'POST /uncaught'));
+  await pollUntil(async () => service.logs().some((line) => line.msg === 'request' && line.route === 'POST /uncaught'));
   await sleep(200);
-  const lines = service.logEntries().filter((line) => line.route === 'POST /uncaught');
+  const lines = service.logs().filter((line) => line.route === 'POST /uncaught');
   t.like(lines.find((line) => line.msg === 'request'), { status: 499, error: 'client closed the connection early' });
   t.deepEqual(
     lines.filter((line) => line.msg !== 'request').map((line) => line.msg),

@@ -1,8 +1,8 @@
 import test from 'ava';
 import type { Knex } from 'knex';
-import { createKnex } from '../../lib/db/connect.ts';
 import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+import { testKnex } from '../helpers/database.ts';
 
 // A transaction is bounded by the handler's time limit: once the request is answered 504, the
 // transaction rolls back and frees its connection, though the handler is still awaiting.
@@ -39,7 +39,7 @@ let owner: Knex;
 
 test.before(async () => {
   await migrateFileDatabase();
-  owner = createKnex(await testDatabaseUrl());
+  owner = testKnex(await testDatabaseUrl());
   service = await startWithProjects(undefined, writeTree({ 'desk/api/routes.js': ROUTES }), { expert: { limits: { handlerMs: HANDLER_MS } } });
 });
 

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { DocumentQueryError, documentStore, type DocumentStore, type TransactionStore } from '../../lib/documents/index.ts';
-import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+import { dropApplicationTenantConditionForTest } from '../helpers/row-level-security-alone.ts';
 
 // db.transaction: several operations, over several collections, committed together or not at all.
 

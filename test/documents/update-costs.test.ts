@@ -1,7 +1,7 @@
 import test from 'ava';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import type { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { DocumentQueryError, documentStore, type Collection } from '../../lib/documents/index.ts';
-import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+import { migratedDatabase, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 
 // SPEC §17.3: `$push`/`$addToSet` with `$each` cost linear time (they were quadratic: 5 000
 // items never finished within the statement limit, each try burning 1.5 s of database CPU), and
@@ -13,7 +13,7 @@ let counter = 0;
 
 test.before(async () => {
   database = await migratedDatabase(['acme']);
-  limited = new TenantDatabase(database.url, { queryTimeoutMs: 1500 });
+  limited = testTenantDatabase(database.url, { queryTimeoutMs: 1500 });
 });
 test.after.always(async () => {
   await limited?.close();

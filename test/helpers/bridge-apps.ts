@@ -7,6 +7,7 @@ import type { BodyParserOptions } from '../../lib/bridge/index.ts';
 import type Koa from 'koa';
 import { projectsArea } from '../../lib/projects/mount.ts';
 import { Router } from '../../lib/routes/router.ts';
+import type { LogEntry } from '../../lib/testing/logs.ts';
 import { collectingLogger, entryApp, listenOnLoopback } from './koa-app.ts';
 
 /** The project both apps serve, mounted where the service mounts it: it becomes `req.baseUrl`. */
@@ -31,7 +32,8 @@ export interface RouteCase {
 
 export interface RunningApp {
   readonly url: string;
-  readonly logs: string[];
+  /** Its log lines so far, parsed (none for Express). */
+  readonly logs: () => LogEntry[];
   close(): Promise<void>;
 }
 
@@ -48,7 +50,7 @@ export interface BridgeAppOptions extends BodyParserOptions {
  * under `MOUNT`.
  */
 export async function startBridgeApp(routes: readonly RouteCase[], options: BridgeAppOptions = {}): Promise<RunningApp> {
-  const { logger, lines: logs } = collectingLogger();
+  const { logger, logs } = collectingLogger();
   const limits = { ...LIMITS, ...options.limits, handlerMs: options.handlerMs ?? LIMITS.handlerMs };
   const parsers = bodyParsers(limits, options);
   const router = new Router(PROJECT);
@@ -58,7 +60,7 @@ export async function startBridgeApp(routes: readonly RouteCase[], options: Brid
     router.add(route.method, route.path, compose([parsers.fields, parsers.multipart, ...steps]));
   }
   const app = entryApp({ logger, area: projectsArea(new Map([[PROJECT, router]])), proxy: options.trustProxy ?? false });
-  return listen(createServer(app.callback()), logs);
+  return listen(createServer(app.callback()), logs.entries);
 }
 
 /** The oracle: Express 5 with its own body parsers at the same limits, routes under `MOUNT`. */
@@ -74,16 +76,16 @@ export async function startExpressApp(routes: readonly RouteCase[], options: { t
     router[route.method](route.path, ...(route.handlers as unknown as express.RequestHandler[]));
   }
   app.use(MOUNT, router);
-  return listen(createServer(app), []);
+  return listen(createServer(app), () => []);
 }
 
-async function listen(server: Server, logs: string[]): Promise<RunningApp> {
+async function listen(server: Server, logs: () => LogEntry[]): Promise<RunningApp> {
   return { ...(await listenOnLoopback(server)), logs };
 }
 
 /** Parsed log lines of a bridge app. */
-export function logEntries(app: RunningApp): Array<Record<string, unknown>> {
-  return app.logs.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map((line) => JSON.parse(line) as Record<string, unknown>);
+export function logEntries(app: RunningApp): LogEntry[] {
+  return app.logs();
 }
 
 /** Both apps serving `routes`, for the whole test file: started before its tests, closed after. */

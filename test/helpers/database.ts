@@ -1,10 +1,26 @@
 import type { ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
 import { createKnex } from '../../lib/db/connect.ts';
-import { migrateLatest } from '../../lib/db/migrations.ts';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { TenantDatabase, type TenantDatabaseOptions } from '../../lib/db/tenant-database.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { createDatabaseOn, type FreshDatabase } from '../../lib/testing/database.ts';
+import { createDatabaseOn, createMigratedDatabaseOn, type FreshDatabase } from '../../lib/testing/database.ts';
+
+/**
+ * The wait for a new connection of the tests' own pools: a loaded machine (the suite beside
+ * other work) can take longer than the service's 1.5 s default to start a backend. Tests of
+ * that limit set their own.
+ */
+export const TEST_CONNECT_TIMEOUT_MS = 10_000;
+
+/** A knex over `url` for a test's own setup and checks (the owner's view). */
+export function testKnex(url: string): Knex {
+  return createKnex(url, { connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
+}
+
+/** The service's view of the database at `url` (row-level security), for a test. */
+export function testTenantDatabase(url: string, options: TenantDatabaseOptions = {}): TenantDatabase {
+  return new TenantDatabase(url, { connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS, ...options });
+}
 
 /** The server the suite runs against: `make test` always sets DATABASE_URL (embedded or not). */
 export function serverUrl(): string {
@@ -18,10 +34,15 @@ export function createFreshDatabase(): Promise<FreshDatabase> {
   return createDatabaseOn(serverUrl());
 }
 
+/** Creates a database on the test server already migrated to the latest migration (a copy of a template). */
+export function createMigratedDatabase(): Promise<FreshDatabase> {
+  return createMigratedDatabaseOn(serverUrl());
+}
+
 /** A knex over a fresh, empty database; both are gone when the test ends. */
 export async function freshKnex(t: ExecutionContext): Promise<Knex> {
   const database = await createFreshDatabase();
-  const knex = createKnex(database.url);
+  const knex = testKnex(database.url);
   t.teardown(async () => {
     await knex.destroy();
     await database.drop();
@@ -50,11 +71,10 @@ export interface TenantDatabaseRoute {
  * `tenantDatabase` goes through `route` when given (migrations and `knex` always go direct).
  */
 export async function migratedDatabase(tenants: string[], route?: TenantDatabaseRoute): Promise<MigratedDatabase> {
-  const database = await createFreshDatabase();
-  const knex = createKnex(database.url);
-  await migrateLatest(knex);
+  const database = await createMigratedDatabase();
+  const knex = testKnex(database.url);
   for (const tenant of tenants) await createTenant(knex, tenant);
-  const tenantDatabase = new TenantDatabase(route?.url(database.url) ?? database.url, { poolMax: route?.poolMax });
+  const tenantDatabase = testTenantDatabase(route?.url(database.url) ?? database.url, { poolMax: route?.poolMax });
   return {
     url: database.url,
     knex,
@@ -69,7 +89,7 @@ export async function migratedDatabase(tenants: string[], route?: TenantDatabase
 
 /** Runs `work` with the service's view of the database at `url` (row-level security), closed afterwards. */
 export async function withTenantDatabase<Result>(url: string, work: (database: TenantDatabase) => Promise<Result>): Promise<Result> {
-  const database = new TenantDatabase(url);
+  const database = testTenantDatabase(url);
   try {
     return await work(database);
   } finally {

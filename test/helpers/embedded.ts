@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ExecutionContext } from 'ava';
-import { postgresBinaries } from '../../lib/db/embedded/places.ts';
-import { serverAccount } from '../../lib/db/embedded/server-account.ts';
+import { postgresBinaries } from '../../lib/dev/embedded-postgres/places.ts';
+import { serverAccount } from '../../lib/dev/embedded-postgres/server-account.ts';
 import { TEST_JWT_SECRET } from './service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -131,7 +131,7 @@ export function processesMentioning(dataDir: string): number[] {
 
 /** The pid of the keeper process of `dataDir`'s embedded server, if one runs. */
 export function keeperPid(dataDir: string): number | undefined {
-  return processesMentioning(dataDir).find((pid) => readCommandLine(String(pid)).includes('embedded/keeper.ts'));
+  return processesMentioning(dataDir).find((pid) => readCommandLine(String(pid)).includes('embedded-postgres/keeper.ts'));
 }
 
 function readCommandLine(pid: string): string {

@@ -1,10 +1,9 @@
 import test from 'ava';
 import type { Knex } from 'knex';
 import { saveAccount } from '../../lib/auth/accounts.ts';
-import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { withTenantDatabase } from './database.ts';
+import { withTenantDatabase, testKnex } from './database.ts';
 import { hmacToken, systemClaims } from './forged-tokens.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from './service.ts';
 import type { Exchange, PlannedRequest } from './steady-load.ts';
@@ -37,7 +36,7 @@ export function fleetDatabaseForFile(): FleetDatabase {
   const fleet = { tokens: {} } as FleetDatabase;
   test.before(async () => {
     const url = await testDatabaseUrl();
-    fleet.owner = createKnex(url);
+    fleet.owner = testKnex(url);
     await migrateLatest(fleet.owner);
     for (const tenant of TENANTS) {
       await createTenant(fleet.owner, tenant);

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { freePort } from '../../lib/db/embedded/free-port.ts';
+import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import { debianBinary, startDaemon, type Binary } from './daemons.ts';
 
 const START_LIMIT_MS = 10_000;

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { documentStore, type Collection, type DocumentStore, type Filter, type UpdateSpec } from '../../lib/documents/index.ts';
-import { DeclaredIndexPaths } from '../../lib/core/runtime.ts';
+import { DeclaredIndexPaths } from '../../lib/documents/declared-index-paths.ts';
 import { useDeclaredIndexes } from '../../lib/documents/declared-paths.ts';
 import { buildDeclaredIndexes } from '../../lib/documents/index-build.ts';
 import { declaredPath, type IndexDeclaration } from '../../lib/documents/index-keys.ts';

@@ -1,13 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import Koa, { type Middleware } from 'koa';
 import compose from 'koa-compose';
-import { createLogger, type Logger } from '../../lib/core/logger.ts';
+import { createLogger, type Logger } from '../../lib/logger/index.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import type { Area } from '../../lib/core/area.ts';
 import { requestEntry } from '../../lib/http/entry.ts';
 import { withTenant } from '../../lib/tenancy/index.ts';
+import { collectLogs, type CollectedLogs } from '../../lib/testing/logs.ts';
 
 export interface ListeningApp {
   url: string;
@@ -33,16 +33,10 @@ export function listenApp(app: Koa): Promise<ListeningApp> {
   return listenOnLoopback(createServer(app.callback()));
 }
 
-/** The service's logger writing into `lines`, one raw JSON line per entry, for tests to read. */
-export function collectingLogger(): { logger: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write: (chunk, _encoding, done) => {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { logger: createLogger('info', destination), lines };
+/** The service's logger writing into `logs` (`spaceport/testing`'s collector), for tests to read. */
+export function collectingLogger(): { logger: Logger; logs: CollectedLogs } {
+  const logs = collectLogs();
+  return { logger: createLogger('info', logs.destination), logs };
 }
 
 export interface EntryAppOptions {

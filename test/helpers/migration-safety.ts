@@ -3,10 +3,9 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createKnex } from '../../lib/db/connect.ts';
 import { setLockTimeout } from '../../lib/db/lock-retries.ts';
 import { listMigrations, loadMigration, type MigrationKind, type Waivers } from '../../lib/db/migration-files.ts';
-import { createFreshDatabase } from './database.ts';
+import { createFreshDatabase, testKnex } from './database.ts';
 import { REPOSITORY } from './migrations.ts';
 
 /**
@@ -60,7 +59,7 @@ export interface RecordedMigration {
 /** Runs every migration of `directory` in order on a fresh database, recording the SQL each sends. */
 export async function recordMigrations(directory: string): Promise<RecordedMigration[]> {
   const database = await createFreshDatabase();
-  const knex = createKnex(database.url);
+  const knex = testKnex(database.url);
   let statements: string[] = [];
   knex.on('query', (query: { sql: string; bindings?: unknown[] }) => {
     if (!isBookkeeping(query.sql)) statements.push(withLiterals(query.sql, query.bindings ?? []));

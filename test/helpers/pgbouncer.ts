@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import pg from 'pg';
-import { freePort } from '../../lib/db/embedded/free-port.ts';
-import { SHARED_FOLDER } from '../../lib/db/embedded/places.ts';
-import { closedFolderOnTheWay, systemUser, type ServerAccount } from '../../lib/db/embedded/server-account.ts';
+import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
+import { SHARED_FOLDER } from '../../lib/dev/embedded-postgres/places.ts';
+import { closedFolderOnTheWay, systemUser, type ServerAccount } from '../../lib/dev/embedded-postgres/server-account.ts';
 import { debianBinary, startDaemon, type Binary } from './daemons.ts';
 
 const START_LIMIT_MS = 10_000;

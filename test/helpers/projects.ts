@@ -5,9 +5,9 @@ import type { ExecutionContext } from 'ava';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
-import { createKnex } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { startTestService, testDatabaseUrl, type ServiceUnderTest } from './service.ts';
+import { testKnex } from './database.ts';
 
 /** `test/fixtures/projects/<name>`: one PROJECTS_DIR per scenario. */
 export function fixtureProjects(name: string): string {
@@ -25,7 +25,7 @@ export interface ProjectServiceOptions {
  * would otherwise race to create the migrations table.
  */
 export async function migrateFileDatabase(): Promise<void> {
-  const knex = createKnex(await testDatabaseUrl());
+  const knex = testKnex(await testDatabaseUrl());
   try {
     await migrateLatest(knex);
   } finally {

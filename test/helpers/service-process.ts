@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import { startMain } from './main-process.ts';
+import { TEST_CONNECT_TIMEOUT_MS } from './database.ts';
 import { REPO_PROJECTS_DIR } from './sample.ts';
 
 const STOP_LIMIT_MS = 15_000;
@@ -62,6 +63,8 @@ export async function startServiceProcess(t: ExecutionContext, options: ServiceP
     // An empty value counts as unset (lib/config): no Redis unless the test names one.
     REDIS_URL: options.redisUrl ?? '',
     LOG_LEVEL: 'info',
+    // A loaded machine may take longer than the 1.5 s default to start a backend; tests of that limit set their own.
+    DATABASE_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
     ...options.environment,
   }, options.release);
   const { child } = main;

@@ -1,22 +1,20 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
-import { startService, type Service } from '../../lib/server.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { createFreshDatabase } from './database.ts';
+import { startLoggedService, type LoggedService } from '../../lib/testing/service.ts';
+import { createMigratedDatabase } from './database.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-a-decent-length-0123456789';
 
-/** The real service as the service's own tests drive it (project tests get `spaceport/testing`'s `TestService`). */
-export interface ServiceUnderTest extends Service {
-  /** Every log line the service wrote so far, parsed. */
-  logEntries(): Array<Record<string, unknown>>;
-  /** The raw log text, for tests that grep it. */
-  logText(): string;
+/**
+ * The real service as the service's own tests drive it: `spaceport/testing`'s service with its
+ * logs (project tests get its `TestService`), over the file's database, with plain `fetch`.
+ */
+export interface ServiceUnderTest extends LoggedService {
   fetch(pathname: string, init?: RequestInit): Promise<Response>;
 }
 
@@ -31,9 +29,9 @@ export interface ServiceUnderTestOptions {
 
 let fileDatabase: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
 
-/** One fresh database per test file (each ava file runs in its own process). */
+/** One fresh database per test file (each ava file runs in its own process), already migrated. */
 export function testDatabaseUrl(): Promise<string> {
-  fileDatabase ??= createFreshDatabase();
+  fileDatabase ??= createMigratedDatabase();
   return fileDatabase.then((database) => database.url);
 }
 
@@ -44,14 +42,7 @@ export async function dropTestDatabase(): Promise<void> {
 
 /** Starts the real service on an ephemeral port over the file's database; closed after the test. */
 export async function startTestService(t: ExecutionContext | undefined, options: ServiceUnderTestOptions = {}): Promise<ServiceUnderTest> {
-  const lines: string[] = [];
-  const logDestination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  const service = await startService({
+  const service = await startLoggedService({
     env: {
       PORT: '0',
       HOST: '127.0.0.1',
@@ -66,15 +57,9 @@ export async function startTestService(t: ExecutionContext | undefined, options:
       ...options.env,
     },
     expert: options.expert ?? {},
-    logDestination,
     bodyPace: options.bodyPace,
   });
-  const testService: ServiceUnderTest = {
-    ...service,
-    logEntries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
-    logText: () => lines.join('\n'),
-    fetch: (pathname, init) => fetch(new URL(pathname, service.url), init),
-  };
+  const testService: ServiceUnderTest = { ...service, fetch: (pathname, init) => fetch(new URL(pathname, service.url), init) };
   t?.teardown(() => service.close());
   return testService;
 }

@@ -49,7 +49,7 @@ test('with the real pace, a body sent a byte every 2 s is answered 408 after the
   t.true((outcome.firstReplyMs ?? 0) >= BODY_PACE.graceMs * 0.9, `answered after ${outcome.firstReplyMs} ms`);
   t.true((outcome.firstReplyMs ?? Infinity) < BOUND_MS, `answered after ${outcome.firstReplyMs} ms`);
   t.like(
-    service.logEntries().find((line) => line.requestId === 'heavy-pace-408' && line.msg === 'request'),
+    service.logs().find((line) => line.requestId === 'heavy-pace-408' && line.msg === 'request'),
     { status: 408, route: 'POST /echo' },
   );
 });

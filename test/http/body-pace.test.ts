@@ -54,7 +54,7 @@ function jsonOf(answer: RawAnswer | undefined): unknown {
 }
 
 function requestLines(requestId: string): Array<Record<string, unknown>> {
-  return service.logEntries().filter((line) => line.requestId === requestId && line.msg === 'request');
+  return service.logs().filter((line) => line.requestId === requestId && line.msg === 'request');
 }
 
 const STALLS: Array<[string, Buffer, number, number]> = [

@@ -34,15 +34,15 @@ function abandonLogin(requestId: string): void {
 
 test('a client that hangs up mid-body is its request line alone: 499, no stack, not an error', async (t) => {
   abandonLogin('gone-early-1');
-  const line = await logEntryFor(service.logEntries, 'gone-early-1', 'request');
+  const line = await logEntryFor(service.logs, 'gone-early-1', 'request');
   t.like(line, { level: 30, status: 499, error: 'client closed the connection early' });
   t.is(line?.err, undefined, 'no error object, so no stack');
-  t.is(service.logEntries().filter((entry) => entry.requestId === 'gone-early-1').length, 1);
+  t.is(service.logs().filter((entry) => entry.requestId === 'gone-early-1').length, 1);
 });
 
 /** The real log and error middleware over routes that fail once their answer has begun. */
 async function halfAnsweringApp(t: { teardown: (fn: () => Promise<void>) => void }) {
-  const { logger, lines } = collectingLogger();
+  const { logger, logs } = collectingLogger();
   const router = new Router();
   router.add('GET', '/broken', (ctx) => {
     ctx.res.write('partial');
@@ -64,8 +64,7 @@ async function halfAnsweringApp(t: { teardown: (fn: () => Promise<void>) => void
   const app = entryApp({ logger, area: router.area() });
   const listening = await listenApp(app);
   t.teardown(listening.close);
-  const entries = () => lines.map((line) => JSON.parse(line) as LogEntry);
-  return { url: listening.url, port: Number(new URL(listening.url).port), entries };
+  return { url: listening.url, port: Number(new URL(listening.url).port), entries: logs.entries };
 }
 
 test('a failure after the answer began, with the client still there, stays an error with its stack', async (t) => {

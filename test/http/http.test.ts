@@ -6,8 +6,9 @@ import fc from 'fast-check';
 import createError from 'http-errors';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { jsonBody } from '../../lib/core/json-body.ts';
+import { jsonBody } from '../../lib/routes/json-body.ts';
 import { Router } from '../../lib/routes/router.ts';
+import type { CollectedLogs } from '../../lib/testing/logs.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { collectingLogger, entryApp } from '../helpers/koa-app.ts';
 import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
@@ -18,8 +19,8 @@ serviceForFile({}, (started) => {
 });
 
 /** The real error and log middleware in a bare Koa app, with routes that fail on purpose. */
-async function errorApp(): Promise<{ url: string; logs: string[]; server: Server }> {
-  const { logger, lines: logs } = collectingLogger();
+async function errorApp(): Promise<{ url: string; logs: CollectedLogs; server: Server }> {
+  const { logger, logs } = collectingLogger();
   const router = new Router();
   const echo: Middleware = (ctx) => {
     ctx.body = ctx.request.body;
@@ -62,7 +63,7 @@ test('an uncaught error is 500 without its text, logged with stack and request i
   t.is(response.status, 500);
   t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
   t.deepEqual(await response.json(), { success: false, message: 'Internal Server Error' });
-  const logged = app.logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'unhandled error');
+  const logged = app.logs.entries().find((entry) => entry.msg === 'unhandled error') as { requestId: string; err: { stack: string } };
   t.is(logged.requestId, 'req-500');
   t.regex(logged.err.stack, /secret internals/);
 });
@@ -148,7 +149,7 @@ test('property: a caller\'s X-Request-Id is kept exactly when it is 1 to 128 cha
 test('one JSON log line per request with method, url, status, ms, tenant and request id', async (t) => {
   await service.fetch('/healthz?probe=1', { headers: { 'x-request-id': 'log-line-1' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const lines = service.logEntries().filter((entry) => entry.requestId === 'log-line-1');
+  const lines = service.logs().filter((entry) => entry.requestId === 'log-line-1');
   t.is(lines.length, 1);
   t.like(lines[0], { method: 'GET', url: '/healthz?probe=1', status: 200 });
   t.is(typeof lines[0].ms, 'number');
@@ -160,7 +161,7 @@ test('credentials in the query string do not reach the log; the rest of the URL 
   await service.fetch(`/x?${query}&page=2&a=%22%7D%5Cx`, { headers: { 'x-request-id': 'log-line-2' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.false(service.logText().includes('s3cret'));
-  const line = service.logEntries().find((entry) => entry.requestId === 'log-line-2' && entry.msg === 'request');
+  const line = service.logs().find((entry) => entry.requestId === 'log-line-2' && entry.msg === 'request');
   t.is(line?.url, `/x?${names.map((name) => `${name}=[redacted]`).join('&')}&page=2&a=%22%7D%5Cx`);
 });
 
@@ -168,7 +169,7 @@ test('one log line per request: a 4xx is told on it, no other line', async (t) =
   await service.fetch('/nowhere', { headers: { 'x-request-id': 'one-line-404' } });
   await service.fetch('/healthz', { method: 'DELETE', headers: { 'x-request-id': 'one-line-405' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const lines = (id: string) => service.logEntries().filter((entry) => entry.requestId === id);
+  const lines = (id: string) => service.logs().filter((entry) => entry.requestId === id);
   t.deepEqual(lines('one-line-404').map((entry) => [entry.msg, entry.status, entry.error]), [['request', 404, 'Not Found']]);
   t.deepEqual(lines('one-line-405').map((entry) => [entry.msg, entry.status, entry.error]), [['request', 405, 'Method Not Allowed']]);
 });
@@ -265,7 +266,7 @@ test('a request the HTTP parser refuses still gets a JSON error, an X-Request-Id
     t.truthy(requestId);
     t.deepEqual(Object.keys(JSON.parse(body ?? '')), ['error']);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    t.like(service.logEntries().find((entry) => entry.requestId === requestId), { status, msg: 'request' });
+    t.like(service.logs().find((entry) => entry.requestId === requestId), { status, msg: 'request' });
   }
 });
 

@@ -51,7 +51,7 @@ for (const [title, request, allow] of CASES) {
     const requestId = answer.headers.get('x-request-id') ?? '';
     t.regex(requestId, /^[0-9a-f-]{36}$/);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const lines = service.logEntries().filter((entry) => entry.requestId === requestId && entry.msg === 'request');
+    const lines = service.logs().filter((entry) => entry.requestId === requestId && entry.msg === 'request');
     t.is(lines.length, 1);
     t.like(lines[0], { method: 'CONNECT', status });
   });

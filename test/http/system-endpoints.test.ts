@@ -68,7 +68,7 @@ test('the request line names the authenticated caller by uid, and no uid when th
   await service.fetch('/spaces', { headers: { tenant: 'acme', authorization: `Bearer ${token}`, 'x-request-id': 'with-caller' } });
   await service.fetch('/spaces', { headers: { tenant: 'acme', 'x-request-id': 'without-caller' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const line = (id: string) => service.logEntries().find((entry) => entry.requestId === id && entry.msg === 'request');
+  const line = (id: string) => service.logs().find((entry) => entry.requestId === id && entry.msg === 'request');
   t.like(line('with-caller'), { status: 200, tenant: 'acme', uid: account.uid });
   t.like(line('without-caller'), { status: 401 });
   t.false('uid' in (line('without-caller') ?? {}));

@@ -296,7 +296,7 @@ test('a schema with internal references (zod recursion) is rebased into componen
 test('the service\'s own routes are named in their request log lines, as project routes are', async (t) => {
   const requestId = 'named-system-route';
   t.is((await service.fetch('/openapi.json', { headers: { 'X-Request-Id': requestId } })).status, 200);
-  const line = service.logEntries().find((entry) => entry.msg === 'request' && entry.requestId === requestId);
+  const line = service.logs().find((entry) => entry.msg === 'request' && entry.requestId === requestId);
   t.like(line, { route: 'GET /openapi.json', status: 200 });
   t.is(line?.project, undefined);
 });

@@ -19,5 +19,5 @@ test('a project handler whose database goes away answers 503 within 2 s, not 500
   t.is(after.status, 503);
   t.deepEqual(await after.json(), { error: 'database unavailable' });
   t.true(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
-  t.truthy(service.logEntries().find((line) => line.msg === 'database unreachable'), 'logged as the database, not as a handler bug');
+  t.truthy(service.logs().find((line) => line.msg === 'database unreachable'), 'logged as the database, not as a handler bug');
 });

@@ -47,7 +47,7 @@ test.after.always(async () => {
 async function failedRequestLog(pathname: string, requestId: string): Promise<{ status: number; body: unknown; lines: Array<Record<string, unknown>> }> {
   const response = await service.fetch(pathname, { headers: { 'x-request-id': requestId } });
   const body = await response.json();
-  const lines = service.logEntries().filter((line) => line.requestId === requestId && line.msg !== 'request');
+  const lines = service.logs().filter((line) => line.requestId === requestId && line.msg !== 'request');
   return { status: response.status, body, lines };
 }
 
@@ -96,7 +96,7 @@ test('a 4xx a handler throws is told on the request line, naming the route', asy
   t.is(status, 410);
   t.deepEqual(body, { error: 'order archived' });
   t.is(lines.length, 0, 'no line besides the request line');
-  const line = service.logEntries().find((entry) => entry.requestId === 'handler-error-4' && entry.msg === 'request');
+  const line = service.logs().find((entry) => entry.requestId === 'handler-error-4' && entry.msg === 'request');
   t.like(line, { level: 30, project: 'shop', route: 'GET /gone', status: 410, error: 'order archived' });
 });
 
@@ -127,7 +127,7 @@ for (const [title, pathname, expectedStatus, expectedBody] of BAD_HEADER_CASES) 
     t.is(response.headers.get('set-cookie'), null);
     if (pathname.endsWith('/name')) t.is(response.headers.get('x-fine'), 'kept');
     if (expectedStatus === 429) t.is(response.headers.get('retry-after'), '7');
-    const lines = service.logEntries().filter((line) => line.requestId === requestId);
+    const lines = service.logs().filter((line) => line.requestId === requestId);
     t.like(
       lines.find((line) => line.msg === 'request'),
       { status: expectedStatus, project: 'shop', error: expectedBody.error },
@@ -145,7 +145,7 @@ for (const [kind, status, error] of [['unlistable', 418, 'no tea'], ['getter', 4
     t.is(response.status, status);
     t.deepEqual(await response.json(), { error });
     t.is(response.headers.get('x-request-id'), requestId);
-    const lines = service.logEntries().filter((line) => line.requestId === requestId);
+    const lines = service.logs().filter((line) => line.requestId === requestId);
     t.like(lines.find((line) => line.msg === 'request'), { status, error });
     t.regex(String(lines.find((line) => line.msg !== 'request')?.msg), /headers/, 'an error line tells of the headers left out');
   });
@@ -158,7 +158,7 @@ test('an error header given as a list sends each valid item; values that are nei
   t.deepEqual(response.headers.getSetCookie(), ['a=1']);
   t.is(response.headers.get('x-num'), '5');
   t.is(response.headers.get('x-obj'), null);
-  const errorLine = service.logEntries().find((line) => line.requestId === requestId && line.msg !== 'request');
+  const errorLine = service.logs().find((line) => line.requestId === requestId && line.msg !== 'request');
   t.like(errorLine, { headers: ['Set-Cookie', 'X-Obj'] });
 });
 
@@ -168,7 +168,7 @@ for (const kind of ['file', 'download']) {
     const response = await service.fetch(`/api/shop/${kind}-bad-header`, { headers: { 'x-request-id': requestId } });
     t.is(response.status, 500);
     t.deepEqual(await response.json(), { success: false, message: 'Internal Server Error' });
-    const lines = service.logEntries().filter((line) => line.requestId === requestId);
+    const lines = service.logs().filter((line) => line.requestId === requestId);
     t.like(lines.find((line) => line.msg === 'request'), { status: 500, project: 'shop' });
     t.like(lines.find((line) => line.msg !== 'request'), { level: 50, err: { code: 'ERR_INVALID_CHAR' } });
     t.is((await service.fetch('/api/shop/gone')).status, 410, 'the service still answers');

@@ -4,10 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DuplicateKeyError, documentStore } from '../../lib/documents/index.ts';
 import { ProjectLoadError } from '../../lib/projects/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { createKnex } from '../../lib/db/connect.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { METRICS_TOKEN, sampleValue, scrape } from '../helpers/metrics.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
+import { testKnex } from '../helpers/database.ts';
 
 test.before(migrateFileDatabase);
 test.after.always(dropTestDatabase);
@@ -87,7 +87,7 @@ test.serial('an index file removed leaves nothing behind: the next start drops i
   const indexes = "export default [{ collection: 'gone', fields: { at: 1 }, unique: true }];\n";
   const declaring = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
   const first = await startWithProjects(t, path.join(declaring, 'projects'));
-  await builtIndexes(() => first.logEntries(), 2);
+  await builtIndexes(() => first.logs(), 2);
   await first.close();
   const plain = writeTree({ 'projects/desk/api/routes.js': ROUTES });
   const second = await startWithProjects(t, path.join(plain, 'projects'));
@@ -99,7 +99,7 @@ test.serial('an index file removed leaves nothing behind: the next start drops i
 // Serial: the service drops what the file's other tests build (it does not declare it).
 test.serial('a unique index the documents already break is named in the log, /readyz and a metric, and the writes it guards are refused', async (t) => {
   const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': "export default [{ collection: 'tickets', fields: { ref: 1 }, unique: true }];\n" });
-  const knex = createKnex(await testDatabaseUrl());
+  const knex = testKnex(await testDatabaseUrl());
   // The file's other tests declare on tickets too: they find neither these documents nor this index.
   t.teardown(async () => {
     await knex.raw("delete from documents where collection = 'tickets'");
@@ -113,7 +113,7 @@ test.serial('a unique index the documents already break is named in the log, /re
   const service = await startWithProjects(t, path.join(root, 'projects'), { env: { METRICS_TOKEN } });
   let reported: Record<string, unknown> | undefined;
   for (let attempt = 0; attempt < 200 && reported === undefined; attempt++) {
-    reported = service.logEntries().find((line) => String(line.msg).startsWith('declared unique index could not be built'));
+    reported = service.logs().find((line) => String(line.msg).startsWith('declared unique index could not be built'));
     if (reported === undefined) await sleep(100);
   }
   t.like(reported, { project: 'desk', collection: 'tickets' });
@@ -142,7 +142,7 @@ test('declared indexes are built at start-up, serve the project\'s finds, and a 
 `;
   const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': indexes });
   const service = await startWithProjects(t, path.join(root, 'projects'));
-  const built = await builtIndexes(() => service.logEntries(), 3);
+  const built = await builtIndexes(() => service.logs(), 3);
   t.is(built.length, 3);
   const { rows } = await service.runtime.knex.raw<{ rows: Array<{ indexname: string }> }>("select indexname from pg_indexes where tablename = 'documents' and indexname like 'doc%\\_desk\\_%' order by indexname");
   t.deepEqual(rows.map((row) => row.indexname).sort(), [...built].sort());

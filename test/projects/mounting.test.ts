@@ -112,7 +112,7 @@ test('a route without skipAuth or auth needs a system JWT, under both URLs', asy
 });
 
 test('start-up logs how many projects and routes it mounted', (t) => {
-  const entry = service.logEntries().find((line) => line.msg === 'project routes loaded');
+  const entry = service.logs().find((line) => line.msg === 'project routes loaded');
   t.like(entry, { projects: 3, routes: 11 });
 });
 
@@ -120,7 +120,7 @@ test('several projects and no projects.default: /api/project is not mounted, and
   const withoutDefault = await startWithProjects(t, fixtureProjects('mounting'));
   t.is((await withoutDefault.fetch('/api/project/echo')).status, 404);
   t.is((await withoutDefault.fetch('/api/alpha/echo')).status, 200);
-  const warning = withoutDefault.logEntries().find((line) => line.level === 40 && /projects\.default/.test(String(line.msg)));
+  const warning = withoutDefault.logs().find((line) => line.level === 40 && /projects\.default/.test(String(line.msg)));
   t.like(warning, { msg: 'several projects and no projects.default: /api/project is not mounted', projects: ['alpha', 'beta', 'gamma'] });
 });
 
@@ -138,5 +138,5 @@ test('projects.default naming no loaded project stops start-up', async (t) => {
 test('a missing PROJECTS_DIR mounts nothing', async (t) => {
   const empty = await startWithProjects(t, fixtureProjects('does-not-exist'));
   t.is((await empty.fetch('/api/project/ping')).status, 404);
-  t.like(empty.logEntries().find((line) => line.msg === 'project routes loaded'), { projects: 0, routes: 0 });
+  t.like(empty.logs().find((line) => line.msg === 'project routes loaded'), { projects: 0, routes: 0 });
 });

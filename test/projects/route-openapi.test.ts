@@ -97,7 +97,7 @@ test('a query parameter a route declares its credential in never reaches the log
   // Another route declares no such credential: its `partner` is an ordinary parameter.
   await service.fetch('/api/feeds/open?partner=visible', { headers: { tenant: 'default', 'x-request-id': 'query-open' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const urlOf = (id: string) => service.logEntries().find((entry) => entry.requestId === id && entry.msg === 'request')?.url;
+  const urlOf = (id: string) => service.logs().find((entry) => entry.requestId === id && entry.msg === 'request')?.url;
   t.is(urlOf('query-key'), '/api/feeds/feed?partner=[redacted]&page=2');
   t.is(urlOf('query-key-refused'), '/api/feeds/feed?partner=[redacted]');
   t.is(urlOf('query-open'), '/api/feeds/open?partner=visible');

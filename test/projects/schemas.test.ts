@@ -105,7 +105,7 @@ test('the 400 is told on the request line with the request id, not logged as a f
   const response = await post('/api/shop/orders', { lines: [] }, { ...bearer, 'x-request-id': 'schema-log-check' });
   t.is(response.status, 400);
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const lines = service.logEntries().filter((entry) => entry.requestId === 'schema-log-check');
+  const lines = service.logs().filter((entry) => entry.requestId === 'schema-log-check');
   t.is(lines.length, 1);
   t.like(lines[0], { msg: 'request', level: 30, status: 400, error: 'body.amount: is required' });
 });

@@ -121,7 +121,7 @@ test('with projects.onError "skip", a project with wrong settings is left out an
   const service = await startWithProjects(t, troubledDir, { expert: { ...projectSections, projects: { onError: 'skip', default: 'fine' } }, env: TROUBLED_ENV });
   t.is(await (await service.fetch('/api/fine/note')).text(), 'fine');
   t.is((await service.fetch('/api/shop/x')).status, 404);
-  const skipped = service.logEntries().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
+  const skipped = service.logs().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
   t.deepEqual(skipped.map((line) => line.project).sort(), ['bare', 'declared', 'envy', 'limits', 'plain', 'shop']);
   t.false(service.logText().includes('several-secret-tries'));
 });
@@ -170,7 +170,7 @@ test('two projects whose secrets share an environment variable stop start-up, na
   const service = await startWithProjects(t, projectsDir, { env, expert: { projects: { onError: 'skip', default: 'fine' } } });
   t.is((await service.fetch('/api/fine/x')).status, 200);
   for (const project of ['adv', 'adv-api']) t.is((await service.fetch(`/api/${project}/x`)).status, 404, project);
-  const skipped = service.logEntries().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
+  const skipped = service.logs().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
   t.deepEqual(skipped.map((line) => line.project).sort(), ['adv', 'adv-api']);
 });
 

@@ -47,7 +47,7 @@ test('with projects.onError "skip", invalid projects are left out and logged; va
   t.deepEqual(await json(await service.fetch('/api/fine/still-here')), { project: 'fine' });
   t.is((await service.fetch('/api/project/still-here')).status, 200, 'the only loaded project is the default');
   t.is((await service.fetch('/api/badroutes/fine')).status, 404, 'a project with any problem is left out whole');
-  const skipped = service.logEntries().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
+  const skipped = service.logs().filter((line) => String(line.msg).endsWith('skipped: its routes are invalid'));
   t.deepEqual(skipped.map((line) => line.project), ['Bad_Name', 'project', 'twofiles', 'badroutes', 'duplicates', 'noexport', 'notarray', 'syntax', 'throws']);
   const badRoutesProblems = skipped.find((line) => line.project === 'badroutes')?.problems as string[] | undefined;
   t.is(badRoutesProblems?.length, 10);

@@ -1,10 +1,10 @@
 import test, { type ExecutionContext } from 'ava';
-import { createKnex } from '../../lib/db/connect.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { connectionRefused, startMain, until, type MainProcess } from '../helpers/main-process.ts';
 import { fixtureProjects, migrateFileDatabase } from '../helpers/projects.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
+import { testKnex } from '../helpers/database.ts';
 
 // Project `crashy` (tenant `default`) fails outside its requests; project `steady` answers
 // another tenant's requests slowly: they are in flight when `crashy` fails.
@@ -16,7 +16,7 @@ const ERROR = 50;
 
 test.before(async () => {
   await migrateFileDatabase();
-  const knex = createKnex(await testDatabaseUrl());
+  const knex = testKnex(await testDatabaseUrl());
   await createTenant(knex, OTHER_TENANT).finally(() => knex.destroy());
 });
 test.after.always(dropTestDatabase);

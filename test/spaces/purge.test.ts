@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
-import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { startTrashSweeper } from '../../lib/spaces/index.ts';
 import { call, callerWith, newTenant, spacePath } from '../helpers/spaces.ts';
 import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
+import { testTenantDatabase } from '../helpers/database.ts';
 
 let service: ServiceUnderTest;
 
@@ -29,7 +29,7 @@ const names = (prefix: string, count: number) => Array.from({ length: count }, (
 
 test.serial('sweepers of two instances at once: each expired space purged once, with one purged event; the rest untouched', async (t) => {
   const url = await testDatabaseUrl();
-  const pools = [new TenantDatabase(url), new TenantDatabase(url)];
+  const pools = [testTenantDatabase(url), testTenantDatabase(url)];
   t.teardown(() => Promise.all(pools.map((pool) => pool.close())));
   // Two sweepers on each pool: four sweeps racing over the same tenants.
   const sweepers = pools.flatMap((database) => [0, 1].map(() => startTrashSweeper({ database, trashDays: TRASH_DAYS, intervalMs: 3_600_000, logger: service.runtime.logger })));
@@ -93,7 +93,7 @@ test.serial('each instance purges on its own timer, without any request, and sto
 test.serial('a stop during a sweep lets the transaction under way commit, and no more: every purged space has its event', async (t) => {
   const tenant = await newTenant(service);
   await trashed(tenant, names('old', 1500), LONG_AGO());
-  const database = new TenantDatabase(await testDatabaseUrl());
+  const database = testTenantDatabase(await testDatabaseUrl());
   t.teardown(() => database.close());
   const sweeper = startTrashSweeper({ database, trashDays: TRASH_DAYS, intervalMs: 3_600_000, logger: service.runtime.logger });
   const sweeping = sweeper.sweep();

@@ -14,7 +14,7 @@ import { migrateLatest } from '../../lib/db/migrations.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { documentStore } from '../../lib/documents/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
+import { dropApplicationTenantConditionForTest } from '../helpers/row-level-security-alone.ts';
 import { type CitusCluster, startCitusCluster } from '../helpers/citus.ts';
 import { adminOf, clearState, comparableBody, leaks, PASSWORD, type ScriptStep, scriptStep, STEPS_PER_ROUND, storedState, TENANTS, workerScript } from '../helpers/fleet-workload.ts';
 import { hmacToken, systemClaims } from '../helpers/forged-tokens.ts';

@@ -54,6 +54,8 @@ async function serviceBehindProxy(t: ExecutionContext): Promise<{ proxy: Databas
   t.teardown(() => proxy.close());
   const service = await startServiceProcess(t, {
     databaseUrl: proxy.url,
+    // The default wait for a connection: within it, a request meeting a silent database is a 503.
+    environment: { DATABASE_CONNECT_TIMEOUT_MS: '1500' },
     expert: { rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } },
   });
   return { proxy, service };

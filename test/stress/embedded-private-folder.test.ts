@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import test from 'ava';
-import { SHARED_FOLDER } from '../../lib/db/embedded/places.ts';
+import { SHARED_FOLDER } from '../../lib/dev/embedded-postgres/places.ts';
 import { embeddedEnvironment, killLeftovers, listeningUrl, postmasterPid, processesMentioning, processGone, removeDataDir, until } from '../helpers/embedded.ts';
 
 /**

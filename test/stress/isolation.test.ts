@@ -1,5 +1,5 @@
 import test from 'ava';
-import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
+import { dropApplicationTenantConditionForTest } from '../helpers/row-level-security-alone.ts';
 import { OPERATIONS_PER_CASE } from '../helpers/isolation.ts';
 import { auditLane, documentLane, inLanes, spaceLane } from '../helpers/isolation-lanes.ts';
 

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { NO_TENANT, TENANT_ROLE, TENANT_SETTING, TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { dropApplicationTenantConditionForTest } from '../../lib/tenancy/scope.ts';
+import { dropApplicationTenantConditionForTest } from '../helpers/row-level-security-alone.ts';
 import { migratedDatabase, serverUrl, type MigratedDatabase, type TenantDatabaseRoute } from '../helpers/database.ts';
 import { OPERATIONS_PER_CASE } from '../helpers/isolation.ts';
 import { auditLane, documentLane, inLanes, spaceLane, type LaneOptions } from '../helpers/isolation-lanes.ts';

@@ -11,14 +11,14 @@ test('a request without a tenant header gets the default tenant', async (t) => {
   const response = await service.fetch('/nowhere');
   t.is(response.status, 404);
   t.deepEqual(await response.json(), { error: 'Not Found' });
-  const line = service.logEntries().find((entry) => entry.url === '/nowhere');
+  const line = service.logs().find((entry) => entry.url === '/nowhere');
   t.is(line?.tenant, 'default');
 });
 
 test('a known tenant is accepted', async (t) => {
   const response = await service.fetch('/nowhere-acme', { headers: { tenant: 'acme' } });
   t.is(response.status, 404);
-  const line = service.logEntries().find((entry) => entry.url === '/nowhere-acme');
+  const line = service.logs().find((entry) => entry.url === '/nowhere-acme');
   t.is(line?.tenant, 'acme');
 });
 

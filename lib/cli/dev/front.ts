@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createProxyServer } from 'http-proxy-3';
+import { hasBody } from '../../values/has-body.ts';
 import type { ServiceInstance } from './instance.ts';
 
 /** How long a request waits for a first instance (or one after a crash) before a 503. */
@@ -96,10 +97,6 @@ export class DevFront {
       });
     });
   }
-}
-
-function hasBody(request: IncomingMessage): boolean {
-  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 
 function answer(response: ServerResponse, status: number, error: string): void {

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import test from 'ava';
 import fc from 'fast-check';
-import { createLogger, requestLineWriter, type RequestLine } from '../../lib/core/logger.ts';
+import { createLogger, requestLineWriter, type RequestLine } from '../../lib/logger/index.ts';
 
 /** A logger writing into an array, one entry a line. */
 function collecting(level = 'info') {

@@ -5,7 +5,7 @@ import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { keeperSocketPath, listenAlone } from '../../../lib/db/embedded/keeper-socket.ts';
+import { keeperSocketPath, listenAlone } from '../../../lib/dev/embedded-postgres/keeper-socket.ts';
 import { until } from '../../helpers/embedded.ts';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-socket-'));

@@ -4,8 +4,8 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { databaseFolder, postgresBinaries, reachableBinaries, stagedBinaries } from '../../../lib/db/embedded/places.ts';
-import { closedFolderOnTheWay, type ServerAccount, systemUser } from '../../../lib/db/embedded/server-account.ts';
+import { databaseFolder, postgresBinaries, reachableBinaries, stagedBinaries } from '../../../lib/dev/embedded-postgres/places.ts';
+import { closedFolderOnTheWay, type ServerAccount, systemUser } from '../../../lib/dev/embedded-postgres/server-account.ts';
 
 // Placing files for another account needs chown: these run as root (as CI does), else are skipped.
 const asRoot = process.getuid?.() === 0 ? test.serial : test.serial.skip;

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import test from 'ava';
 import fc from 'fast-check';
-import { logEscaped, uncaughtExceptionLog } from '../../lib/core/escaped-errors.ts';
-import { createLogger } from '../../lib/core/logger.ts';
+import { logEscaped, uncaughtExceptionLog } from '../../lib/process/escaped-errors.ts';
+import { createLogger } from '../../lib/logger/index.ts';
 import { newRequestState, runInRequest } from '../../lib/core/request-state.ts';
 
 function collecting() {

@@ -1,5 +1,5 @@
-import type { Logger } from './logger.ts';
-import { currentRequest } from './request-state.ts';
+import type { Logger } from '../logger/index.ts';
+import { currentRequest } from '../core/request-state.ts';
 
 /** What escaped every request: a throw from a callback, or a rejection nobody handled. */
 export type Escape = 'uncaught exception' | 'unhandled promise rejection';

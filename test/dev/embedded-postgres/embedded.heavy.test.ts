@@ -4,9 +4,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import pg from 'pg';
-import { openEmbeddedDatabase } from '../../../lib/db/embedded/index.ts';
-import { keeperSocketPath } from '../../../lib/db/embedded/keeper-socket.ts';
-import { freePort } from '../../../lib/db/embedded/free-port.ts';
+import { openEmbeddedDatabase } from '../../../lib/dev/embedded-postgres/index.ts';
+import { keeperSocketPath } from '../../../lib/dev/embedded-postgres/keeper-socket.ts';
+import { freePort } from '../../../lib/dev/embedded-postgres/free-port.ts';
 import {
   embeddedEnvironment,
   keeperPid,

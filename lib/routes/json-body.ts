@@ -1,7 +1,8 @@
 import createError from 'http-errors';
 import { koaBody } from 'koa-body';
-import type { Context, Middleware } from 'koa';
-import { bodyError } from './errors.ts';
+import type { Middleware } from 'koa';
+import { bodyError } from '../core/errors.ts';
+import { hasBody } from '../values/has-body.ts';
 
 /** The content types read as JSON (koa-body's own list, named here so the check below agrees with it). */
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
@@ -25,11 +26,7 @@ export function jsonBody(limitBytes: number): Middleware {
     },
   });
   return (ctx, next) => {
-    if (hasBody(ctx) && !ctx.is(JSON_TYPES)) throw createError(400, 'request body must be JSON (Content-Type: application/json)');
+    if (hasBody(ctx.req) && !ctx.is(JSON_TYPES)) throw createError(400, 'request body must be JSON (Content-Type: application/json)');
     return parse(ctx, next);
   };
-}
-
-function hasBody(ctx: Context): boolean {
-  return ctx.get('Transfer-Encoding') !== '' || (ctx.request.length ?? 0) > 0;
 }

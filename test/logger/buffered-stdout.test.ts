@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import test from 'ava';
 
-const LOGGER = path.resolve(import.meta.dirname, '../../lib/core/logger.ts');
+const LOGGER = path.resolve(import.meta.dirname, '../../lib/logger/index.ts');
 
 /** Runs `body` in a Node process whose `logger` writes to standard output through `bufferedStdout`. */
 function withBufferedLogger(body: string) {
