@@ -1,19 +1,37 @@
+import createError from 'http-errors';
 import Koa from 'koa';
+import { auditArea } from './audit/routes.ts';
+import { loginArea } from './auth/routes.ts';
+import { systemAuthentication } from './auth/system-auth.ts';
+import type { Config } from './config/index.ts';
+import type { Area } from './core/area.ts';
 import { nothingAnswers } from './core/errors.ts';
+import { jsonBody } from './routes/json-body.ts';
 import type { Runtime } from './core/runtime.ts';
 import type { BodyPace } from './http/body-pace.ts';
-import type { Area } from './core/area.ts';
-import { withCrossOrigin } from './http/cors.ts';
+import { withCrossOrigin, type PathMethods } from './http/cors.ts';
 import { requestEntry } from './http/entry.ts';
-import { answeringServiceRoutes, SERVICE_AREAS, serviceArea } from './http/service-areas.ts';
+import { systemArea } from './http/system-routes.ts';
 import type { LoadedProjects } from './projects/index.ts';
+import { routeChain, routeRateLimits, type ChainSettings } from './routes/chain.ts';
+import { listRoutes, type ListedRoute } from './routes/route-table.ts';
+import { paramsOf, Router } from './routes/router.ts';
+import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from './routes/service-area.ts';
+import { spacesArea } from './spaces/routes.ts';
 import { withTenant } from './tenancy/index.ts';
 
 /**
+ * The areas of the service, by the first path segments they answer: the system endpoints, login,
+ * the spaces and the audit log, each a router of declared routes, and `/api`, the projects'
+ * routers (`lib/projects`).
+ */
+const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea, auditArea];
+const PROJECTS_SEGMENT = 'api';
+
+/**
  * Composes the service: one entry that routes each request, by the first segment of its path,
- * to what answers that area, each area a router of declared routes. The system endpoints take
- * no tenant; everything else runs behind the tenant step, unknown paths included (an invalid
- * tenant is a 400 before a 404).
+ * to the area answering it. The system endpoints take no tenant; everything else runs behind
+ * the tenant step, unknown paths included (an invalid tenant is a 400 before a 404).
  */
 export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: BodyPace): Koa {
   const routes = Object.freeze([...answeringServiceRoutes(runtime.config), ...projects.routes]);
@@ -23,8 +41,8 @@ export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?:
     const area = serviceArea(declared, parts);
     for (const segment of declared.segments) areas.set(segment, area);
   }
-  areas.set('api', withCrossOrigin(runtime.config, projects.methodsOf ?? (() => []), withTenant(runtime, projects.area)));
-  const otherwise = withTenant(runtime, (ctx) => {
+  areas.set(PROJECTS_SEGMENT, mount(runtime, { tenant: true, crossOrigin: true }, projects.area, projects.methodsOf ?? (() => [])));
+  const otherwise = mount(runtime, { tenant: true }, (ctx) => {
     throw nothingAnswers(ctx.method);
   });
   // One trusted proxy: the client address is the last X-Forwarded-For entry, the one that proxy
@@ -33,4 +51,65 @@ export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?:
   app.silent = true;
   app.use(requestEntry({ logger: runtime.logger, runtime, areas, otherwise, bodyPace }));
   return app;
+}
+
+/** How an area mounts: CORS first if it welcomes other origins, then the tenant step if it takes one. */
+function mount(runtime: Runtime, mounting: { readonly tenant: boolean; readonly crossOrigin?: boolean }, answer: Area, methodsOf: PathMethods = () => []): Area {
+  const area = mounting.tenant ? withTenant(runtime, answer) : answer;
+  return mounting.crossOrigin === true ? withCrossOrigin(runtime.config, methodsOf, area) : area;
+}
+
+/**
+ * The service's own routes that answer with this configuration, as `/openapi.json` documents
+ * them and `make routes` lists them: an area switched off (the spaces, while `spaces.enabled`
+ * is false) answers 404 at every URL, so none of its routes is listed.
+ */
+export function answeringServiceRoutes(config: Config): readonly ListedRoute[] {
+  const answering = SERVICE_AREAS.filter((area) => area.switchedOff?.(config) === undefined);
+  return answering.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
+}
+
+/** The first path segments of the areas switched off with this configuration, and why: `{ segments: ['spaces'], reason: 'spaces feature is disabled' }`. */
+export function switchedOffAreas(config: Config): { readonly segments: readonly string[]; readonly reason: string }[] {
+  return SERVICE_AREAS.flatMap((area) => {
+    const reason = area.switchedOff?.(config);
+    return reason === undefined ? [] : [{ segments: area.segments, reason }];
+  });
+}
+
+/** One of the service's own areas as the entry runs it: its router, or the switched-off 404. */
+function serviceArea(declared: ServiceAreaDeclaration, parts: ServiceParts): Area {
+  const offText = declared.switchedOff?.(parts.runtime.config);
+  const router = offText === undefined ? serviceRouter(declared, parts) : undefined;
+  const answer = router === undefined ? switchedOff(offText ?? '') : router.area();
+  return mount(parts.runtime, { tenant: declared.traits.tenant, crossOrigin: declared.crossOrigin }, answer, (path) => router?.methodsOf(path) ?? []);
+}
+
+function serviceRouter(declared: ServiceAreaDeclaration, parts: ServiceParts): Router {
+  const settings = serviceChainSettings(declared, parts);
+  const router = new Router();
+  for (const route of declared.routes) router.add(route.method, route.path, routeChain(route, settings), route.security);
+  return router;
+}
+
+/** The service's own routes read JSON bodies (koa-body) and run their handlers as Koa middleware. */
+function serviceChainSettings({ traits }: ServiceAreaDeclaration, parts: ServiceParts): ChainSettings<ServiceHandler> {
+  const { runtime } = parts;
+  return {
+    traits,
+    referer: undefined,
+    rateLimit: routeRateLimits(runtime),
+    systemAuthentication: systemAuthentication(runtime),
+    readFields: jsonBody(runtime.config.limits.jsonBytes),
+    readFieldsWithBytes: undefined,
+    readFiles: undefined,
+    readPart: (ctx, part) => (part === 'params' ? paramsOf(ctx) : part === 'query' ? ctx.query : part === 'body' ? ctx.request.body : undefined),
+    invoke: (handler) => handler(parts),
+  };
+}
+
+function switchedOff(text: string): Area {
+  return () => {
+    throw createError(404, text);
+  };
 }

@@ -2,7 +2,7 @@ import { loadConfig } from '../config/index.ts';
 import { serveFacilitiesOutsideRequests } from '../facilities/current.ts';
 import { BoundProjectSettings } from '../facilities/settings.ts';
 import { createLogger } from '../logger/index.ts';
-import { answeringServiceRoutes, switchedOffAreas } from '../http/service-areas.ts';
+import { answeringServiceRoutes, switchedOffAreas } from '../app.ts';
 import { readCatalog } from '../projects/load.ts';
 import { projectRouteTable } from '../projects/mount.ts';
 import { displayPath, formatProblem, ProjectLoadError } from '../projects/problems.ts';

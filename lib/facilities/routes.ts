@@ -1,9 +1,10 @@
-import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { IncomingMessage } from 'node:http';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import type { BridgeRequest, BridgeResponse, NextFunction, RouteHandler } from '../bridge/index.ts';
 import type { HttpMethod } from '../routes/methods.ts';
+import type { ValidatorSchema } from '../routes/standard-schema.ts';
 
+export type { ValidatorSchema } from '../routes/standard-schema.ts';
 export type { BridgeRequest as Request, BridgeResponse as Response, NextFunction, RouteHandler, UploadedFile } from '../bridge/index.ts';
 
 
@@ -21,10 +22,6 @@ export interface JsonSchema {
   readonly [keyword: string]: unknown;
 }
 
-/** A zod 4 schema, or any Standard Schema that can describe itself as JSON Schema. */
-export interface ValidatorSchema {
-  readonly '~standard': StandardSchemaV1.Props & StandardJSONSchemaV1.Props;
-}
 
 /**
  * What a route declares about its requests and answers. Request schemas are checked after

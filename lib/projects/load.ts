@@ -7,20 +7,30 @@ import type { Logger } from '../logger/index.ts';
 import type { ProjectSettingValues } from '../facilities/settings.ts';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 import { isDefinedSettings, type ProjectSettings } from '../facilities/settings.ts';
-import type { ProjectDefinition } from './definition.ts';
+import type { IndexDeclaration } from '../documents/index-keys.ts';
 import { describeLoadError, formatProblem, ProjectLoadError, type RouteProblem } from './problems.ts';
 import { validateIndexes, type ValidatedIndexes } from './index-file.ts';
-import { validateRoutes } from './route-file.ts';
+import { validateRoutes, type ProjectRoute } from './route-file.ts';
 import { checkDeclarations } from './settings/declarations.ts';
 import { type DeclaredSecret, resolveValues, secretsOf, sharedVariableProblems, unknownSections } from './settings/values.ts';
 
 const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** `/api/project` is the default project's mount, so no project may take that name. */
 const RESERVED_NAME = 'project';
-const ROUTE_FILES = ['routes.js', 'routes.mjs', 'routes.ts'];
-const SETTINGS_FILES = ['settings.js', 'settings.mjs', 'settings.ts'];
-const INDEX_FILES = ['indexes.js', 'indexes.mjs', 'indexes.ts'];
+/** A project's modules in its `api` folder, each `<name>.{js,mjs,ts}`, by what the report calls them. */
+const PROJECT_MODULES = { routes: 'route', settings: 'settings', indexes: 'index' } as const;
+const MODULE_EXTENSIONS = ['js', 'mjs', 'ts'];
 const DEFAULT_PROJECT_KEY = 'projects.default';
+
+/** A project whose route file loaded and validated. */
+export interface ProjectDefinition {
+  readonly name: string;
+  /** Absolute path of its route file. */
+  readonly file: string;
+  readonly routes: readonly ProjectRoute[];
+  /** The indexes its `api/indexes.{js,mjs,ts}` declares (none without one). */
+  readonly indexes: readonly IndexDeclaration[];
+}
 
 /** The projects to mount and which one answers under `/api/project`. */
 export interface ProjectCatalog {
@@ -104,13 +114,8 @@ async function loadProject({ name, file }: ProjectFolder, settingsProblems: read
 
 /** A project's `api/indexes.{js,mjs,ts}` (optional, SPEC §9.4), read and checked. */
 async function readIndexes(project: string, apiDir: string): Promise<ValidatedIndexes> {
-  const files = INDEX_FILES.map((file) => path.join(apiDir, file)).filter((file) => existsSync(file));
-  if (files.length > 1) {
-    const reason = `more than one index file (${files.map((file) => path.basename(file)).join(', ')}); keep one`;
-    return { indexes: [], problems: [{ project, source: { file: apiDir }, reason }] };
-  }
-  const [file] = files;
-  if (file === undefined) return { indexes: [], problems: [] };
+  const file = projectModule(project, apiDir, 'indexes');
+  if (typeof file !== 'string') return { indexes: [], problems: file === undefined ? [] : [file] };
   const imported = await importDefault(file);
   if (!imported.ok) return { indexes: [], problems: [{ project, source: { file }, reason: imported.reason }] };
   return validateIndexes(project, file, imported.exported);
@@ -136,19 +141,25 @@ function discoverProjects(projectsDir: string): Discovery {
   const problems: RouteProblem[] = [];
   for (const name of folderNames(projectsDir)) {
     const apiDir = path.join(projectsDir, name, 'api');
-    const files = ROUTE_FILES.map((file) => path.join(apiDir, file)).filter((file) => existsSync(file));
-    if (files.length === 0) continue;
+    const file = projectModule(name, apiDir, 'routes');
+    if (file === undefined) continue;
     const nameProblem = problemWithName(name);
-    if (nameProblem !== undefined) {
-      problems.push({ project: name, source: { file: path.join(projectsDir, name) }, reason: nameProblem });
-    } else if (files.length > 1) {
-      const found = files.map((file) => path.basename(file)).join(', ');
-      problems.push({ project: name, source: { file: apiDir }, reason: `more than one route file (${found}); keep one` });
-    } else {
-      folders.push({ name, file: files[0] });
-    }
+    if (nameProblem !== undefined) problems.push({ project: name, source: { file: path.join(projectsDir, name) }, reason: nameProblem });
+    else if (typeof file !== 'string') problems.push(file);
+    else folders.push({ name, file });
   }
   return { folders, problems };
+}
+
+/**
+ * A project's `api/<name>.{js,mjs,ts}`: its path when there is exactly one, undefined when there
+ * is none, the problem naming them when there are several.
+ */
+function projectModule(project: string, apiDir: string, name: keyof typeof PROJECT_MODULES): string | RouteProblem | undefined {
+  const files = MODULE_EXTENSIONS.map((extension) => path.join(apiDir, `${name}.${extension}`)).filter((file) => existsSync(file));
+  if (files.length <= 1) return files[0];
+  const reason = `more than one ${PROJECT_MODULES[name]} file (${files.map((file) => path.basename(file)).join(', ')}); keep one`;
+  return { project, source: { file: apiDir }, reason };
 }
 
 function folderNames(projectsDir: string): string[] {
@@ -224,13 +235,8 @@ function resolveProject(declared: DeclaredSettings, shared: readonly RouteProble
 }
 
 async function readSettings(project: string, apiDir: string): Promise<DeclaredSettings> {
-  const files = SETTINGS_FILES.map((file) => path.join(apiDir, file)).filter((file) => existsSync(file));
-  if (files.length > 1) {
-    const reason = `more than one settings file (${files.map((file) => path.basename(file)).join(', ')}); keep one`;
-    return { project, file: apiDir, settings: undefined, secrets: [], problems: [{ project, source: { file: apiDir }, reason }] };
-  }
-  const [file] = files;
-  if (file === undefined) return { project, file: apiDir, settings: undefined, secrets: [], problems: [] };
+  const file = projectModule(project, apiDir, 'settings');
+  if (typeof file !== 'string') return { project, file: apiDir, settings: undefined, secrets: [], problems: file === undefined ? [] : [file] };
   const imported = await importDefault(file);
   if (!imported.ok) return { project, file, settings: undefined, secrets: [], problems: [{ project, source: { file }, reason: imported.reason }] };
   const { settings, problems } = checkDeclarations(project, file, imported.exported);

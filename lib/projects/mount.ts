@@ -1,14 +1,14 @@
 import type { Context } from 'koa';
 import { systemAuthentication } from '../auth/system-auth.ts';
-import { bodyParsers, bridgeHandler } from '../bridge/index.ts';
+import { bodyParsers, bridgeHandler, type RouteHandler } from '../bridge/index.ts';
 import { exchangeFor } from '../bridge/exchange.ts';
 import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
-import type { AreaTraits } from '../routes/area-traits.ts';
+import type { AreaTraits } from '../routes/declaration.ts';
 import { routeRateLimits, routeChain, type ChainSettings } from '../routes/chain.ts';
 import { listRoutes, type ListedRoute } from '../routes/route-table.ts';
 import { Router } from '../routes/router.ts';
-import { projectRoute, type ProjectDefinition, type RouteFunction } from './definition.ts';
+import type { ProjectDefinition } from './load.ts';
 import { refererValidation } from './referer.ts';
 import type { IndexDeclaration } from '../documents/index-keys.ts';
 
@@ -40,10 +40,7 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
   const routers = new Map<string, Router>();
   for (const project of projects) {
     const router = new Router(project.name);
-    for (const route of project.routes) {
-      const declaration = projectRoute(project.name, route);
-      router.add(route.method, route.path, routeChain(declaration, settings), declaration.security);
-    }
+    for (const route of project.routes) router.add(route.method, route.path, routeChain(route, settings), route.security);
     routers.set(project.name, router);
     if (project.name === defaultProject) routers.set(DEFAULT_MOUNT, router);
   }
@@ -52,7 +49,7 @@ export function mountProjects(runtime: Runtime, projects: readonly ProjectDefini
   return Object.freeze({ routes, area: projectsArea(routers), methodsOf: projectMethods(routers), indexes });
 }
 
-function projectChainSettings(runtime: Runtime): ChainSettings<RouteFunction> {
+function projectChainSettings(runtime: Runtime): ChainSettings<RouteHandler> {
   const { config, logger } = runtime;
   const bodies = bodyParsers(config.limits);
   return {
@@ -74,7 +71,7 @@ export function projectRouteTable(projects: readonly ProjectDefinition[], defaul
   return Object.freeze(
     projects.flatMap((project) => {
       const mounts = (project.name === defaultProject ? [project.name, DEFAULT_MOUNT] : [project.name]).map((mount) => `/api/${mount}`);
-      return listRoutes(project.routes.map((route) => projectRoute(project.name, route)), traits, { mounts, project: project.name, file: project.file });
+      return listRoutes(project.routes, traits, { mounts, project: project.name, file: project.file });
     }),
   );
 }

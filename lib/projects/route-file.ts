@@ -1,11 +1,13 @@
-import { HTTP_METHODS, type HttpMethod, type OwnRateLimit, type RouteDefinition, type RouteFunction } from './definition.ts';
+import type { RouteHandler } from '../bridge/index.ts';
+import type { AuthMode, RateLimitKey, RouteDeclaration, RouteRateLimit } from '../routes/declaration.ts';
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
+import { HTTP_METHODS, type HttpMethod } from '../routes/methods.ts';
 import { pathPattern } from '../routes/router.ts';
 import type { RouteProblem } from './problems.ts';
 import { readRouteSecurity } from './route-security.ts';
 import { unknownPropertyProblems } from '../values/did-you-mean.ts';
 import { kindOf } from '../values/kind-of.ts';
-import { readRouteSchema, type CompiledRouteSchema } from '../routes/schemas.ts';
+import { readRouteSchema } from '../routes/schemas.ts';
 
 const KNOWN_PROPERTIES = ['method', 'path', 'function', 'skipAuth', 'auth', 'middleware', 'rawBody', 'rateLimit', 'summary', 'description', 'tags', 'operationId', 'schema', 'security'];
 /** What a client generator can name a method by. */
@@ -13,8 +15,11 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RATE_LIMIT_PROPERTIES = ['max', 'windowMs', 'by'];
 const RATE_LIMIT_KEYS = ['ip', 'user'];
 
+/** A project route: its file's entry, validated into the declaration every route of the service shares. */
+export type ProjectRoute = RouteDeclaration<RouteHandler>;
+
 export interface ValidatedRoutes {
-  readonly routes: readonly RouteDefinition[];
+  readonly routes: readonly ProjectRoute[];
   readonly problems: readonly RouteProblem[];
 }
 
@@ -24,13 +29,13 @@ export function validateRoutes(project: string, file: string, exported: unknown)
     const reason = exported === undefined ? 'has no default export (an array of routes)' : `the default export must be an array of routes (got ${kindOf(exported)})`;
     return { routes: [], problems: [{ project, source: { file }, reason }] };
   }
-  const routes: RouteDefinition[] = [];
+  const routes: ProjectRoute[] = [];
   const problems: RouteProblem[] = [];
   const seen = new Map<string, number>();
   const operationIds = new Map<string, number>();
   const compiler = new JsonSchemaCompiler();
   exported.forEach((candidate: unknown, index) => {
-    const { reasons, route } = checkRoute(candidate, compiler);
+    const { reasons, route } = checkRoute(project, candidate, compiler);
     if (route !== undefined) {
       const key = `${route.method} ${matchingKey(route.path)}`;
       const first = seen.get(key);
@@ -47,14 +52,14 @@ export function validateRoutes(project: string, file: string, exported: unknown)
   return { routes, problems };
 }
 
-function checkRoute(candidate: unknown, compiler: JsonSchemaCompiler): { reasons: string[]; route?: RouteDefinition } {
+function checkRoute(project: string, candidate: unknown, compiler: JsonSchemaCompiler): { reasons: string[]; route?: ProjectRoute } {
   const reasons = problemsOfRoute(candidate);
   if (!isRecord(candidate)) return { reasons };
   const declared = candidate.schema === undefined ? undefined : readRouteSchema(candidate.schema, compiler, pathParameterNames(candidate.path));
   reasons.push(...(declared?.problems ?? []));
   const security = readRouteSecurity(candidate.security, typeof candidate.auth === 'function');
   reasons.push(...security.problems);
-  return reasons.length > 0 ? { reasons } : { reasons, route: definitionOf(candidate, declared?.schema, security.schemes) };
+  return reasons.length > 0 ? { reasons } : { reasons, route: declarationOf(project, candidate, declared?.schema, security.schemes) };
 }
 
 function problemsOfRoute(candidate: unknown): string[] {
@@ -122,27 +127,42 @@ function documentationProblems({ summary, description, tags, operationId }: Reco
   return reasons;
 }
 
-function definitionOf(route: Record<string, unknown>, schema: CompiledRouteSchema | undefined, security: RouteDefinition['security']): RouteDefinition {
+/**
+ * The route file's words as the declaration: `skipAuth` is a public route with the public rate
+ * limit unless the route declares its own; a custom `auth` wins over `skipAuth`, even `skipAuth:
+ * true` (it runs, rate-limited, and system authentication is skipped).
+ */
+function declarationOf(project: string, route: Record<string, unknown>, schema: ProjectRoute['schema'], security: ProjectRoute['security']): ProjectRoute {
+  const method = (route.method as string).toUpperCase() as HttpMethod;
+  const path = route.path as string;
+  const authenticate = route.auth as RouteHandler | undefined;
   return Object.freeze({
-    method: (route.method as string).toUpperCase() as HttpMethod,
-    path: route.path as string,
-    handler: route.function as RouteFunction,
-    skipAuth: route.skipAuth === true,
-    auth: route.auth as RouteFunction | undefined,
-    middleware: Object.freeze([...((route.middleware as RouteFunction[] | undefined) ?? [])]),
+    method,
+    path,
+    auth: authModeOf(authenticate, route.skipAuth === true),
+    authenticate,
+    rateLimit: rateLimitOf(route, `${project} ${method} ${path}`),
+    handler: route.function as RouteHandler,
+    middleware: Object.freeze([...((route.middleware as RouteHandler[] | undefined) ?? [])]),
     rawBody: route.rawBody === true,
-    rateLimit: route.rateLimit === undefined ? undefined : ownRateLimit(route.rateLimit as OwnRateLimit),
+    schema,
     summary: route.summary as string | undefined,
     description: route.description as string | undefined,
     tags: Object.freeze([...((route.tags as string[] | undefined) ?? [])]),
     operationId: route.operationId as string | undefined,
-    schema,
     security,
   });
 }
 
-function ownRateLimit({ max, windowMs, by }: OwnRateLimit): OwnRateLimit {
-  return Object.freeze({ max, windowMs, by });
+function authModeOf(authenticate: RouteHandler | undefined, skipAuth: boolean): AuthMode {
+  if (authenticate !== undefined) return 'custom';
+  return skipAuth ? 'public' : 'system';
+}
+
+function rateLimitOf({ rateLimit, skipAuth }: Record<string, unknown>, scope: string): RouteRateLimit | undefined {
+  if (rateLimit === undefined) return skipAuth === true ? { name: 'public', by: 'ip' } : undefined;
+  const { max, windowMs, by } = rateLimit as { max: number; windowMs: number; by: RateLimitKey };
+  return { name: 'route', max, windowMs, by, scope };
 }
 
 /** The router's own parser decides, on the pattern it will register: what validates is what mounts. */

@@ -2,8 +2,7 @@ import compose from 'koa-compose';
 import type { Middleware } from 'koa';
 import type { Runtime } from '../core/runtime.ts';
 import { rateLimit } from '../ratelimit/index.ts';
-import type { AreaTraits } from './area-traits.ts';
-import { countsByUser, type RouteDeclaration, type RouteRateLimit } from './declaration.ts';
+import { type AreaTraits, countsByUser, type RouteDeclaration, type RouteRateLimit } from './declaration.ts';
 import { bodyCheckStep, urlCheckStep, type ReadPart } from './request-validation.ts';
 
 /**

@@ -1,23 +1,16 @@
-import type { AreaTraits } from './area-traits.ts';
-import type { AuthMode, NonJsonAnswer, RateLimitKey, RouteDeclaration } from './declaration.ts';
-import type { JsonObject } from '../values/json.ts';
-import type { HttpMethod } from './methods.ts';
+import type { AreaTraits, RateLimitKey, RouteDeclaration } from './declaration.ts';
 import type { SchemaDocuments } from './schemas.ts';
 import { stepName } from './step-names.ts';
 
-/** One route as `make routes` lists it and `/openapi.json` documents it. */
-export interface ListedRoute {
+/** One route as `make routes` lists it and `/openapi.json` documents it: its declaration, seen from outside. */
+export interface ListedRoute extends Pick<RouteDeclaration<unknown>, 'method' | 'path' | 'auth' | 'summary' | 'description' | 'tags' | 'operationId' | 'security' | 'answerHeaders' | 'answer'> {
   readonly kind: AreaTraits['kind'];
   /** The project whose route it is; none for the service's own routes. */
   readonly project?: string;
   /** The file declaring it (a project's route file). */
   readonly file?: string;
-  readonly method: HttpMethod;
-  /** The route's own path, as declared (`/items/:id`). */
-  readonly path: string;
   /** Every URL it answers at: `/api/<project><path>`, plus `/api/project<path>` for the default project. */
   readonly urls: readonly string[];
-  readonly auth: AuthMode;
   /** Rate-limited (its answers carry the `RateLimit-*` headers). */
   readonly rateLimited: boolean;
   /** The route's own budget, when it declares one (by user on a route without system authentication counts by IP). */
@@ -26,17 +19,9 @@ export interface ListedRoute {
   readonly middleware: readonly string[];
   /** Takes the `tenant` header. */
   readonly tenant: boolean;
-  readonly summary?: string;
-  readonly description?: string;
-  readonly tags?: readonly string[];
-  readonly operationId?: string;
-  /** The security schemes a custom `authenticate` reads (any one accepted), as declared. */
-  readonly security?: readonly JsonObject[];
   readonly schemas?: SchemaDocuments;
   /** Every error status its chain and handler may answer, in order. */
   readonly errors: readonly number[];
-  readonly answerHeaders?: Readonly<Record<string, JsonObject>>;
-  readonly answer?: NonJsonAnswer;
 }
 
 /** Where an area's routes are mounted: each route answers at every mount followed by its path. */

@@ -2,19 +2,11 @@ import KoaRouter, { type Layer } from '@koa/router';
 import createError from 'http-errors';
 import type { Context, Middleware } from 'koa';
 import { methodNotAllowed, nothingAnswers } from '../core/errors.ts';
-import { requestState, type ExpressRoute } from '../core/request-state.ts';
+import { requestState, type ExpressRoute, type RouteMatch } from '../core/request-state.ts';
 import { credentialQueryNames, type RouteDeclaration } from './declaration.ts';
 
-interface RegisteredRoute {
-  readonly chain: Middleware;
-  readonly project: string | undefined;
-  /** `GET /orders/:id`: how log lines name the route. */
-  readonly name: string;
-  /** Express's `req.route`. */
-  readonly route: ExpressRoute;
-  /** Query parameters holding a credential the route declares: kept out of the log line. */
-  readonly credentialQuery: ReadonlySet<string>;
-}
+/** What the router keeps of a route: its composed chain, and what a match of it tells the request. */
+type RegisteredRoute = Pick<RouteMatch, 'project' | 'name' | 'route' | 'credentialQuery'> & { readonly chain: Middleware };
 
 /**
  * The one router of the service: the routes of one area (the service's own, or one

@@ -1,8 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../config/index.ts';
 import type { Runtime } from '../core/runtime.ts';
-import type { AreaTraits } from './area-traits.ts';
-import type { RouteDeclaration } from './declaration.ts';
+import type { AreaTraits, RouteDeclaration } from './declaration.ts';
 import { JsonSchemaCompiler } from './json-schema.ts';
 import type { ListedRoute } from './route-table.ts';
 import { readRouteSchema, type CompiledRouteSchema } from './schemas.ts';

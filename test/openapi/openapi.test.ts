@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument } from '../../lib/openapi/index.ts';
 import { projectTraits } from '../../lib/projects/mount.ts';
 import { listRoutes, type ListedRoute } from '../../lib/routes/route-table.ts';
-import { answeringServiceRoutes } from '../../lib/http/service-areas.ts';
+import { answeringServiceRoutes } from '../../lib/app.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
 import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 
