@@ -164,7 +164,7 @@ async function openDatabases(
   if (database.migrate) {
     // A lock that does not come is retried (lib/db/lock-retries.ts): each attempt in vain is a warning naming its holder.
     const onRetry = (retry: LockRetry) => logger.warn({ attempt: retry.attempt, of: retry.attempts, blockers: describeBlockers(retry.blockers) }, `${retry.label}: lock not available, trying again`);
-    await migrateDatabase(sessionUrl, { log, onRetry }).catch(async (error: unknown) => {
+    await migrateDatabase(sessionUrl, { log, onRetry, connectTimeoutMs: loaded.config.database.connectTimeoutMs }).catch(async (error: unknown) => {
       await runShutdownTasks(shutdownTasks, logger);
       throw error;
     });

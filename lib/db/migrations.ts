@@ -98,7 +98,7 @@ export async function migrationStatus(knex: Knex, options: Pick<MigrationRunOpti
  * Brings the database at `url` up to date for start-up (`migrateLatest`) over a connection of
  * its own, free of the time limit the service puts on its queries: a migration may rightly run long.
  */
-export async function migrateDatabase(url: string, options: Pick<KnexOptions, 'log'> & MigrationRunOptions = {}): Promise<string[]> {
+export async function migrateDatabase(url: string, options: Pick<KnexOptions, 'log' | 'connectTimeoutMs'> & MigrationRunOptions = {}): Promise<string[]> {
   const knex = createKnex(url, options);
   try {
     return await migrateLatest(knex, options);
