@@ -11,7 +11,7 @@ import type { Runtime } from './core/runtime.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { withCrossOrigin, type PathMethods } from './http/cors.ts';
 import { requestEntry } from './http/entry.ts';
-import { systemArea } from './http/system-routes.ts';
+import { systemArea } from './system/routes.ts';
 import type { LoadedProjects } from './projects/index.ts';
 import { routeChain, routeRateLimits, type ChainSettings } from './routes/chain.ts';
 import { listRoutes, type ListedRoute } from './routes/route-table.ts';
