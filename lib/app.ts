@@ -10,7 +10,7 @@ import { jsonBody } from './routes/json-body.ts';
 import type { Runtime } from './core/runtime.ts';
 import type { BodyPace } from './http/body-pace.ts';
 import { withCrossOrigin, type PathMethods } from './http/cors.ts';
-import { requestEntry } from './http/entry.ts';
+import { requestEntry, type EntryOptions } from './http/entry.ts';
 import { systemArea } from './system/routes.ts';
 import type { LoadedProjects } from './projects/index.ts';
 import { routeChain, routeRateLimits, type ChainSettings } from './routes/chain.ts';
@@ -45,11 +45,16 @@ export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?:
   const otherwise = mount(runtime, { tenant: true }, (ctx) => {
     throw nothingAnswers(ctx.method);
   });
+  return entryKoa({ logger: runtime.logger, runtime, areas, otherwise, bodyPace }, runtime.config.http.trustProxy);
+}
+
+/** The Koa app around the entry: the service's, and the tests' of one step at a time. */
+export function entryKoa(entry: EntryOptions, trustProxy: boolean): Koa {
   // One trusted proxy: the client address is the last X-Forwarded-For entry, the one that proxy
   // appended; the entries before it are whatever the client sent.
-  const app = new Koa({ proxy: runtime.config.http.trustProxy, maxIpsCount: 1 });
+  const app = new Koa({ proxy: trustProxy, maxIpsCount: 1 });
   app.silent = true;
-  app.use(requestEntry({ logger: runtime.logger, runtime, areas, otherwise, bodyPace }));
+  app.use(requestEntry(entry));
   return app;
 }
 

@@ -252,7 +252,8 @@ test('req.ip, ips and protocol follow X-Forwarded-* only when trusting the proxy
   const proxyRoutes = routes.filter((route) => route.path === '/addresses');
   const headers = { 'x-forwarded-for': '203.0.113.9, 198.51.100.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'public.example.com' };
   for (const trustProxy of [false, true]) {
-    const [express, trusting] = await Promise.all([startExpressApp(proxyRoutes, { trustProxy }), startBridgeApp(proxyRoutes, { trustProxy })]);
+    // The service's `http.trustProxy: true` is Express's `trust proxy: 1`: one proxy in front.
+    const [express, trusting] = await Promise.all([startExpressApp(proxyRoutes, { trustProxy: trustProxy ? 1 : false }), startBridgeApp(proxyRoutes, { trustProxy })]);
     try {
       const [expected, actual] = await Promise.all(
         [express, trusting].map(async (app) => (await fetch(`${app.url}${MOUNT}/addresses`, { headers })).json()),

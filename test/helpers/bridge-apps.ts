@@ -64,7 +64,7 @@ export async function startBridgeApp(routes: readonly RouteCase[], options: Brid
 }
 
 /** The oracle: Express 5 with its own body parsers at the same limits, routes under `MOUNT`. */
-export async function startExpressApp(routes: readonly RouteCase[], options: { trustProxy?: boolean } = {}): Promise<RunningApp> {
+export async function startExpressApp(routes: readonly RouteCase[], options: { trustProxy?: boolean | number } = {}): Promise<RunningApp> {
   const app = express();
   app.set('trust proxy', options.trustProxy ?? false);
   app.disable('x-powered-by');

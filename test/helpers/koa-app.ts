@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Koa, { type Middleware } from 'koa';
+import type Koa from 'koa';
+import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { createLogger, type Logger } from '../../lib/logger/index.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import type { Area } from '../../lib/core/area.ts';
-import { requestEntry } from '../../lib/http/entry.ts';
+import { entryKoa } from '../../lib/app.ts';
 import { withTenant } from '../../lib/tenancy/index.ts';
 import { collectLogs, type CollectedLogs } from '../../lib/testing/logs.ts';
 
@@ -53,8 +54,8 @@ export interface EntryAppOptions {
 }
 
 /**
- * A bare Koa app as the service builds its own: the real entry (request id, state, log line,
- * error answers) in front of the given steps, for tests of one step at a time.
+ * The service's own Koa app (`entryKoa` of lib/app.ts: the real entry with its request id, state,
+ * log line and error answers) in front of the given steps, for tests of one step at a time.
  */
 export function entryApp({ logger, runtime, steps = [], area, tenant = false, proxy = false }: EntryAppOptions): Koa {
   const chain = compose(steps);
@@ -63,8 +64,5 @@ export function entryApp({ logger, runtime, steps = [], area, tenant = false, pr
     if (runtime === undefined) throw new Error('entryApp: the tenant step needs a runtime');
     answer = withTenant(runtime, answer);
   }
-  const app = new Koa({ proxy });
-  app.silent = true;
-  app.use(requestEntry({ logger, runtime, areas: new Map(), otherwise: answer }));
-  return app;
+  return entryKoa({ logger, runtime, areas: new Map(), otherwise: answer }, proxy);
 }
