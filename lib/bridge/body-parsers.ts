@@ -40,9 +40,8 @@ export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { 
 const FIELD_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain'];
 
 /**
- * `fields` for a route declaring `rawBody`: the body's bytes are read first, exactly as they
- * arrived, kept as `req.rawBody`, and then parsed by `fields` from a replay of them, so that
- * both see the same bytes and the parsing (types, strictness, limits, errors) is the same one.
+ * `fields` for a route declaring `rawBody`: the bytes as they arrived are kept as `req.rawBody`,
+ * then `fields` parses a replay of them, so both see the same bytes and the same parsing.
  */
 function bytesKeeper(limits: Limits, fields: Middleware): Middleware {
   return async (ctx, next) => {
@@ -115,13 +114,11 @@ function fieldParser(limits: Limits): Middleware {
 const DECODERS: Readonly<Record<string, () => Transform>> = { gzip: createUnzip, deflate: createUnzip, br: createBrotliDecompress };
 
 /**
- * The context with its body decompressed here rather than by koa-body. Its decoder (co-body's)
- * loses its error listener when the parser stops early, at the size limit, while the request
- * still feeds it: a compressed body over the limit whose end is cut short then failed in the
- * decoder after the answer, an uncaught exception that ended the process. This decoder keeps
- * a listener, and is detached and destroyed when the request's answer is done. An encoding it
- * does not know is left to koa-body, which refuses it with 415; a type koa-body does not read is
- * left unread.
+ * The body decompressed here, not by koa-body: its decoder (co-body's) loses its error listener
+ * when the parser stops at the size limit while the request still feeds it, so a compressed
+ * body over the limit, cut short, failed after the answer, an uncaught exception that ended the
+ * process. This one keeps a listener and is destroyed when the answer is done. An unknown
+ * encoding is left to koa-body (415), a type it does not read left unread.
  */
 function decompressed(ctx: Context): Context {
   const decoder = ctx.is(FIELD_TYPES) ? DECODERS[(ctx.get('content-encoding') || 'identity').toLowerCase()]?.() : undefined;
@@ -154,7 +151,6 @@ function alreadyRead(ctx: Context): boolean {
   return requestState(ctx).bodyRead === true || ctx.req.readableDidRead;
 }
 
-/** Stores the files of a multipart body, records them for `req.files`, then continues. */
 async function storeUploads(ctx: Context, next: Next, limits: Limits, chosenDirectory: string | undefined): Promise<void> {
   const directory = await uploadFolder(chosenDirectory);
   const stored: Array<[string, FormidableFile]> = [];

@@ -1,17 +1,11 @@
-/**
- * How one bridged handler ended: it answered (the answer is in `ctx` or already on the wire),
- * handed on with `next()`, failed, or the client went away before either.
- */
+/** How one bridged handler ended: answered, handed on with `next()`, failed, or its client left first. */
 export type Outcome =
   | { readonly kind: 'answered' }
   | { readonly kind: 'passed'; readonly to: PassedTo; readonly resume: Resume }
   | { readonly kind: 'failed'; readonly error: unknown }
   | { readonly kind: 'closed' };
 
-/**
- * Where `next` hands on: the next step of the route's chain (`next()`), the next matching route
- * (`next('route')`, skipping the rest of this one), or past the router (`next('router')`).
- */
+/** Where `next` hands on: `next()` the chain, `next('route')` the next matching route, `next('router')` past all. */
 export type PassedTo = 'chain' | 'route' | 'router';
 
 /** Runs the rest of the chain in the async context `next` was called in (`AsyncLocalStorage.snapshot()`). */
@@ -53,7 +47,6 @@ export class Completion {
     return this.#outcome;
   }
 
-  /** Records `outcome` unless another came first; says whether it was recorded. */
   settle(outcome: Outcome): boolean {
     if (this.#settled) return false;
     this.#settled = outcome;
@@ -74,10 +67,7 @@ export class Completion {
   }
 }
 
-/**
- * The completions of one request's bridged functions (a custom auth, then the handler), which
- * run in turn over one `req`/`res`: an answer settles the function running when it is given.
- */
+/** One request's bridged functions (custom auth, then handler) share a `res`: an answer ends the one running. */
 export class Completions {
   #running: Completion | undefined;
 
@@ -86,7 +76,6 @@ export class Completions {
     return this.#running;
   }
 
-  /** A bridged function starts: answers given from now on end it. */
   begin(reportIgnored: IgnoredAttempt): Completion {
     this.#running = new Completion(reportIgnored);
     return this.#running;

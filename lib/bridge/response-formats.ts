@@ -17,11 +17,7 @@ interface NegotiatingResponse {
   set(field: string, value: string): unknown;
 }
 
-/**
- * Express 5's `res.format`: the answer for the type the client accepts best, with that bare
- * type as Content-Type; `default` when it accepts none of them; else a 406 through `next`,
- * listing the types offered as `error.types`.
- */
+/** Express 5's `res.format` (see `BridgeResponse#format`); the chosen bare type is the Content-Type. */
 export function answerByFormat<Request extends NegotiatingRequest, Response extends NegotiatingResponse>(
   req: Request,
   res: Response,

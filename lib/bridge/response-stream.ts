@@ -211,10 +211,7 @@ export class ResponseStream extends EventEmitter {
     return Object.hasOwn(this, 'end') || Object.hasOwn(this, 'writeHead') || Object.hasOwn(this, 'write');
   }
 
-  /**
-   * The service's answer (an error of SPEC §7, already set on Koa's response) given through
-   * `this.writeHead`/`this.end`, so that the middleware that replaced them sees it.
-   */
+  /** The service's error answer (SPEC §7) through `this.writeHead`/`this.end`, for middleware that replaced them. */
   relayServiceAnswer(status: number, json: string): Promise<void> {
     const handed = new Promise<void>((resolve) => {
       this.#onHanded = resolve;
@@ -232,7 +229,6 @@ export class ResponseStream extends EventEmitter {
     return handed;
   }
 
-  /** Whether this response may still answer (`attempt` names the call); a late attempt is reported. */
   protected claim(attempt: string): boolean {
     const running = this.#completions.running;
     if (this.#answer === 'none' && (this.#relaying || !running?.settled)) return true;
@@ -247,10 +243,7 @@ export class ResponseStream extends EventEmitter {
     return true;
   }
 
-  /**
-   * The file transfer failed: if nothing was written the handler may still answer; a body cut
-   * short is destroyed, so that the client sees it end (as under Express).
-   */
+  /** The file transfer failed: unwritten, the handler may still answer; a body cut short is destroyed. */
   protected releaseFileTransfer(error: Error): void {
     if (this.#answer === 'file') this.#answer = 'none';
     else if (this.#stream && !this.#stream.writableEnded) this.#stream.destroy(error);
@@ -292,7 +285,6 @@ export class ResponseStream extends EventEmitter {
     return false;
   }
 
-  /** A body written in pieces (a file too): a stream Koa pipes to the socket (see `openBodyStream`). */
   #openStream(): void {
     this.#stream = openBodyStream(this);
     this.#handToKoa(this.#stream);

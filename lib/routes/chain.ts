@@ -5,10 +5,7 @@ import { rateLimit } from '../ratelimit/index.ts';
 import { type AreaTraits, countsByUser, type RouteDeclaration, type RouteRateLimit } from './declaration.ts';
 import { bodyCheckStep, urlCheckStep, type ReadPart } from './request-validation.ts';
 
-/**
- * What tells one area's chains from another's, built once per area: the steps differ (how a
- * body is read, how a handler is run), the order never does.
- */
+/** What tells one area's chains from another's: the steps differ, the order never does. */
 export interface ChainSettings<Handler> {
   readonly traits: AreaTraits;
   /** Runs first on every route of the area (projects: referer validation, when enabled). */
@@ -57,10 +54,7 @@ export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: 
   return compose(chain);
 }
 
-/**
- * A route's rate limit: a configured one is created on first use and shared by the area's
- * routes naming it; a route's own budget is counted apart from every other route's, by its scope.
- */
+/** A configured limit is made on first use and shared by the area's routes naming it. */
 export function routeRateLimits(runtime: Runtime): (limit: RouteRateLimit) => Middleware {
   const named = new Map<string, Middleware>();
   return (limit) => {
