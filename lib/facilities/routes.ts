@@ -7,7 +7,6 @@ import type { ValidatorSchema } from '../routes/standard-schema.ts';
 export type { ValidatorSchema } from '../routes/standard-schema.ts';
 export type { BridgeRequest as Request, BridgeResponse as Response, NextFunction, RouteHandler, UploadedFile } from '../bridge/index.ts';
 
-
 /**
  * One entry of a route's `middleware`: yours, over the `Request` and `Response` handlers get, or
  * a package's as it is typed, for Node's own request and response (`helmet()`) or for Express's
@@ -21,7 +20,6 @@ export type Middleware = (req: BridgeRequest & Omit<ExpressRequest, 'body'> & In
 export interface JsonSchema {
   readonly [keyword: string]: unknown;
 }
-
 
 /**
  * What a route declares about its requests and answers. Request schemas are checked after
