@@ -60,7 +60,7 @@ export function answeringServiceRoutes(config: Config): readonly ListedRoute[] {
   return answering.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
 }
 
-/** The first path segments of the areas switched off with this configuration, and why: `{ segments: ['spaces'], reason: 'spaces feature is disabled' }`. */
+/** The areas switched off with this configuration, and why. */
 export function switchedOffAreas(config: Config): { readonly segments: readonly string[]; readonly reason: string }[] {
   return SERVICE_AREAS.flatMap((area) => {
     const reason = area.switchedOff?.(config);

@@ -27,10 +27,8 @@ export interface BodyParserOptions {
 const EVERY_METHOD = Object.values(HttpMethodEnum);
 
 /**
- * Body parsing for project routes (SPEC §8.3). `fields` reads JSON, urlencoded and text bodies
- * as Express 5's `json()`, `urlencoded()` and `text()` do (same types, strict JSON, flat forms),
- * up to `limits.jsonBytes`; `multipart` stores files in a temporary folder within
- * `limits.fileBytes` and `limits.files` and removes them when the response ends.
+ * Body parsing for project routes (SPEC §8.3): `fields` as Express 5's `json()`, `urlencoded()`
+ * and `text()` do; `multipart` stores files in a temporary folder until the response ends.
  */
 export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { fields: Middleware; fieldsWithBytes: Middleware; multipart: Middleware } {
   const fields = fieldParser(limits);
@@ -142,10 +140,8 @@ function multipartParser(limits: Limits, chosenDirectory: string | undefined): M
 }
 
 /**
- * A body is read once. The service may have parsed it already (a later route reached with
- * `next()`, where reading the spent stream again would wait for ever), or a custom auth, which
- * runs before multipart bodies are parsed, may have read it with middleware of its own (multer):
- * what it read is then the route's, and `req.files` stays undefined.
+ * A body is read once: parsed already for a later route reached with `next()` (reading the spent
+ * stream would wait for ever), or by a custom auth's own middleware (multer), whose result is the route's.
  */
 function alreadyRead(ctx: Context): boolean {
   return requestState(ctx).bodyRead === true || ctx.req.readableDidRead;

@@ -45,15 +45,13 @@ export function answerBeforeItsBody(socket: object): ServerResponse | undefined 
 export interface BodyWatch {
   /** `answering`, unless the body stalls first: `bodyTimedOut()` (or, the answer begun, the connection closed). */
   race(answering: Promise<void>): Promise<void>;
-  /** The answer is decided: the rest of the body is discarded by Node, within the grace, or the connection is closed, with nothing more written on it. */
+  /** The answer is decided: Node discards the body's rest within the grace, or the connection closes. */
   answered(): void;
 }
 
 /**
- * Watches the bodies of requests in flight, all with one timer that runs only while there are
- * some. Progress is the connection's bytes received; while the service holds unread body bytes
- * (a handler that reads later, or not at all), a slow body is the service's doing, not the
- * client's, and the allowance starts over.
+ * One timer for every body in flight, running only while there are some. While the service
+ * holds unread body bytes, a slow body is its own doing, not the client's: the allowance starts over.
  */
 export class BodyWatcher {
   readonly #pace: BodyPace;

@@ -88,7 +88,6 @@ function problemsOfRoute(candidate: unknown): string[] {
   return reasons;
 }
 
-/** `rateLimit`: `{max, windowMs, by}`, positive whole numbers and `by` "ip" or "user". */
 function rateLimitProblems(rateLimit: unknown): string[] {
   if (rateLimit === undefined) return [];
   if (!isRecord(rateLimit)) return [`rateLimit must be an object {max, windowMs, by} (got ${kindOf(rateLimit)})`];
@@ -106,7 +105,6 @@ function describe(value: unknown): string {
   return typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value) : kindOf(value);
 }
 
-/** `middleware`: Express-style functions, run in order before `function`. */
 function middlewareProblems(middleware: unknown): string[] {
   if (middleware === undefined) return [];
   if (!Array.isArray(middleware)) return [`middleware must be an array of functions (got ${kindOf(middleware)})`];

@@ -25,13 +25,10 @@ export interface ChainSettings<Handler> {
 }
 
 /**
- * One route's chain after the tenant step, composed once at start-up: referer → rate limit by
- * IP → authentication (a custom `authenticate`, with the non-file body read just before
- * it, or system authentication unless public) → guards (a role) → the declared params and
- * query schemas → body reading (keeping its bytes for a route declaring `rawBody`) → the
- * declared body schema → the route's middleware → handler. No body is read before
- * authentication and the guards, except what a custom `authenticate` needs; files reach the
- * disk only after them.
+ * One route's chain after the tenant step, composed once: referer → rate limit by IP →
+ * authentication (custom, with the non-file body read just before, or system) → guards →
+ * params and query schemas → body → body schema → middleware → handler. No body is read before
+ * authentication and guards but what a custom `authenticate` needs; files reach disk only after.
  */
 export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: ChainSettings<Handler>): Middleware {
   const chain: Middleware[] = [];

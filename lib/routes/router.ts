@@ -63,7 +63,6 @@ export class Router {
   }
 }
 
-/** The `req.route` of a route declared with `method` and `path`. */
 function expressRoute(method: string, path: string): ExpressRoute {
   return Object.freeze({ path, methods: Object.freeze({ [method.toLowerCase()]: true as const }) });
 }
