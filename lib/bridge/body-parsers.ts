@@ -37,10 +37,7 @@ export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { 
 
 const FIELD_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain'];
 
-/**
- * `fields` for a route declaring `rawBody`: the bytes as they arrived are kept as `req.rawBody`,
- * then `fields` parses a replay of them, so both see the same bytes and the same parsing.
- */
+/** `fields` for `rawBody`: the bytes kept as `req.rawBody`, then parsed from a replay: both see the same bytes. */
 function bytesKeeper(limits: Limits, fields: Middleware): Middleware {
   return async (ctx, next) => {
     if (alreadyRead(ctx) || !typeis.hasBody(ctx.req) || !ctx.is(FIELD_TYPES)) return fields(ctx, next);

@@ -2,10 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 
-/**
- * The body of a response written in pieces (`res.write`, `readable.pipe(res)`): a PassThrough as
- * `ctx.body`, so Koa pipes it with its own back-pressure and error handling; `drain` goes to `res`.
- */
+/** A body written in pieces as `ctx.body`: Koa pipes it with its own back-pressure and error handling. */
 export function openBodyStream(response: EventEmitter): PassThrough {
   const body = new PassThrough();
   body.on('drain', () => response.emit('drain'));

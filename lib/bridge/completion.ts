@@ -14,10 +14,7 @@ export type Resume = <Result>(rest: () => Result) => Result;
 /** Told about an attempt to end a handler that had already ended (`attempt` names the call). */
 export type IgnoredAttempt = (attempt: string, first: Outcome | undefined, error?: unknown) => void;
 
-/**
- * The end of a bridged handler, which is not the return of its function: a handler may answer
- * from a timer, a callback or a stream. The first outcome wins; the later ones are reported.
- */
+/** The end of a bridged handler, not its function's return: the first outcome wins, later ones are reported. */
 export class Completion {
   readonly #reportIgnored: IgnoredAttempt;
   #resolve: ((outcome: Outcome) => void) | undefined;

@@ -21,10 +21,7 @@ export interface BridgeOptions {
   logger: Logger;
 }
 
-/**
- * Koa middleware running an Express-style handler or custom auth over `ctx`. It waits for the
- * answer, `next()` or failure, however late, not for the function to return.
- */
+/** Runs an Express-style handler or custom auth, waiting for its answer, `next()` or failure, not its return. */
 export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Middleware {
   return (ctx, next) => {
     const state = requestState(ctx);
@@ -59,10 +56,7 @@ function conclude(ctx: Context, state: RequestState, outcome: Outcome, next: () 
   return undefined;
 }
 
-/**
- * The error answer (SPEC §7) through `res.writeHead`/`res.end` when middleware replaced them
- * (compression, express-session), so that it sees this answer too, as under Express.
- */
+/** Through `res.writeHead`/`res.end`, so that middleware that replaced them sees the error answer too. */
 function answerThroughResponse(ctx: Context, res: BridgeResponse, error: unknown, logger: Logger): Promise<void> {
   requestState(ctx).givenUp = true;
   answerError(ctx, error, logger);

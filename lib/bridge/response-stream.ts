@@ -142,10 +142,7 @@ export class ResponseStream extends EventEmitter {
     return done ? this.#stream.write(chunk, encoding, done) : this.#stream.write(chunk, encoding);
   }
 
-  /**
-   * Node's `end`: the head first if it is not written (`_implicitHeader`), then the body. A body
-   * never written in pieces goes to Koa whole; a stream body is ended.
-   */
+  /** Node's `end`: a body never written in pieces goes to Koa whole; a stream body is ended. */
   end(chunk?: string | Uint8Array | (() => void), encodingOrCallback?: BufferEncoding | (() => void), callback?: () => void): this {
     const data = typeof chunk === 'function' ? undefined : chunk;
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;

@@ -145,10 +145,7 @@ export class BridgeResponse extends ResponseStream {
     return this;
   }
 
-  /**
-   * There is no view engine (SPEC §10): the error says what to use instead. It goes to the
-   * callback when one is given, as Express's render errors do; else it is thrown.
-   */
+  /** No view engine (SPEC §10): the error, saying what to use instead, goes to the callback if any, else is thrown. */
   render(_view: string, localsOrCallback?: object | ((error: Error) => void), callback?: (error: Error) => void): void {
     const done = typeof localsOrCallback === 'function' ? localsOrCallback : callback;
     if (!done) throw noViewEngine();

@@ -74,10 +74,7 @@ function warnOfDotSegment(target: FileTransferTarget, filePath: string, options:
   );
 }
 
-/**
- * The handler's callback runs from a stream event, where a throw would be uncaught and end the
- * whole service (as it would end Express): it fails the handler instead, like any other throw.
- */
+/** A throw from a stream event would end the service (as it would end Express): it fails the handler instead. */
 function runCallback(target: FileTransferTarget, callback: SendFileCallback, error: Error | undefined): void {
   try {
     callback(error);

@@ -108,7 +108,7 @@ async function loadProject({ name, file }: ProjectFolder, settingsProblems: read
   return { project: all.length === 0 ? Object.freeze({ name, file, routes, indexes: Object.freeze(declared.indexes) }) : undefined, problems: all };
 }
 
-/** A project's `api/indexes.{js,mjs,ts}` (optional, SPEC §9.4), read and checked. */
+/** Optional (SPEC §9.4). */
 async function readIndexes(project: string, apiDir: string): Promise<ValidatedIndexes> {
   const file = projectModule(project, apiDir, 'indexes');
   if (typeof file !== 'string') return { indexes: [], problems: file === undefined ? [] : [file] };

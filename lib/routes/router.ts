@@ -8,10 +8,7 @@ import { credentialQueryNames, type RouteDeclaration } from './declaration.ts';
 /** What the router keeps of a route: its composed chain, and what a match of it tells the request. */
 type RegisteredRoute = Pick<RouteMatch, 'project' | 'name' | 'route' | 'credentialQuery'> & { readonly chain: Middleware };
 
-/**
- * The routes of one area, matched as Express matches them: an unknown path 404, another method
- * 405 with `Allow`. @koa/router only matches: its own dispatch is not used.
- */
+/** One area's routes, matched as Express matches them; @koa/router only matches, its dispatch unused. */
 export class Router {
   readonly #project: string | undefined;
   readonly #router = new KoaRouter();

@@ -36,10 +36,7 @@ export interface ReadSchema {
 
 type Declared = { readonly check: SchemaCheck; readonly document: JsonObject } | { readonly problem: string };
 
-/**
- * Reads a route's `schema` (`{params?, query?, body?, responses?}`, JSON Schema or zod), naming
- * every problem (`schema.body ...`). `pathParameters`: the path's, when it is valid.
- */
+/** Reads a route's `schema`, naming every problem; `pathParameters`: the path's, when it is valid. */
 export function readRouteSchema(declared: unknown, compiler: JsonSchemaCompiler, pathParameters: readonly string[] | undefined): ReadSchema {
   if (!isPlainObject(declared)) {
     return { problems: [`schema must be an object of params, query, body and responses (got ${kindOf(declared)})`], schema: undefined };

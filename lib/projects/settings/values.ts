@@ -19,10 +19,7 @@ export interface ProjectSettingsSource {
   readonly settings: ProjectSettings | undefined;
 }
 
-/**
- * A project's values (SPEC §8.7): a secret from `<PROJECT>_<SETTING>` in the environment, else
- * the expert configuration's section named after the project, else the default.
- */
+/** SPEC §8.7: a secret from `<PROJECT>_<SETTING>`, else the project's expert section, else the default. */
 export function resolveValues(source: ProjectSettingsSource, sources: ProjectSettingSources): ResolvedValues {
   const { project } = source;
   const section = Object.hasOwn(sources.sections, project) ? sources.sections[project] : {};
