@@ -20,18 +20,13 @@ import type { ServiceAreaDeclaration, ServiceHandler, ServiceParts } from './rou
 import { spacesArea } from './spaces/routes.ts';
 import { withTenant } from './tenancy/index.ts';
 
-/**
- * The areas of the service, by the first path segments they answer: the system endpoints, login,
- * the spaces and the audit log, each a router of declared routes, and `/api`, the projects'
- * routers (`lib/projects`).
- */
+/** The service's own areas, each a router of declared routes; `/api` holds the projects' routers (`lib/projects`). */
 const SERVICE_AREAS: readonly ServiceAreaDeclaration[] = [systemArea, loginArea, spacesArea, auditArea];
 const PROJECTS_SEGMENT = 'api';
 
 /**
- * Composes the service: one entry that routes each request, by the first segment of its path,
- * to the area answering it. The system endpoints take no tenant; everything else runs behind
- * the tenant step, unknown paths included (an invalid tenant is a 400 before a 404).
+ * One entry routing each request by its path's first segment to its area. Everything but the
+ * system endpoints runs behind the tenant step, unknown paths included (400 before 404).
  */
 export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: BodyPace): Koa {
   const routes = Object.freeze([...answeringServiceRoutes(runtime.config), ...projects.routes]);
@@ -64,17 +59,13 @@ function mount(runtime: Runtime, mounting: { readonly tenant: boolean; readonly 
   return mounting.crossOrigin === true ? withCrossOrigin(runtime.config, methodsOf, area) : area;
 }
 
-/**
- * The service's own routes that answer with this configuration, as `/openapi.json` documents
- * them and `make routes` lists them: an area switched off (the spaces, while `spaces.enabled`
- * is false) answers 404 at every URL, so none of its routes is listed.
- */
+/** The service's own routes that answer with this configuration: a switched-off area's are not listed. */
 export function answeringServiceRoutes(config: Config): readonly ListedRoute[] {
   const answering = SERVICE_AREAS.filter((area) => area.switchedOff?.(config) === undefined);
   return answering.flatMap((area) => listRoutes(area.routes, area.traits, { mounts: [''] }));
 }
 
-/** The first path segments of the areas switched off with this configuration, and why: `{ segments: ['spaces'], reason: 'spaces feature is disabled' }`. */
+/** The areas switched off with this configuration, and why. */
 export function switchedOffAreas(config: Config): { readonly segments: readonly string[]; readonly reason: string }[] {
   return SERVICE_AREAS.flatMap((area) => {
     const reason = area.switchedOff?.(config);

@@ -7,10 +7,7 @@ import { tracingWanted } from './tracing/switch.ts';
 
 /** SPEC §2.5: the process is gone this long after the signal, even if releasing something hangs. */
 const SHUTDOWN_LIMIT_MS = 10_000;
-/**
- * The exit code once an exception escaped every request, however the drain went (sysexits'
- * EX_SOFTWARE): distinct from 1, a stop on SIGTERM that overran its limit or failed.
- */
+/** Exit code after an escaped exception (sysexits' EX_SOFTWARE): 1 is a SIGTERM stop that overran or failed. */
 const ESCAPED_EXCEPTION_EXIT_CODE = 70;
 
 /** `make run`: start the service, and stop it cleanly on SIGTERM or SIGINT. */
@@ -42,9 +39,8 @@ async function main(): Promise<void> {
 }
 
 /**
- * Drains and releases the service once, then exits with the highest code any call asked for
- * (1 at least if shutting down fails or overruns), after `beforeExit`. `unreadyMs`: how long it
- * keeps serving first, `/readyz` answering 503.
+ * Stops the service once, then exits with the highest code any call asked for. `unreadyMs`: how
+ * long it keeps serving first, `/readyz` answering 503.
  */
 function stopOnce(service: Service, beforeExit: () => void): (why: Record<string, string>, code: number, unreadyMs?: number) => void {
   let stopping = false;

@@ -46,11 +46,7 @@ export interface Service {
   readonly url: string;
   readonly runtime: Runtime;
   readonly server: Server;
-  /**
-   * Stops accepting, lets in-flight requests and requests already on their way over open
-   * connections finish (8 s at most, see `createDrainableServer`), then releases everything.
-   * Calling it again returns the same promise.
-   */
+  /** Drains (8 s at most, see `createDrainableServer`), then releases everything; once, however often called. */
   close(): Promise<void>;
 }
 
@@ -105,9 +101,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
 }
 
 /**
- * Everything the service shares, without HTTP: also what the CLI commands use. What needs
- * closing registers its closing as it is made; the process's facilities read this runtime
- * outside requests from now on (`facilities/current.ts`).
+ * Everything the service shares, without HTTP (the CLI uses it too); what needs closing registers
+ * its closing as it is made. Facilities read it outside requests (`facilities/current.ts`).
  */
 export async function createRuntime(options: StartOptions = {}, database: DatabaseOptions = {}): Promise<Runtime> {
   const loaded = loadConfig(options);
@@ -211,9 +206,8 @@ async function warnUnlessDocumentIndexUsable(runtime: Runtime): Promise<void> {
 }
 
 /**
- * Builds the declared indexes behind the listening service (lib/documents/index-build.ts): a
- * build over many documents takes a while, and queries answer the same meanwhile, only slower.
- * Without declarations a build still runs when indexes of removed ones are left to drop.
+ * Builds the declared indexes behind the listening service: a build over many documents takes a
+ * while, and queries answer meanwhile, only slower. Indexes of removed declarations are dropped.
  */
 async function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): Promise<IndexBuild | undefined> {
   if (declarations.length === 0 && !(await undeclaredLeft(runtime.knex, declarations))) return undefined;
@@ -226,9 +220,8 @@ async function startIndexBuild(runtime: Runtime, declarations: readonly IndexDec
 }
 
 /**
- * A declared unique index that could not be built leaves its collection without the uniqueness
- * its author declared: writes to it are refused from now on (`UnguardedWriteError`), and it is
- * named in the log, `/readyz` and `spaceport_declared_indexes_unbuilt`.
+ * A declared unique index that could not be built: writes to its collection are refused
+ * (`UnguardedWriteError`), and it is named in the log, `/readyz` and the metrics.
  */
 function refuseUnguardedWrites(runtime: Runtime, declarations: readonly IndexDeclaration[], built: readonly BuiltIndex[]): void {
   const failed = new Set(built.filter(({ outcome }) => outcome === 'failed').map(({ name }) => name));
@@ -258,10 +251,7 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-/**
- * Drains the server, then releases the runtime: once, however often it is called. `/readyz`
- * answers 503 from the first call on, on the connections still open.
- */
+/** `/readyz` answers 503 from the first call on, on the connections still open. */
 function closeOnce(drain: () => Promise<unknown>, runtime: Runtime, indexBuild: IndexBuild | undefined): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {

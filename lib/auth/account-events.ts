@@ -4,10 +4,7 @@ import { sql, statementOf } from '../db/statement.ts';
 import type { TransactionStatement } from '../db/tenant-database.ts';
 import { tenantRows } from '../tenancy/scope.ts';
 
-/**
- * Who changed an account: an account (its uid and username, from its token), `make user`
- * (`{cli: true}`), or null when neither is known (a tool or test acting outside a request).
- */
+/** Who changed an account: an account (from its token), `make user`, or null (a tool or test outside a request). */
 export type AccountActor = { readonly uid: string; readonly username: string | null } | { readonly cli: true } | null;
 
 /** The account an event is about, as it was named when the event was written. */
@@ -35,10 +32,8 @@ export function requestActor(request: RequestState | undefined): AccountActor {
 }
 
 /**
- * Inserts one account event, in the change's transaction. `fields` are the names
- * of the fields set or changed, never their values: no password or hash can reach an event.
- * The time is the clock's in milliseconds, after the account's previous event (the change holds
- * the account's row lock, so one account's events are strictly ordered).
+ * One account event, in the change's transaction. `fields` are names, never values: no password
+ * or hash can reach an event. The change holds the account's row lock: its events are ordered.
  */
 export async function insertAccountEvent(
   run: TransactionStatement,

@@ -33,10 +33,7 @@ const ACCOUNTS = 'accounts';
 const ROLES = new Set(['admin', 'member']);
 const UNIQUE_VIOLATION = '23505';
 
-/**
- * Accounts are documents of the `accounts` collection (SPEC §5.1), which route handlers read with
- * `db.collection('accounts')`; this store writes its own SQL on them, from the tenant's rows.
- */
+/** Accounts are documents of `accounts` (SPEC §5.1), which handlers read with `db.collection('accounts')`. */
 function accountRows(tenant: string, condition: SqlFragment): Knex.QueryBuilder {
   return tenantRows(DOCUMENTS, tenant, { sql: 'collection = ?', bindings: [ACCOUNTS] }, condition);
 }
@@ -66,9 +63,8 @@ export async function findAccountByUsername(database: TenantDatabase, tenant: st
 }
 
 /**
- * The stored document, password hash included: for the login check only. On `account_username`,
- * the stored copy of `doc->>'username'` whose unique index row-level security lets PostgreSQL use
- * (migration `..._account_username_column`); the type check keeps a number 5 from naming "5".
+ * The stored document, hash included, for the login check only. On `account_username`, whose
+ * unique index row-level security lets PostgreSQL use; the type check keeps 5 from naming "5".
  */
 export async function findAccountDocument(database: TenantDatabase, tenant: string, username: string): Promise<Document | undefined> {
   if (typeof username !== 'string') throw new TypeError('username must be a string');
@@ -82,10 +78,8 @@ export interface SaveOptions {
 }
 
 /**
- * Creates the account named by `input.username`, or updates it: fields left out keep their
- * values. The password is hashed (scrypt, salted) before it is stored. The change and its event
- * (`account_events`, shown by `GET /audit`) are written in one transaction: no change without
- * its event. An update that changes nothing writes nothing.
+ * Creates or updates the account named by `input.username` (fields left out keep their values).
+ * The change and its event (`GET /audit`) share one transaction; an update changing nothing writes nothing.
  */
 export async function saveAccount(database: TenantDatabase, tenant: string, input: AccountInput, options: SaveOptions = {}): Promise<{ account: Account; created: boolean }> {
   const fields = await storedFields(input);

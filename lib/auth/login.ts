@@ -15,10 +15,7 @@ interface Credentials {
 /** One answer for an unknown name and a wrong password, so neither can be told apart. */
 const REJECTED = 'invalid username or password';
 
-/**
- * `POST /auth/login` (SPEC §5.2): checks the credentials of the request's tenant and answers a
- * system JWT. The body is rate-limited, read and checked (`Credentials`) before this runs.
- */
+/** `POST /auth/login` (SPEC §5.2): the body is rate-limited, read and checked before this runs. */
 export function loginHandler(runtime: Runtime): Middleware {
   void prepareDecoyHash();
   return async (ctx) => {

@@ -10,12 +10,10 @@ const SALT_BYTES = 16;
 const PREFIX = 'scrypt';
 
 /**
- * scrypt runs on libuv's thread pool, each call a CPU core's worth of work for about 0.1 s. Left
- * unbounded, a burst of logins takes every thread of the pool (which file reads and DNS lookups
- * share) and leaves the event loop, which serves every other request, a fraction of a core. So
- * hashes run one per core beyond the event loop's, leaving a pool thread free (at least one hash,
- * one on 2 cores); a few dozen wait their turn, and one asked beyond that is refused at once
- * with 503 rather than queued for seconds.
+ * scrypt takes a core for about 0.1 s on libuv's pool. Unbounded, a burst of logins takes every
+ * pool thread (file reads and DNS share them) and leaves the event loop a fraction of a core. So
+ * hashes run one per core beyond the event loop's, leaving a pool thread free; a few dozen wait,
+ * and one beyond is refused at once with 503 rather than queued for seconds.
  */
 const POOL_THREADS = Number(process.env.UV_THREADPOOL_SIZE) || 4;
 const CONCURRENT_HASHES = Math.max(1, Math.min(availableParallelism() - 1, POOL_THREADS - 1));
@@ -57,9 +55,8 @@ interface ParsedHash {
 }
 
 /**
- * A stored hash, if it is one this service could have written: scrypt with costs in sane bounds.
- * Accounts are documents a handler may write; costs taken from one unchecked could make a login
- * fail, or run for seconds.
+ * A stored hash this service could have written: accounts are documents a handler may write, and
+ * costs taken from one unchecked could make a login fail, or run for seconds.
  */
 function parseHash(stored: unknown): ParsedHash | undefined {
   if (typeof stored !== 'string') return undefined;
@@ -88,10 +85,7 @@ export function prepareDecoyHash(): Promise<string> {
   return decoyHash;
 }
 
-/**
- * True when `password` matches `stored`. With no stored hash (unknown user) it still runs a full
- * scrypt against a decoy, so the answer time does not tell whether the username exists.
- */
+/** With no stored hash it still runs a full scrypt against a decoy: the time does not tell if the user exists. */
 export async function verifyPassword(password: string, stored: unknown): Promise<boolean> {
   const parsed = parseHash(stored);
   const target = parsed ?? parseHash(await prepareDecoyHash());

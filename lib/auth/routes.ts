@@ -14,10 +14,7 @@ const loggedIn = z
   })
   .meta({ description: 'Logged in.' });
 
-/**
- * `POST /auth/login` (SPEC §5.2). The rate limit comes before the body is read, so every
- * attempt counts, malformed ones included.
- */
+/** The rate limit comes before the body is read, so every attempt counts, malformed ones included. */
 export const loginArea: ServiceAreaDeclaration = {
   segments: ['auth'],
   traits: serviceTraits({ tenant: true }),

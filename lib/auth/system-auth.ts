@@ -8,13 +8,10 @@ import { ofRequestTenant, systemTokenVerifier, type TokenClaims } from './tokens
 const BEARER = /^Bearer\s+(\S+)$/i;
 
 /**
- * System authentication (SPEC §5.3): the `Authorization: Bearer` token must be a system token
- * of the request's tenant, verified by the one rule `verifyToken` uses too (HS256 pinned, a
- * prebuilt key, `systemClaimsOf`). Every failure is 401 with a Bearer challenge. A token verified
- * before is taken from the verified-token cache instead (its expiry checked on every use).
- *
- * Not koa-jwt: it makes the same jsonwebtoken call, behind a chain of promises (p-any, p-some,
- * p-cancelable) that cost each new token about 30 µs of CPU, three times the verification.
+ * System authentication (SPEC §5.3): the Bearer token must be a system token of the request's
+ * tenant, by the rule `verifyToken` uses too; every failure is 401 with a Bearer challenge.
+ * Not koa-jwt: it makes the same jsonwebtoken call behind a chain of promises (p-any, p-some,
+ * p-cancelable) costing each new token about 30 µs of CPU, three times the verification.
  */
 export function systemAuthentication(runtime: Runtime): Middleware {
   const verify = systemTokenVerifier(runtime);
@@ -55,14 +52,10 @@ function bearerToken(ctx: Context): string | undefined {
 const GENERATION = 5_000;
 
 /**
- * Tokens that passed full verification (signature, algorithm, the system-token rule), kept until
- * they expire, so a caller's repeated requests skip the HMAC. Keyed by the exact token text: any
- * change to it misses and is verified in full. Expiry is checked on every use.
- *
- * Two generations instead of one map evicting its oldest entry: deleting from the front of a
- * JavaScript Map leaves holes that every later look for "the oldest" walks past, and that cost
- * grew with the cache. When the young generation fills, it becomes the old one and the old one
- * is dropped whole; a token found in the old generation moves back into the young one.
+ * Fully verified tokens, by their exact text, so a caller's repeated requests skip the HMAC;
+ * expiry is checked on every use. Two generations rather than one map evicting its oldest:
+ * deleting from a Map's front leaves holes every later search for the oldest walks past, a cost
+ * that grew with the cache. A full young generation becomes the old one, the old one dropped.
  */
 class VerifiedTokens {
   #young = new Map<string, TokenClaims>();

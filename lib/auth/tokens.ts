@@ -46,10 +46,9 @@ export function signSystemToken(runtime: Runtime, subject: TokenSubject, request
 }
 
 /**
- * The tenant a token is issued for: the request's, inside one; outside a request (tools, tests),
- * the one the account names. An account naming another tenant than the request's is refused,
- * never obeyed: accounts are free-form documents, and a field written into one (by a profile
- * update, say) must not mint a token for another tenant (SPEC §4.2).
+ * The request's tenant, or outside one (tools, tests) the account's. An account naming another
+ * tenant is refused: accounts are free-form documents, and a field written into one must not
+ * mint a token for another tenant (SPEC §4.2).
  */
 function tokenTenant(named: unknown, requestTenant: string | undefined): string {
   const accountTenant = typeof named === 'string' ? named : undefined;
@@ -63,10 +62,7 @@ function tokenTenant(named: unknown, requestTenant: string | undefined): string 
   return requestTenant;
 }
 
-/**
- * Verifies signature (HS256 only) and expiry, then the rule of `systemClaimsOf`, then
- * `ofRequestTenant` for `request` (undefined outside a request); returns the claims or throws.
- */
+/** Signature (HS256 only), expiry, `systemClaimsOf`, then `ofRequestTenant`; returns the claims or throws. */
 export function verifySystemToken(runtime: Runtime, token: string, request?: TenantOfRequest): TokenClaims {
   return ofRequestTenant(systemTokenVerifier(runtime)(token), request);
 }
@@ -75,10 +71,8 @@ export function verifySystemToken(runtime: Runtime, token: string, request?: Ten
 export type TenantOfRequest = Pick<RequestState, 'tenant'>;
 
 /**
- * A system token counts only in the tenant it was issued for (SPEC §5.3): inside a request, a
- * token of any other tenant (or a request with no tenant) is refused with a `JsonWebTokenError`,
- * by system authentication and `verifyToken` alike. Outside a request (`request` undefined:
- * tools, tests) there is no tenant to compare with.
+ * A system token counts only in the tenant it was issued for (SPEC §5.3): a request of any other
+ * tenant, or of none, refuses it. Outside a request there is no tenant to compare with.
  */
 export function ofRequestTenant(claims: TokenClaims, request: TenantOfRequest | undefined): TokenClaims {
   if (request !== undefined && claims.tenant !== request.tenant) throw new jwt.JsonWebTokenError('token was issued for another tenant');
@@ -108,13 +102,11 @@ function configuredLifetime(runtime: Runtime): number {
 }
 
 /**
- * What a JWT whose signature and algorithm checked out must also be to count as a system token
- * (SPEC §5.3), the one rule for system authentication and `verifyToken`; throws a `JsonWebTokenError` if not.
- * - No `crit` header: it names extensions the verifier must understand (RFC 7515 §4.1.11), and
- *   this one understands none.
+ * What a correctly signed JWT must also be to count as a system token (SPEC §5.3), for system
+ * authentication and `verifyToken` alike:
+ * - No `crit` header: it names extensions the verifier must understand (RFC 7515 §4.1.11).
  * - The system claims, `exp` among them: a token without one would never expire.
- * - `exp` a safe integer at most `latestSeconds` from now: the service issues no token that lives
- *   longer, so `1e308` or a fractional second did not come from it.
+ * - `exp` a safe integer at most `latestSeconds` ahead: the service issues no longer-lived token.
  */
 export function systemClaimsOf(verified: jwt.Jwt, latestSeconds: number): TokenClaims {
   if ('crit' in verified.header) throw new jwt.JsonWebTokenError('token names critical extensions');
@@ -126,10 +118,7 @@ export function systemClaimsOf(verified: jwt.Jwt, latestSeconds: number): TokenC
   return claims;
 }
 
-/**
- * The claims every system JWT carries (SPEC §5.3). `exp` among them: a token without one, even
- * correctly signed, would never expire, and the service issues none like it.
- */
+/** The claims every system JWT carries (SPEC §5.3). */
 function hasSystemClaims(claims: object): claims is TokenClaims {
   const { uid, tenant, exp } = claims as Partial<Record<keyof TokenClaims, unknown>>;
   return typeof uid === 'string' && typeof tenant === 'string' && typeof exp === 'number';

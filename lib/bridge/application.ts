@@ -1,9 +1,8 @@
 import type Koa from 'koa';
 
 /**
- * What Express middleware reads of `req.app`/`res.app`: the application's settings. The ones
- * the service has an answer for are the service's own (`trust proxy` is `http.trustProxy`);
- * a route cannot change them (`set` is refused), and there is no other application to mount.
+ * What Express middleware reads of `req.app`/`res.app`: the service's own settings (`trust proxy`
+ * is `http.trustProxy`), which a route cannot change (no `set`), and no application to mount.
  */
 export interface ExpressApplication {
   /** A setting, as Express's `app.get(name)` (one argument) gives it; undefined when the service has none. */
@@ -18,11 +17,8 @@ const applications = new WeakMap<Koa, ExpressApplication>();
 
 /** The Express application seen from `app`'s requests, made once per Koa application. */
 export function expressApplication(app: Koa): ExpressApplication {
-  let application = applications.get(app);
-  if (application === undefined) {
-    application = applicationOf(app);
-    applications.set(app, application);
-  }
+  const application = applications.get(app) ?? applicationOf(app);
+  applications.set(app, application);
   return application;
 }
 

@@ -27,10 +27,8 @@ export interface BodyParserOptions {
 const EVERY_METHOD = Object.values(HttpMethodEnum);
 
 /**
- * Body parsing for project routes (SPEC §8.3). `fields` reads JSON, urlencoded and text bodies
- * as Express 5's `json()`, `urlencoded()` and `text()` do (same types, strict JSON, flat forms),
- * up to `limits.jsonBytes`; `multipart` stores files in a temporary folder within
- * `limits.fileBytes` and `limits.files` and removes them when the response ends.
+ * Body parsing for project routes (SPEC §8.3): `fields` as Express 5's `json()`, `urlencoded()`
+ * and `text()` do; `multipart` stores files in a temporary folder until the response ends.
  */
 export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { fields: Middleware; fieldsWithBytes: Middleware; multipart: Middleware } {
   const fields = fieldParser(limits);
@@ -39,11 +37,7 @@ export function bodyParsers(limits: Limits, options: BodyParserOptions = {}): { 
 
 const FIELD_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain'];
 
-/**
- * `fields` for a route declaring `rawBody`: the body's bytes are read first, exactly as they
- * arrived, kept as `req.rawBody`, and then parsed by `fields` from a replay of them, so that
- * both see the same bytes and the parsing (types, strictness, limits, errors) is the same one.
- */
+/** `fields` for `rawBody`: the bytes kept as `req.rawBody`, then parsed from a replay: both see the same bytes. */
 function bytesKeeper(limits: Limits, fields: Middleware): Middleware {
   return async (ctx, next) => {
     if (alreadyRead(ctx) || !typeis.hasBody(ctx.req) || !ctx.is(FIELD_TYPES)) return fields(ctx, next);
@@ -115,13 +109,11 @@ function fieldParser(limits: Limits): Middleware {
 const DECODERS: Readonly<Record<string, () => Transform>> = { gzip: createUnzip, deflate: createUnzip, br: createBrotliDecompress };
 
 /**
- * The context with its body decompressed here rather than by koa-body. Its decoder (co-body's)
- * loses its error listener when the parser stops early, at the size limit, while the request
- * still feeds it: a compressed body over the limit whose end is cut short then failed in the
- * decoder after the answer, an uncaught exception that ended the process. This decoder keeps
- * a listener, and is detached and destroyed when the request's answer is done. An encoding it
- * does not know is left to koa-body, which refuses it with 415; a type koa-body does not read is
- * left unread.
+ * The body decompressed here, not by koa-body: its decoder (co-body's) loses its error listener
+ * when the parser stops at the size limit while the request still feeds it, so a compressed
+ * body over the limit, cut short, failed after the answer, an uncaught exception that ended the
+ * process. This one keeps a listener and is destroyed when the answer is done. An unknown
+ * encoding is left to koa-body (415), a type it does not read left unread.
  */
 function decompressed(ctx: Context): Context {
   const decoder = ctx.is(FIELD_TYPES) ? DECODERS[(ctx.get('content-encoding') || 'identity').toLowerCase()]?.() : undefined;
@@ -145,16 +137,13 @@ function multipartParser(limits: Limits, chosenDirectory: string | undefined): M
 }
 
 /**
- * A body is read once. The service may have parsed it already (a later route reached with
- * `next()`, where reading the spent stream again would wait for ever), or a custom auth, which
- * runs before multipart bodies are parsed, may have read it with middleware of its own (multer):
- * what it read is then the route's, and `req.files` stays undefined.
+ * A body is read once: parsed already for a later route reached with `next()` (reading the spent
+ * stream would wait for ever), or by a custom auth's own middleware (multer), whose result is the route's.
  */
 function alreadyRead(ctx: Context): boolean {
   return requestState(ctx).bodyRead === true || ctx.req.readableDidRead;
 }
 
-/** Stores the files of a multipart body, records them for `req.files`, then continues. */
 async function storeUploads(ctx: Context, next: Next, limits: Limits, chosenDirectory: string | undefined): Promise<void> {
   const directory = await uploadFolder(chosenDirectory);
   const stored: Array<[string, FormidableFile]> = [];

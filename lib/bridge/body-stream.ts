@@ -2,11 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 
-/**
- * The body of a response written in pieces (`res.write`, `readable.pipe(res)`): a PassThrough
- * that becomes `ctx.body`, so Koa pipes it to the socket with its own back-pressure and error
- * handling. The bridged `res` hears `drain` from it, as from Node's own response.
- */
+/** A body written in pieces as `ctx.body`: Koa pipes it with its own back-pressure and error handling. */
 export function openBodyStream(response: EventEmitter): PassThrough {
   const body = new PassThrough();
   body.on('drain', () => response.emit('drain'));
@@ -15,11 +11,9 @@ export function openBodyStream(response: EventEmitter): PassThrough {
 }
 
 /**
- * Re-emits the socket-side `finish` and `close` on the bridged `res` (piping sources and
- * handlers listen for them), and looks after sources piped into it: `pipe` leaves a source
- * paused, holding its file or socket open, when the response ends first (client gone, HEAD),
- * so it is destroyed then; a source that fails is reported through `onSourceError` instead of
- * leaving the response hanging.
+ * Re-emits the socket's `finish` and `close` on the bridged `res`, where piping sources and
+ * handlers listen. `pipe` leaves a source paused, its file or socket open, when the response ends
+ * first (client gone, HEAD), so it is destroyed then; a failing source goes to `onSourceError`.
  */
 export function followSocketEvents(raw: ServerResponse, response: EventEmitter, onSourceError: (error: Error) => void): void {
   const sources = new Set<Readable>();

@@ -1,17 +1,11 @@
-/**
- * How one bridged handler ended: it answered (the answer is in `ctx` or already on the wire),
- * handed on with `next()`, failed, or the client went away before either.
- */
+/** How one bridged handler ended: answered, handed on with `next()`, failed, or its client left first. */
 export type Outcome =
   | { readonly kind: 'answered' }
   | { readonly kind: 'passed'; readonly to: PassedTo; readonly resume: Resume }
   | { readonly kind: 'failed'; readonly error: unknown }
   | { readonly kind: 'closed' };
 
-/**
- * Where `next` hands on: the next step of the route's chain (`next()`), the next matching route
- * (`next('route')`, skipping the rest of this one), or past the router (`next('router')`).
- */
+/** Where `next` hands on: `next()` the chain, `next('route')` the next matching route, `next('router')` past all. */
 export type PassedTo = 'chain' | 'route' | 'router';
 
 /** Runs the rest of the chain in the async context `next` was called in (`AsyncLocalStorage.snapshot()`). */
@@ -20,10 +14,7 @@ export type Resume = <Result>(rest: () => Result) => Result;
 /** Told about an attempt to end a handler that had already ended (`attempt` names the call). */
 export type IgnoredAttempt = (attempt: string, first: Outcome | undefined, error?: unknown) => void;
 
-/**
- * The end of a bridged handler, which is not the return of its function: a handler may answer
- * from a timer, a callback or a stream. The first outcome wins; the later ones are reported.
- */
+/** The end of a bridged handler, not its function's return: the first outcome wins, later ones are reported. */
 export class Completion {
   readonly #reportIgnored: IgnoredAttempt;
   #resolve: ((outcome: Outcome) => void) | undefined;
@@ -53,7 +44,6 @@ export class Completion {
     return this.#outcome;
   }
 
-  /** Records `outcome` unless another came first; says whether it was recorded. */
   settle(outcome: Outcome): boolean {
     if (this.#settled) return false;
     this.#settled = outcome;
@@ -74,10 +64,7 @@ export class Completion {
   }
 }
 
-/**
- * The completions of one request's bridged functions (a custom auth, then the handler), which
- * run in turn over one `req`/`res`: an answer settles the function running when it is given.
- */
+/** One request's bridged functions (custom auth, then handler) share a `res`: an answer ends the one running. */
 export class Completions {
   #running: Completion | undefined;
 
@@ -86,7 +73,6 @@ export class Completions {
     return this.#running;
   }
 
-  /** A bridged function starts: answers given from now on end it. */
   begin(reportIgnored: IgnoredAttempt): Completion {
     this.#running = new Completion(reportIgnored);
     return this.#running;

@@ -9,10 +9,8 @@ export interface CookieOptions extends Omit<CookieSerializeOptions, 'maxAge'> {
 }
 
 /**
- * One `Set-Cookie` value as Express 5's `res.cookie` writes it, with the serializer Express
- * uses: an object is `j:` + JSON, a signed value `s:` + value + signature, `maxAge` in
- * milliseconds gives `Max-Age` and `Expires`, the path defaults to `/`. A `maxAge` that is not
- * a number goes to the serializer as it is, which refuses it, as Express's does.
+ * One `Set-Cookie` value as Express 5's `res.cookie` writes it, with Express's serializer; a
+ * `maxAge` that is not a number goes to it as it is, which refuses it, as Express's does.
  */
 export function setCookieValue(name: string, value: unknown, options: CookieOptions, secret: string | Buffer | undefined): string {
   const { signed, maxAge, ...rest } = options;

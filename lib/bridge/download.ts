@@ -9,12 +9,7 @@ export interface DownloadCall {
   readonly callback: SendFileCallback | undefined;
 }
 
-/**
- * Reads `res.download(path, [filename], [options], [callback])` the way Express 5 does: the
- * options may stand in the filename's place, the callback in either's. The attachment is named
- * after `filename` or the file; the caller's headers are kept, except a Content-Disposition of
- * its own; a relative path is resolved from the working directory unless `root` is given.
- */
+/** Reads `res.download`'s arguments as Express 5 does: options may stand in the filename's place, the callback in either's. */
 export function downloadCall(filePath: string, filename: unknown, options: unknown, callback: unknown): DownloadCall {
   let done = typeof callback === 'function' ? (callback as SendFileCallback) : undefined;
   let chosen = options;

@@ -5,12 +5,9 @@ import { isDatabaseUnreachable } from '../db/connect.ts';
 import { TenantShareBusy } from '../db/tenant-shares.ts';
 
 /**
- * The error a failed handler answers with, its status chosen as Express's final handler does:
- * the error's own `status`/`statusCode` when 400-599, else a 4xx/5xx the handler had already
- * set with `res.status`, else 500. A 4xx shows its message and headers; a 5xx shows nothing of
- * the original. A database that is down is the service's to answer (503, SPEC §7), and so is
- * a tenant over its share of the pool (503 naming the limit, SPEC §17.2): those errors pass on
- * as they are.
+ * A failed handler's error, its status as Express's final handler picks it: the error's own,
+ * else a 4xx/5xx set with `res.status`, else 500; a 5xx shows nothing of it. A database down
+ * (SPEC §7) and a tenant over its pool share (SPEC §17.2) are the service's to answer: passed on.
  */
 export function handlerFailure(error: unknown, responseStatus: number): Error {
   if (statusOf(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
@@ -24,9 +21,8 @@ export function handlerFailure(error: unknown, responseStatus: number): Error {
 }
 
 /**
- * The handler's own error, seen with the status of the answer and never exposed: the log shows
- * its type, message, stack (the route file's frame first) and cause, each once, where a wrapping
- * error would print its message twice and the bridge's frames first. The original is untouched.
+ * The handler's own error with the answer's status, never exposed: the log shows its type,
+ * stack and cause once, where a wrapping error would print its message twice, the bridge's frames first.
  */
 function withStatus(error: Error, status: number): Error {
   const field = (value: unknown) => ({ value, enumerable: true });

@@ -21,12 +21,7 @@ export interface BridgeOptions {
   logger: Logger;
 }
 
-/**
- * Koa middleware running an Express-style handler (or a custom auth function) over `ctx`.
- * It waits for the handler's answer, `next()` or failure, however late they come, not for its
- * function to return; then Koa writes the answer, the chain continues, or the error middleware
- * answers with the status Express would have picked.
- */
+/** Runs an Express-style handler or custom auth, waiting for its answer, `next()` or failure, not its return. */
 export function bridgeHandler(handler: RouteHandler, options: BridgeOptions): Middleware {
   return (ctx, next) => {
     const state = requestState(ctx);
@@ -61,11 +56,7 @@ function conclude(ctx: Context, state: RequestState, outcome: Outcome, next: () 
   return undefined;
 }
 
-/**
- * The error answer (SPEC §7), given through `res.writeHead`/`res.end` when middleware replaced
- * them (compression, express-session...), so that it sees this answer too, as under Express.
- * Unwrapped, the error goes on to the service's entry, which answers it the same way.
- */
+/** Through `res.writeHead`/`res.end`, so that middleware that replaced them sees the error answer too. */
 function answerThroughResponse(ctx: Context, res: BridgeResponse, error: unknown, logger: Logger): Promise<void> {
   requestState(ctx).givenUp = true;
   answerError(ctx, error, logger);
@@ -73,12 +64,9 @@ function answerThroughResponse(ctx: Context, res: BridgeResponse, error: unknown
 }
 
 /**
- * Express's `next`: continue on nothing, skip on `'route'`/`'router'`, fail on anything else.
- * Express calls the next function from inside `next`, so a store entered around it
- * (`als.run(store, next)`) is seen there: the rest of the chain resumes in `next`'s context,
- * though always as this request (`runInRequest`): whatever context `next` was called from (a
- * listener another request triggered, say), the rest of the chain keeps this request's tenant
- * (SPEC §4.2).
+ * Express's `next`. Express calls the next function from inside `next`, so a store entered
+ * around it (`als.run(store, next)`) is seen there: the chain resumes in `next`'s context, yet
+ * always as this request (`runInRequest`), keeping its tenant whoever called `next` (SPEC §4.2).
  */
 function expressNext(completion: Completion, exchange: Exchange): NextFunction {
   return (error?: unknown) => {
@@ -92,10 +80,7 @@ function expressNext(completion: Completion, exchange: Exchange): NextFunction {
   };
 }
 
-/**
- * `next('route')` from a custom auth skips the route's handler, as in Express: it must never
- * fall through to it. Without a router that says where the next route is, only `next()` is known.
- */
+/** `next('route')` from a custom auth skips the route's handler, as in Express: never falls through to it. */
 function handOn(state: RequestState, to: PassedTo, next: () => Promise<void>): Promise<void> {
   const match = state.route;
   if (match === undefined || to === 'chain') return next();
@@ -114,10 +99,7 @@ function invoke(handler: RouteHandler, exchange: Exchange, completion: Completio
   }
 }
 
-/**
- * Settles the completion when nothing else will: the time limit passes with no answer begun
- * (504), or the response ends (a file fully sent, or the client gone).
- */
+/** Settles the completion when nothing else will: 504 at the time limit, or the response ending. */
 function watchCompletion(ctx: Context, completion: Completion, handlerMs: number): () => void {
   const timer = setTimeout(() => {
     if (ctx.res.headersSent) return;

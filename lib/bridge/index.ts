@@ -1,7 +1,4 @@
-/**
- * The Express bridge (SPEC §10): project handlers and custom auth get Express 5's `req`/`res`,
- * built over Koa's `ctx`.
- */
+/** The Express bridge (SPEC §10): Express 5's `req`/`res` over Koa's `ctx`, for handlers and custom auth. */
 import type { BridgeRequest as Request } from './request.ts';
 import type { BridgeResponse } from './response.ts';
 

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 
-/** Node's request's state, read as it is. */
 const STATE = [
   'readable', 'readableEnded', 'readableFlowing', 'readableLength', 'readableEncoding', 'readableHighWaterMark', 'readableObjectMode',
   'readableAborted', 'readableDidRead', 'destroyed', 'closed', 'errored', 'complete', 'aborted', 'socket', 'connection',
@@ -34,13 +33,9 @@ export interface RequestStream
 }
 
 /**
- * The readable-stream half of the bridged `req` (SPEC §10.7): every member is Node's own
- * request's, the one stream the service's body parsers read too, forwarded from the lists
- * above as Koa's `context` delegates to its request. So it tells the truth by construction: a
- * body the service parsed was read to its end (`complete`, `readableEnded`, not `readable`), a
- * body it left alone (a type no parser takes) is still there to read, and a client that went
- * away is `aborted`. Listeners live on Node's request and go with it; `destroy` ends the body
- * stream and, a body not fully received, the connection too.
+ * The readable-stream half of the bridged `req` (SPEC §10.7): Node's own request, which the
+ * service's parsers read too, forwarded from the lists above as Koa's `context` delegates. So it
+ * tells the truth by construction: a parsed body reads as consumed, an unparsed one is still there.
  *
  * What Express middleware reads here: on-finished (`socket`, `complete`, `readable`,
  * `on`/`removeListener`); body-parser 2 and raw-body (`pipe`, `unpipe`, `pause`, `resume`,

@@ -41,10 +41,7 @@ export class BridgeRequest<Response extends ResponseValidators = ResponseValidat
   }
 
   declare body: unknown;
-  /**
-   * Whether the service parsed the body (body-parser 1.x's flag: it skips a body so marked;
-   * body-parser 2 sees the stream ended instead). Middleware that reads the body sets it.
-   */
+  /** The body was parsed: body-parser 1.x skips a body so marked (2 sees the stream ended); a reader sets it. */
   declare _body: boolean;
   /** Route parameters, decoded; a wildcard (`*rest`) is the array of its segments; no prototype, as in Express 5. */
   declare params: Record<string, string | string[]>;

@@ -17,11 +17,7 @@ interface NegotiatingResponse {
   set(field: string, value: string): unknown;
 }
 
-/**
- * Express 5's `res.format`: the answer for the type the client accepts best, with that bare
- * type as Content-Type; `default` when it accepts none of them; else a 406 through `next`,
- * listing the types offered as `error.types`.
- */
+/** Express 5's `res.format` (see `BridgeResponse#format`); the chosen bare type is the Content-Type. */
 export function answerByFormat<Request extends NegotiatingRequest, Response extends NegotiatingResponse>(
   req: Request,
   res: Response,
@@ -47,11 +43,7 @@ function bareType(key: string): string {
   return (semicolon === -1 ? key : key.slice(0, semicolon)).trim();
 }
 
-/**
- * The callback name of a JSONP request, from the `callback` query parameter (the first when
- * repeated), reduced to the characters of a JavaScript name path; undefined when there is none.
- * Express checks for an empty name before reducing it, so `?callback=()` still gives a script.
- */
+/** `?callback=` (the first if repeated) reduced to a name path; checked for emptiness first, as Express does. */
 export function jsonpCallback(parameter: unknown): string | undefined {
   const first = Array.isArray(parameter) ? parameter[0] : parameter;
   if (typeof first !== 'string' || first.length === 0) return undefined;
@@ -59,9 +51,8 @@ export function jsonpCallback(parameter: unknown): string | undefined {
 }
 
 /**
- * The JSONP script around a JSON text: `/**\/` against Rosetta Flash, a `typeof` test so a
- * missing function is no error, and U+2028/U+2029 escaped because JSON allows them and
- * JavaScript strings did not.
+ * `/**\/` against Rosetta Flash, a `typeof` test so a missing function is no error, U+2028/U+2029
+ * escaped because JSON allows them and JavaScript strings did not.
  */
 export function jsonpScript(callback: string, json: string | undefined): string {
   const argument = json === undefined ? '' : json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');

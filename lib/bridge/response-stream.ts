@@ -26,13 +26,10 @@ function wholeBody(data: string | Uint8Array | undefined, encoding: BufferEncodi
 }
 
 /**
- * The writable half of the bridged `res`: Node's `ServerResponse` over Koa's `ctx`. Headers are
- * written straight through to Koa's response, the status is kept here until the answer is
- * given: Koa starts every response at 404, Express at 200, and a handler that sets a status and
- * then calls `next()` must not leak it. The prototype's `end` hands a whole body to Koa, with
- * the headers Express would have set (so Koa's own defaults never apply); `write` makes it a
- * stream body. Every answer ends the bridged function running (`completions`); a second one is
- * ignored and reported.
+ * The writable half of the bridged `res`: Node's `ServerResponse` over Koa's `ctx`. Headers go
+ * straight to Koa's response; the status is kept here until the answer is given: Koa starts at
+ * 404, Express at 200, and a handler that sets a status then calls `next()` must not leak it.
+ * `end` hands a whole body to Koa, `write` a stream; a second answer is ignored and reported.
  */
 export class ResponseStream extends EventEmitter {
   readonly #context: Context;
@@ -81,7 +78,6 @@ export class ResponseStream extends EventEmitter {
     return this.writableEnded;
   }
 
-  /** The whole answer was handed to the socket. */
   get writableFinished(): boolean {
     return this.#context.res.writableFinished;
   }
@@ -146,10 +142,7 @@ export class ResponseStream extends EventEmitter {
     return done ? this.#stream.write(chunk, encoding, done) : this.#stream.write(chunk, encoding);
   }
 
-  /**
-   * Node's `end`: the head first if it is not written (`_implicitHeader`), then the body. A body
-   * never written in pieces goes to Koa whole; a stream body is ended.
-   */
+  /** Node's `end`: a body never written in pieces goes to Koa whole; a stream body is ended. */
   end(chunk?: string | Uint8Array | (() => void), encodingOrCallback?: BufferEncoding | (() => void), callback?: () => void): this {
     const data = typeof chunk === 'function' ? undefined : chunk;
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;
@@ -191,7 +184,6 @@ export class ResponseStream extends EventEmitter {
     if (this.#interimAllowed('writeContinue', callback)) this.#context.res.writeContinue(callback);
   }
 
-  /** Node's interim 102 Processing, ahead of the answer. */
   writeProcessing(callback?: () => void): void {
     if (this.#interimAllowed('writeProcessing', callback)) this.#context.res.writeProcessing(callback);
   }
@@ -211,10 +203,7 @@ export class ResponseStream extends EventEmitter {
     return Object.hasOwn(this, 'end') || Object.hasOwn(this, 'writeHead') || Object.hasOwn(this, 'write');
   }
 
-  /**
-   * The service's answer (an error of SPEC §7, already set on Koa's response) given through
-   * `this.writeHead`/`this.end`, so that the middleware that replaced them sees it.
-   */
+  /** The service's error answer (SPEC §7) through `this.writeHead`/`this.end`, for middleware that replaced them. */
   relayServiceAnswer(status: number, json: string): Promise<void> {
     const handed = new Promise<void>((resolve) => {
       this.#onHanded = resolve;
@@ -232,7 +221,6 @@ export class ResponseStream extends EventEmitter {
     return handed;
   }
 
-  /** Whether this response may still answer (`attempt` names the call); a late attempt is reported. */
   protected claim(attempt: string): boolean {
     const running = this.#completions.running;
     if (this.#answer === 'none' && (this.#relaying || !running?.settled)) return true;
@@ -247,10 +235,7 @@ export class ResponseStream extends EventEmitter {
     return true;
   }
 
-  /**
-   * The file transfer failed: if nothing was written the handler may still answer; a body cut
-   * short is destroyed, so that the client sees it end (as under Express).
-   */
+  /** The file transfer failed: unwritten, the handler may still answer; a body cut short is destroyed. */
   protected releaseFileTransfer(error: Error): void {
     if (this.#answer === 'file') this.#answer = 'none';
     else if (this.#stream && !this.#stream.writableEnded) this.#stream.destroy(error);
@@ -277,10 +262,9 @@ export class ResponseStream extends EventEmitter {
   }
 
   /**
-   * Whether an interim answer may go out now: before the head, while this response's function
-   * runs. After it, Node would write it into the body; it is ignored and reported instead. An
-   * HTTP/1.0 client would take it for the answer (RFC 9110 §15.2 forbids sending it one), which
-   * Node does not check: it is left out, its callback still called.
+   * Only before the head, while this response's function runs: after it Node would write it into
+   * the body. An HTTP/1.0 client would take it for the answer (RFC 9110 §15.2), which Node does
+   * not check: it is left out, its callback still called.
    */
   #interimAllowed(attempt: string, callback: (() => void) | undefined): boolean {
     if (this.headersSent || this.#completions.running?.settled !== false) {
@@ -292,16 +276,12 @@ export class ResponseStream extends EventEmitter {
     return false;
   }
 
-  /** A body written in pieces (a file too): a stream Koa pipes to the socket (see `openBodyStream`). */
   #openStream(): void {
     this.#stream = openBodyStream(this);
     this.#handToKoa(this.#stream);
   }
 
-  /**
-   * Koa writes the answer, with the headers as Express would have sent them: Koa sets the
-   * length of a whole body, but a HEAD keeps the length the handler declared for it.
-   */
+  /** Koa sets the length of a whole body, but a HEAD keeps the length the handler declared. */
   #handToKoa(body: string | Buffer | PassThrough): void {
     this.#answer = 'body';
     if (this.#statusCode === 205) {
@@ -329,9 +309,8 @@ export class ResponseStream extends EventEmitter {
   }
 
   /**
-   * Whether a header may still change. Once this response's own answer has started, a change
-   * throws ERR_HTTP_HEADERS_SENT, as in Express. After an answer the service gave in the
-   * handler's place (its 504, an error), the change is a late answer: ignored and reported.
+   * Once this response's answer has started, a change throws ERR_HTTP_HEADERS_SENT, as in Express;
+   * after an answer the service gave in its place (504, an error), it is ignored and reported.
    */
   #headersOpen(change: string, verb: HeaderChange): boolean {
     if (this.#answerStarted()) throw headersSentError(verb);

@@ -19,11 +19,8 @@ const OCTET_STREAM = 'application/octet-stream';
 
 /**
  * Express 5's `res` over Koa's `ctx`, Express's methods over Node's (`ResponseStream`). As in
- * Node, every answer (`send`, `json`, `redirect`, `sendStatus`, a stream piped in) ends in
- * `this.writeHead` (through `_implicitHeader`) and `this.end`/`this.write`, looked up on the
- * instance when called: middleware that replaces them (compression, express-session,
- * on-headers) sees every answer. `sendFile` answers as a stream (`send` pipes the file into
- * this response).
+ * Node, every answer ends in `this.writeHead` and `this.end`/`this.write`, looked up when
+ * called: middleware that replaces them (compression, express-session) sees every answer.
  */
 export class BridgeResponse extends ResponseStream {
   /** Per request, shared by every bridged function of the request (custom auth, handler); no prototype, as in Express 5. */
@@ -148,10 +145,7 @@ export class BridgeResponse extends ResponseStream {
     return this;
   }
 
-  /**
-   * There is no view engine (SPEC §10): the error says what to use instead. It goes to the
-   * callback when one is given, as Express's render errors do; else it is thrown.
-   */
+  /** No view engine (SPEC §10): the error, saying what to use instead, goes to the callback if any, else is thrown. */
   render(_view: string, localsOrCallback?: object | ((error: Error) => void), callback?: (error: Error) => void): void {
     const done = typeof localsOrCallback === 'function' ? localsOrCallback : callback;
     if (!done) throw noViewEngine();
@@ -204,10 +198,8 @@ export class BridgeResponse extends ResponseStream {
   }
 
   /**
-   * Express's `send` from here on: the length, the ETag, 304 for a fresh GET, no body for 204
-   * and 304, then the body through `this.end` (none for a HEAD, the length kept). The length is
-   * set here only when something will read it before Koa sets it from the body: a HEAD (no body
-   * follows), or middleware that replaced `end`/`write`/`writeHead`.
+   * Express's `send` from here on. The length is set here only when something reads it before
+   * Koa sets it from the body: a HEAD, or middleware that replaced `end`/`write`/`writeHead`.
    */
   #sendChunk(chunk: string | Buffer | undefined): this {
     if (chunk !== undefined) {

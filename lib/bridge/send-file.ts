@@ -27,11 +27,7 @@ export interface FileTransferTarget {
   release(error: Error): void;
 }
 
-/**
- * Express 5's `res.sendFile` on `send`, the library Express itself uses: type, length,
- * Last-Modified, ETag, ranges, conditional requests and dotfiles behave identically. `send`
- * pipes the file into the bridged response, as Express's into its own.
- */
+/** Express 5's `res.sendFile` on `send`, the library Express itself uses, piping into the bridged response. */
 export function transferFile(target: FileTransferTarget, filePath: unknown, options: SendFileOptions, callback?: SendFileCallback): void {
   if (!filePath) throw new TypeError('path argument is required to res.sendFile');
   if (typeof filePath !== 'string') throw new TypeError('path must be a string to res.sendFile');
@@ -63,11 +59,7 @@ export function transferFile(target: FileTransferTarget, filePath: unknown, opti
   file.pipe(target.response as Context['res']);
 }
 
-/**
- * Express refuses a whole path with a segment that starts with a dot (`dotfiles: 'ignore'`) as
- * if the file were missing, and spaceport answers the same 404; the route's author, who may
- * have kept the file in the default data folder, `./.data`, is told why in the log.
- */
+/** Express refuses a path with a dot segment as missing (404); the author, whose file may be in `./.data`, is told why. */
 function warnOfDotSegment(target: FileTransferTarget, filePath: string, options: SendFileOptions, error: Error & { status?: number }): void {
   if (error.status !== 404 || options.root || (options.dotfiles !== undefined && options.dotfiles !== 'ignore')) return;
   const segment = path
@@ -82,10 +74,7 @@ function warnOfDotSegment(target: FileTransferTarget, filePath: string, options:
   );
 }
 
-/**
- * The handler's callback runs from a stream event, where a throw would be uncaught and end the
- * whole service (as it would end Express): it fails the handler instead, like any other throw.
- */
+/** A throw from a stream event would end the service (as it would end Express): it fails the handler instead. */
 function runCallback(target: FileTransferTarget, callback: SendFileCallback, error: Error | undefined): void {
   try {
     callback(error);
@@ -132,10 +121,7 @@ function followTransfer(target: FileTransferTarget, file: send.SendStream, done:
   });
 }
 
-/**
- * A file the request can no longer take (its client left, or it was answered): Express's `send`
- * finds the response over and calls back with ECONNABORTED once it is, and so does this.
- */
+/** A response already over or taken: Express's `send` calls back with ECONNABORTED once it ends, and so does this. */
 function callBackOnceOver(target: FileTransferTarget, callback: SendFileCallback | undefined): void {
   if (callback === undefined) return;
   onFinished(target.context.res, () => setImmediate(() => runCallback(target, callback, aborted())));

@@ -6,10 +6,8 @@ import path from 'node:path';
 let processFolder: Promise<string> | undefined;
 
 /**
- * Where uploads wait until their response ends: `chosen`, or else a folder of this process's
- * own in the OS temp folder. Uploads are tenants' data: a fixed, shared name there would be
- * readable by any local user (or made beforehand by one), so the folder is new for each
- * process, readable by its owner only, and removed when the process exits.
+ * `chosen`, or a folder of this process's own in the OS temp folder: uploads are tenants' data,
+ * and a fixed shared name there could be read, or made beforehand, by any local user.
  */
 export function uploadFolder(chosen: string | undefined): Promise<string> {
   if (chosen !== undefined) return mkdir(chosen, { recursive: true, mode: 0o700 }).then(() => chosen);

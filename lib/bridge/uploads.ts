@@ -24,12 +24,7 @@ export type UploadedFiles = Record<string, UploadedFile | UploadedFile[]>;
 /** Field names express-fileupload leaves out of `req.files`, for they would reach or hide a prototype member. */
 const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
 
-/**
- * Records the files of a multipart request, several under one field as an array in upload
- * order. As express-fileupload does, the object has no prototype and a file under a field named
- * like a member of `Object.prototype` (`__proto__`, `constructor`, `toString`) is left out: it
- * would replace the object's prototype or make `req.files.constructor` a file.
- */
+/** Several files of one field are an array, in upload order; no prototype, as express-fileupload does. */
 export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: FormidableFile]>): UploadedFiles | null {
   if (stored.length === 0) return null;
   const files: UploadedFiles = Object.create(null);
@@ -42,7 +37,6 @@ export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: F
   return files;
 }
 
-/** A file the multipart parser (formidable) stored. */
 function uploadedFile(stored: FormidableFile): UploadedFile {
   const move = (destination: string) => moveFile(stored.filepath, destination);
   function mv(destination: string): Promise<void>;

@@ -9,10 +9,7 @@ const TSC = path.join(REPOSITORY, 'node_modules/typescript/bin/tsc');
 /** The compiler options of project code, kept with the repository's own projects. */
 const PROJECT_OPTIONS = path.join(REPOSITORY, 'projects/tsconfig.json');
 
-/**
- * `make check`, for projects (SPEC §13): type-checks every project of PROJECTS_DIR, its route
- * files, settings, handlers and tests, JavaScript through its JSDoc. tsc prints what it finds.
- */
+/** `make check` for projects (SPEC §13): type-checks every project of PROJECTS_DIR, JavaScript through its JSDoc. */
 export const checkCommands: CommandTable = {
   'check-projects': async () => {
     const projectsDir = path.resolve(process.env.PROJECTS_DIR || 'projects');

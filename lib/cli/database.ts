@@ -1,10 +1,7 @@
 import { createRuntime, releaseRuntime } from '../server.ts';
 import type { Runtime } from '../core/runtime.ts';
 
-/**
- * Runs `work` with the same database `make run` uses: DATABASE_URL, else the embedded one
- * (joined when a running service owns it, started for the command otherwise).
- */
+/** Runs `work` with the database `make run` uses: DATABASE_URL, else the embedded one. */
 export async function withRuntime<Result>(work: (runtime: Runtime) => Promise<Result>): Promise<Result> {
   const runtime = await createRuntime({ env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'warn' } });
   try {

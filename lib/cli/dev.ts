@@ -11,11 +11,9 @@ import { watchFiles } from './dev/watch.ts';
 const LIB_DIR = path.resolve(import.meta.dirname, '..');
 
 /**
- * `make dev`: the service on PORT, restarted on every change to `lib/`, a project or the expert
- * configuration, without a failed request: the supervisor holds the port, starts the new
- * instance beside the old one and switches to it once it listens (see `dev/front.ts`). Logs are
- * pretty-printed, coloured on a terminal. The embedded database, when used, is the supervisor's,
- * so it outlives every instance.
+ * `make dev`: the service on PORT, restarted on every change without a failed request: the
+ * supervisor holds the port and switches to a new instance once it listens (`dev/front.ts`). The
+ * embedded database, when used, is the supervisor's, so it outlives every instance.
  */
 async function main(): Promise<void> {
   const startLimit = startLimitMs();

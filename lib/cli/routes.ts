@@ -14,12 +14,9 @@ const HEADINGS = ['METHOD', 'URL', 'DEFAULT URL', 'AUTH', 'PROJECT', 'FILE', 'MI
 const INDEX_HEADINGS = ['INDEX', 'PROJECT', 'COLLECTION', 'FIELDS', 'UNIQUE'];
 
 /**
- * `make routes`: every route the service would answer, its own first (PROJECT and FILE "-"),
- * then those of PROJECTS_DIR as it would mount them (SPEC §8.2), with the names of each route's
- * middleware in the order they run and, in AUTH, a route's own rate limit (`system, 10/60s by user`).
- * An area switched off (the spaces, while `spaces.enabled` is false) is left out, as in
- * `/openapi.json`, and named under the table. Warnings of the project loading go to stderr.
- * Then the indexes projects declare (`api/indexes.js`), if any, by their names in PostgreSQL.
+ * `make routes`: every route the service would answer, its own first, then PROJECTS_DIR's as
+ * mounted (SPEC §8.2); an area switched off is named under the table. Then the indexes projects
+ * declare, by their names in PostgreSQL. Warnings of the project loading go to stderr.
  */
 export const routeCommands: CommandTable = {
   routes: async () => {

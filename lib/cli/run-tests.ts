@@ -4,11 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { didYouMean } from '../values/did-you-mean.ts';
 
-/**
- * `make test [PROJECT=shop]`: ava over the service's tests and every project's own tests
- * (`<PROJECTS_DIR>/<project>/test/**\/*.test.{js,mjs,ts}`, SPEC §8.8), or one project's alone.
- * ava's TAP goes to stdout, for test/summary.ts to total.
- */
+/** `make test [PROJECT=shop]`: ava over the service's and every project's tests (SPEC §8.8), or one project's. */
 const REPOSITORY = path.resolve(import.meta.dirname, '../..');
 const AVA = path.join(REPOSITORY, 'node_modules/ava/entrypoints/cli.js');
 const SERVICE_TESTS = 'test/**/*.test.ts';

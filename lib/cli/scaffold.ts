@@ -9,11 +9,7 @@ import { UsageError } from './migrate.ts';
 const TEMPLATE = path.join(import.meta.dirname, 'project-template');
 const USAGE = 'usage: make project NAME=<name>';
 
-/**
- * `make project NAME=shop` (SPEC §13): a new project in PROJECTS_DIR that passes its own tests
- * and `make check` as it is: a public route, a JWT route using `db` with its schemas, an upload
- * and its download from the data folder, a custom-auth route reading a secret setting, the settings, and the tests.
- */
+/** `make project NAME=shop` (SPEC §13): a new project that passes its own tests and `make check` as it is. */
 export const scaffoldCommands: CommandTable = {
   project: async ([name, ...rest]) => {
     if (!name || rest.length > 0) throw new UsageError(USAGE);

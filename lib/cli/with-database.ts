@@ -2,10 +2,7 @@ import { spawn } from 'node:child_process';
 import { loadConfig } from '../config/index.ts';
 import { openDatabase } from '../db/open.ts';
 
-/**
- * `with-database.ts -- command args...`: runs the command with DATABASE_URL set to the database
- * the service would use (`openDatabase`): the embedded PostgreSQL unless DATABASE_URL is given.
- */
+/** `with-database.ts -- command args...`: runs the command with DATABASE_URL set to the service's database. */
 async function main(): Promise<number> {
   const separator = process.argv.indexOf('--');
   const [command, ...args] = process.argv.slice(separator + 1);

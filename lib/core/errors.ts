@@ -6,10 +6,8 @@ import type { Logger } from '../logger/index.ts';
 import { requestState } from './request-state.ts';
 
 /**
- * Errors and their answers (SPEC §7), in one place: code anywhere throws an error that carries
- * its status, whether its message may be shown (`expose`) and its headers (`Allow`,
- * `WWW-Authenticate`, `Retry-After`); `answerError` alone decides the status of what was thrown
- * and writes the error bodies.
+ * Errors and their answers (SPEC §7): code throws errors carrying `status`, `expose` and headers;
+ * `answerError` alone decides the status of what was thrown and writes the error bodies.
  */
 
 /** The fields an error thrown anywhere may carry for its answer, each still to be checked (`statusOf`). */
@@ -21,11 +19,7 @@ export interface HttpErrorLike {
   message?: unknown;
 }
 
-/**
- * Nothing answers this request: 404 `{error: "Not Found"}`. Except CONNECT, which asks for a
- * tunnel (the service is no proxy) and names a host rather than a path: 405 with an empty
- * `Allow`, no method being served there.
- */
+/** 404, except CONNECT, which asks for a tunnel to a host (no proxy here): 405 with an empty `Allow`. */
 export function nothingAnswers(method: string): Error {
   return method === 'CONNECT' ? methodNotAllowed([]) : createError(404, 'Not Found');
 }
@@ -42,16 +36,12 @@ export interface FieldProblem {
 }
 
 /**
- * The longest path or message a refusal repeats, in UTF-16 units: both may hold the request's
- * own keys (`body["<200 kB key>"]`, zod's list of every unrecognised key), which would
- * otherwise come back whole, in the answer and on the log line.
+ * The longest path or message a refusal repeats (UTF-16 units): both may hold the request's own
+ * keys (`body["<200 kB key>"]`), which would otherwise come back whole, answered and logged.
  */
 const PROBLEM_TEXT_MAX = 300;
 
-/**
- * 400 for a request its route's declared schemas refuse (SPEC §8.13): answered `{error,
- * errors}`, `error` the first problem as `path: message`, `errors` every field at fault.
- */
+/** 400 for a request its route's schemas refuse (SPEC §8.13): `{error, errors}`, `error` the first as `path: message`. */
 export class InvalidRequest extends Error {
   readonly status = 400;
   readonly expose = true;
@@ -78,10 +68,7 @@ export function unauthorized(message: string): Error {
   return createError(401, message, { headers: { 'WWW-Authenticate': 'Bearer' } });
 }
 
-/**
- * What a body parser's failure means for the client: a limit is 413, an encoding it cannot
- * read 415, a forbidden prototype key or anything else it sent a 400 (`malformed`).
- */
+/** A body parser's failure for the client: a limit 413, an unreadable encoding 415, anything else 400. */
 export function bodyError(error: Error, malformed: string): Error {
   const { status, httpCode } = error as { status?: unknown; httpCode?: unknown };
   const code = typeof status === 'number' ? status : httpCode;
@@ -123,10 +110,7 @@ interface ErrorAnswer {
   log?: { message: string; stack: boolean };
 }
 
-/**
- * SPEC §7's answer to `error`: `{error}` for a 4xx or an exposed 5xx (a database that does not
- * answer is 503), else the 500 body with no text of the error's.
- */
+/** SPEC §7's answer: `{error}` for a 4xx or an exposed 5xx (an unreachable database 503), else the bare 500. */
 export function errorAnswer(error: unknown): ErrorAnswer {
   if (statusOf(error) === undefined && isDatabaseUnreachable(error)) {
     return { status: 503, body: { error: 'database unavailable' }, headers: {}, dropped: [], log: { message: 'database unreachable', stack: true } };
@@ -140,10 +124,7 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, dropped: [], log: { message: 'unhandled error', stack: true } };
 }
 
-/**
- * Writes the answer for `error` onto `ctx` (or, once the answer has begun, only records it). A
- * 4xx is told on the request's own log line (its `error`); a 5xx gets an error line too.
- */
+/** Answers `error` on `ctx`, or records it once the answer has begun; a 5xx gets a log line of its own. */
 export function answerError(ctx: Context, error: unknown, logger: Logger): void {
   const state = requestState(ctx);
   const where = state.route === undefined ? { requestId: state.requestId } : { requestId: state.requestId, project: state.route.project, route: state.route.name };
@@ -164,10 +145,9 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
 }
 
 /**
- * An error that can no longer be answered. A client that hung up is routine, told on the
- * request line alone, when the error is what its leaving caused (an aborted body is a 400 here,
- * a broken connection an ECONNRESET); so is a 4xx. Any other failure once the answer has begun
- * is a real one, the client gone or not (the service may have cut the answer itself).
+ * An error that can no longer be answered. A 4xx, or the error a client's hanging up caused
+ * (an aborted body's 400, an ECONNRESET), is routine: the request line tells it. Any other
+ * failure is real, the client gone or not (the service may have cut the answer itself).
  */
 function recordUnanswerable(ctx: Context, error: unknown, logger: Logger, where: Record<string, unknown>): void {
   const state = requestState(ctx);
@@ -183,7 +163,6 @@ function recordUnanswerable(ctx: Context, error: unknown, logger: Logger, where:
   }
 }
 
-/** The connection closed before the answer was complete. */
 function clientHungUp(ctx: Context): boolean {
   return !ctx.res.writableFinished && (ctx.res.destroyed || ctx.req.socket.destroyed);
 }
@@ -207,10 +186,9 @@ export function messageOf(error: unknown): string {
 }
 
 /**
- * The headers an error carries, as Node can send them: text and numbers, and lists of them (one
- * header line each, as `Set-Cookie` needs). A value or list item Node would refuse, any other
- * kind of value, and headers that cannot even be read (a throwing getter or proxy) are left out
- * and named, so that they can neither fail the answer nor split it.
+ * The headers an error carries, as Node can send them (text, numbers, lists of them). What Node
+ * would refuse, or cannot be read (a throwing getter), is left out and named, so that it can
+ * neither fail the answer nor split it.
  */
 function headersOf(error: unknown): { headers: Record<string, string | string[]>; dropped: string[] } {
   const headers: Record<string, string | string[]> = {};

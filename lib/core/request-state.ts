@@ -35,10 +35,9 @@ export interface RouteMatch {
 }
 
 /**
- * Everything one request carries, in one object: made by the entry (`lib/http/entry.ts`), filled
- * in by the steps that find each part out, and the store of the request's async context, so the
- * data layer reads the tenant from here too (SPEC §4.2). Other layers add their own typed parts
- * (the bridge's `exchange`, the spaces' `access`) by augmenting this interface.
+ * Everything one request carries: made by the entry (`lib/http/entry.ts`), the store of its async
+ * context, so the data layer reads the tenant here too (SPEC §4.2). Other layers add typed parts
+ * (the bridge's `exchange`) by augmenting this interface.
  */
 export interface RequestState {
   readonly requestId: string;
@@ -57,26 +56,18 @@ export interface RequestState {
   /** The client left before the answer was complete. */
   abandoned: boolean;
   /**
-   * The request was answered with an error (its time limit's 504, a stalled body's 408, a
-   * failure) while its handler may still be working: a transaction that work has open is rolled
-   * back rather than committed, so an error answer never hides a change.
+   * Answered with an error (504, 408, a failure) while its handler may still work: a transaction
+   * that work has open is rolled back, so an error answer never hides a change.
    */
   givenUp: boolean;
-  /**
-   * The request is over: its answer was sent, its client left, or its connection broke. A
-   * transaction its handler still has open is rolled back, and `db` refuses further calls
-   * for it (SPEC §17.1).
-   */
+  /** Answer sent, client left or connection broken: open transactions roll back, `db` refuses more (SPEC §17.1). */
   ended: boolean;
 }
 
 /** Where a request's id came from (SPEC §2.4): the caller's own, kept when well formed, or the service's. */
 export type RequestIdSource = 'caller' | 'service';
 
-/**
- * How a record keeps where its request id came from (SPEC §17.5): whether the caller chose it,
- * null for work outside a request (which has no id).
- */
+/** How a record keeps its request id's source (SPEC §17.5); null outside a request. */
 export function idChosenByCaller(request: RequestState | undefined): boolean | null {
   return request?.requestIdFrom === undefined ? null : request.requestIdFrom === 'caller';
 }

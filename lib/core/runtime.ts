@@ -19,12 +19,9 @@ export class Readiness {
 }
 
 /**
- * The shared objects of one running service, created once at start-up by `createRuntime`.
- * Each folder adds the part it owns by augmenting this interface next to its own contract, as
- * it does `RequestState`: the tenants table (`lib/tenancy/directory.ts`), the rate counters
- * (`lib/ratelimit/budget.ts`), the declared paths (`lib/documents/declared-index-paths.ts`) and
- * statement shapes (`lib/documents/statements.ts`),
- * the project settings (`lib/facilities/settings.ts`) and the traces (`lib/tracing/tracing.ts`).
+ * The shared objects of one running service, made once by `createRuntime`. Each folder adds the
+ * part it owns by augmenting this interface beside its contract (`lib/tenancy/directory.ts`,
+ * `lib/ratelimit/budget.ts`, `lib/facilities/settings.ts`...), as it does `RequestState`.
  */
 export interface Runtime {
   readonly config: Config;

@@ -23,11 +23,9 @@ const CONFIG_KEYS: Record<keyof Config, true> = {
 };
 
 /**
- * The configuration of the service serving the current request (SPEC §3, §8.5), deeply frozen:
- * a frozen object whose every key reads that service's own deeply frozen configuration, so
- * `Object.isFrozen` holds for it and for every object in it, and no write lands anywhere.
- * Its keys read through, rather than it being one service's object, because a route module is
- * loaded once per process and one process may run several services (tests, benchmarks).
+ * The configuration of the service serving the current request (SPEC §3, §8.5), deeply frozen.
+ * Its keys read through to that service's, for a route module is loaded once per process and
+ * one process may run several services (tests, benchmarks).
  */
 export const configView: Config = Object.freeze(
   Object.defineProperties(

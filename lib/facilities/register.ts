@@ -1,8 +1,4 @@
 import { resolveFacilitiesFromAnywhere } from './resolution.ts';
 
-/**
- * For `node --import`: a process other than the service (a child that re-imports a route file
- * to locate its syntax error) resolves `spaceport`, and loads the files of PROJECTS_DIR, the way
- * the service does.
- */
+/** For `node --import`: another process (one locating a route file's syntax error) resolves `spaceport` as the service does. */
 resolveFacilitiesFromAnywhere(process.env.PROJECTS_DIR || 'projects');

@@ -25,10 +25,7 @@ const AMBIGUOUS_EXTENSIONS = new Set(['.js', '.ts']);
 const projectsDirs = new Set<string>();
 let registered = false;
 
-/**
- * Installs the module hooks once per process; call it, naming the PROJECTS_DIR whose files are
- * about to load, before importing any route file.
- */
+/** Installs the module hooks once per process; call it before importing any route file of `projectsDir`. */
 export function resolveFacilitiesFromAnywhere(projectsDir?: string): void {
   if (projectsDir !== undefined) projectsDirs.add(path.resolve(projectsDir));
   if (registered) return;

@@ -7,13 +7,10 @@ import type { ValidatorSchema } from '../routes/standard-schema.ts';
 export type { ValidatorSchema } from '../routes/standard-schema.ts';
 export type { BridgeRequest as Request, BridgeResponse as Response, NextFunction, RouteHandler, UploadedFile } from '../bridge/index.ts';
 
-
 /**
- * One entry of a route's `middleware`: yours, over the `Request` and `Response` handlers get, or
- * a package's as it is typed, for Node's own request and response (`helmet()`) or for Express's
- * (cookie-parser, compression, passport). All run on the same objects, the bridge's, which carry
- * what Express middleware reads (SPEC §10); the types say so without a cast in the route file.
- * `body` stays the service's own type: only Express's types call it `any`.
+ * One entry of a route's `middleware`: yours, or a package's typed for Node's request and
+ * response (`helmet()`) or Express's (cookie-parser, passport). All run on the bridge's objects,
+ * which carry what Express middleware reads (SPEC §10): no cast needed. `body` stays typed.
  */
 export type Middleware = (req: BridgeRequest & Omit<ExpressRequest, 'body'> & IncomingMessage, res: BridgeResponse & ExpressResponse, next: NextFunction) => unknown;
 
@@ -22,15 +19,11 @@ export interface JsonSchema {
   readonly [keyword: string]: unknown;
 }
 
-
 /**
- * What a route declares about its requests and answers. Request schemas are checked after
- * authentication and before the handler: a 400 `{error, errors: [{path, message}]}`, `error`
- * the first problem (`body.text: must be a string`), `errors` every field at fault in params,
- * query and body. Params and query are strings, checked as JSON Schema coerces them (`"5"` is
- * an integer), and the handler still gets them as sent. A multipart body's files are declared
- * in `body` as properties `{type: "string", format: "binary"}` and checked against the files
- * received. Answers are documented, not checked.
+ * A route's requests and answers. Request schemas are checked after authentication, before the
+ * handler: a 400 `{error, errors: [{path, message}]}` names every field at fault. Params and query
+ * are checked as JSON Schema coerces them (`"5"` is an integer), and reach the handler as sent.
+ * Files are `body` properties `{type: "string", format: "binary"}`. Answers are documented, not checked.
  */
 export interface RouteSchema {
   params?: JsonSchema | ValidatorSchema;
@@ -40,10 +33,7 @@ export interface RouteSchema {
   responses?: Readonly<Record<number, JsonSchema | ValidatorSchema>>;
 }
 
-/**
- * An OpenAPI security scheme: what a route's custom `auth` reads, which `/docs` then lets a
- * reader type ("Authorize") and send. `x-` extensions are kept.
- */
+/** An OpenAPI security scheme: what a route's custom `auth` reads; `x-` extensions are kept. */
 export type SecurityScheme = (
   | { type: 'apiKey'; in: 'header' | 'query' | 'cookie'; name: string }
   | { type: 'http'; scheme: string; bearerFormat?: string }
@@ -59,29 +49,17 @@ export interface Route {
   /** Starts with `/`; `:name` is a parameter (`req.params.name`). Matched case-insensitively. */
   path: `/${string}`;
   function: RouteHandler;
-  /**
-   * `true` makes the route public (no system JWT), rate-limited by the configuration's
-   * `rateLimit.public` budget, shared by every public route, unless the route declares its own.
-   */
+  /** `true`: public (no system JWT), under the shared `rateLimit.public` budget unless it declares its own. */
   skipAuth?: boolean;
   /** Custom authentication: answers the request itself or calls `next()`. Replaces the system JWT. */
   auth?: RouteHandler;
-  /**
-   * Express-style `(req, res, next)` functions, yours or an Express middleware package's, run in
-   * order after authentication, body parsing and the body schema, before `function`. Each may
-   * answer, call `next()`, `next(err)` or `next('route')`, or throw, as a handler may.
-   */
+  /** `(req, res, next)` functions run in order after authentication, body and body schema, before `function`. */
   middleware?: readonly Middleware[];
-  /**
-   * Also gives the route `req.rawBody`: the exact bytes of a JSON, urlencoded or text body, as a
-   * Buffer (to check a webhook's signature over them); `req.body` is parsed as usual.
-   */
+  /** Also gives `req.rawBody`, a JSON, urlencoded or text body's exact bytes (for a webhook's signature). */
   rawBody?: boolean;
   /**
-   * The route's own budget, per tenant: at most `max` requests per `windowMs` milliseconds by
-   * client IP (checked before authentication) or by `user`, the uid of the system JWT (checked
-   * right after it; a route without system authentication counts by IP). Answers carry the
-   * `RateLimit-*` headers; past the budget, 429 with `Retry-After`.
+   * The route's own budget per tenant: `max` requests per `windowMs` by client IP, or by `user`,
+   * the system JWT's uid (without system authentication, by IP). Past it, 429 with `Retry-After`.
    */
   rateLimit?: { max: number; windowMs: number; by: 'ip' | 'user' };
   /** One line for `/openapi.json` and the `/docs` page. */
@@ -89,17 +67,10 @@ export interface Route {
   description?: string;
   /** Groups in the docs page; the project's name when absent. */
   tags?: readonly string[];
-  /**
-   * The name client generators give the operation (`listTickets`), unique in the file; without
-   * one it is made of the method and URL (`getShopTickets`).
-   */
+  /** Unique in the file (`listTickets`); by default made of the method and URL (`getShopTickets`). */
   operationId?: string;
   schema?: RouteSchema;
-  /**
-   * On a route with `auth`: the credential it reads, as an OpenAPI security scheme
-   * (`{type: 'apiKey', in: 'header', name: 'x-api-key'}`), or an array of schemes any one of
-   * which it accepts. `/openapi.json` lists it and `/docs` lets a reader send it.
-   */
+  /** With `auth`: the credential it reads, as security schemes (any one accepted), for `/openapi.json` and `/docs`. */
   security?: SecurityScheme | readonly SecurityScheme[];
 }
 

@@ -3,10 +3,7 @@ import { currentFacilityState } from './current.ts';
 /** A project's setting values by name, as `defineSettings` declared them. */
 export type SettingValuesByName = Readonly<Record<string, string | number | boolean | undefined>>;
 
-/**
- * The values of each loaded project's settings (`lib/facilities/settings.ts`), bound as the
- * project loads, before its route file is imported. `settings` is what `defineSettings` returned.
- */
+/** Each loaded project's setting values, bound before its route file is imported; `settings` is what `defineSettings` returned. */
 export interface ProjectSettingValues {
   bind(project: string, settings: object, values: SettingValuesByName): void;
   /** Undefined for settings no loaded project declares. */
@@ -101,10 +98,7 @@ function boundValuesOf(settings: ProjectSettings): SettingValuesByName {
   return values;
 }
 
-/**
- * One service's setting values, project by project (`Runtime.projectSettings`): the loader binds
- * a project's values once they are resolved, before its route file is imported.
- */
+/** One service's setting values (`Runtime.projectSettings`). */
 export class BoundProjectSettings implements ProjectSettingValues {
   readonly #bySettings = new Map<object, SettingValuesByName>();
   readonly #byProject = new Map<string, SettingValuesByName>();

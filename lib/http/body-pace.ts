@@ -4,13 +4,10 @@ import createError from 'http-errors';
 import { hasBody } from '../values/has-body.ts';
 
 /**
- * How fast a request body must arrive: within `graceMs` of the request, plus one second for
- * every `minBytesPerSecond` bytes received (Apache's mod_reqtimeout rule). A whole-request
- * bound would cut honest uploads: 10 MB (`limits.fileBytes`, and ten such files in one upload)
- * over a 1 Mbit/s uplink takes 80 s. An idle bound alone would not end a body sent a byte every
- * 2 s. This rule lets any body through that keeps up the minimum rate on average, however long
- * it is, and ends one that stalls (nothing, or a trickle below half that rate) within twice
- * the grace.
+ * How fast a request body must arrive: within `graceMs`, plus a second per `minBytesPerSecond`
+ * bytes received (Apache's mod_reqtimeout rule). A whole-request bound would cut honest uploads
+ * (10 MB over a 1 Mbit/s uplink takes 80 s); an idle bound would not end a byte sent every 2 s.
+ * A body keeping the rate on average passes; one that stalls ends within twice the grace.
  */
 export interface BodyPace {
   readonly graceMs: number;
@@ -36,9 +33,8 @@ export function bodyIncomplete(): Error {
 const answeredEarly = new WeakMap<object, { request: IncomingMessage; response: ServerResponse }>();
 
 /**
- * The answer of the request whose body `socket` is still receiving, when it was answered before
- * the body was all in: a parser error in that body belongs to that request, which must get no
- * second answer (and may still be writing its first).
+ * The answer of a request answered before `socket` received all its body: a parser error in that
+ * body is that request's, which must get no second answer (and may still be writing its first).
  */
 export function answerBeforeItsBody(socket: object): ServerResponse | undefined {
   const early = answeredEarly.get(socket);
@@ -47,20 +43,15 @@ export function answerBeforeItsBody(socket: object): ServerResponse | undefined 
 
 /** One request whose body is still on its way. */
 export interface BodyWatch {
-  /**
-   * `answering`, unless the body stalls first: then a rejection with `bodyTimedOut()` (or, once
-   * the answer has begun, the connection is closed), and what `answering` does later is ignored.
-   */
+  /** `answering`, unless the body stalls first: `bodyTimedOut()` (or, the answer begun, the connection closed). */
   race(answering: Promise<void>): Promise<void>;
-  /** The answer is decided: the rest of the body is discarded by Node, within the grace, or the connection is closed, with nothing more written on it. */
+  /** The answer is decided: Node discards the body's rest within the grace, or the connection closes. */
   answered(): void;
 }
 
 /**
- * Watches the bodies of requests in flight, all with one timer that runs only while there are
- * some. Progress is the connection's bytes received; while the service holds unread body bytes
- * (a handler that reads later, or not at all), a slow body is the service's doing, not the
- * client's, and the allowance starts over.
+ * One timer for every body in flight, running only while there are some. While the service
+ * holds unread body bytes, a slow body is its own doing, not the client's: the allowance starts over.
  */
 export class BodyWatcher {
   readonly #pace: BodyPace;
@@ -93,19 +84,13 @@ export class BodyWatcher {
   }
 }
 
-/**
- * How long a connection whose answer is complete stays open for the client to read it: closing at
- * once, with the client's bytes still coming in, would reset it and could cost the client the
- * end of the answer.
- */
+/** Closing at once, with the client's bytes still coming in, would reset it and could cost it the answer's end. */
 const LINGER_MS = 10_000;
 
 /**
- * Closes `socket`, whose request will send no more, once `response` is written: a complete answer
- * is flushed first (for at most `LINGER_MS`); one still being made can never be whole, and the
- * connection closes at once. Decided a turn of the event loop later: an answer decided in this
- * one (Node's parser reports the rest of a packet in the same turn as its request) is written by
- * Koa in between.
+ * Closes `socket` once `response` is written: a complete answer is flushed first (`LINGER_MS` at
+ * most), one still being made never will be. Decided a turn later, so that an answer decided in
+ * this one (Node's parser reports a packet's rest in its request's turn) is written by Koa first.
  */
 export function closeOnceWritten(response: ServerResponse, socket: Duplex): void {
   setImmediate(() => {

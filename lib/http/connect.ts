@@ -3,10 +3,9 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
- * Node hands a CONNECT request to the server's 'connect' event instead of the request handler,
- * and with no listener it drops the connection unanswered. The service is no proxy: the request
- * goes through the app like any other (405 with the `Allow` of its target, an `X-Request-Id`, a
- * log line), then the connection closes, since after CONNECT it no longer carries HTTP.
+ * Node hands CONNECT to the 'connect' event, and with no listener drops the connection unanswered.
+ * The service is no proxy: the request goes through the app like any other (405, a log line),
+ * then the connection closes, since after CONNECT it no longer carries HTTP.
  */
 export function answerConnect(server: Server, handler: RequestListener): void {
   const answering = answersInProgress(server);
@@ -31,10 +30,8 @@ export function answerConnect(server: Server, handler: RequestListener): void {
 }
 
 /**
- * The last answer each connection was handed, from the requests Node passes the server's
- * handlers: Node's own record of the answer a socket is writing is private (`_httpMessage`).
- * A request with an `Expect` Node does not know reaches 'checkExpectation' instead, when the
- * server listens for it (else Node answers 417 itself, and a listener here would silence it).
+ * The last answer each connection was handed (Node's own record, `_httpMessage`, is private). An
+ * unknown `Expect` reaches 'checkExpectation' when the server listens (else Node answers 417).
  */
 function answersInProgress(server: Server): WeakMap<Socket, ServerResponse> {
   const answering = new WeakMap<Socket, ServerResponse>();

@@ -9,12 +9,10 @@ type CorsSettings = NonNullable<Config['cors']>;
 export type PathMethods = (path: string) => readonly string[];
 
 /**
- * CORS for an area, when the configuration has `cors` (else the area unchanged). It runs before
- * the area's tenant step and authentication: a browser's preflight carries no credentials, so it
- * is answered here, 204, with the methods the path really has. Every answer to an allowed origin,
- * error answers included, carries `Access-Control-Allow-Origin` (the origin itself, never `*`);
- * a request from any other origin gets no CORS header and goes on as without `cors` (an OPTIONS
- * is then 405, as it always was).
+ * CORS for an area, when the configuration has `cors`. It runs before the tenant step and
+ * authentication: a preflight carries no credentials, so it is answered here, 204, with the
+ * path's methods. Every answer to an allowed origin, errors included, carries it as
+ * `Access-Control-Allow-Origin`; another origin's request goes on as without `cors`.
  */
 export function withCrossOrigin(config: Pick<Config, 'cors'>, methodsOf: PathMethods, area: Area): Area {
   const settings = config.cors;

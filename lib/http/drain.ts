@@ -9,9 +9,8 @@ export interface DrainTiming {
 }
 
 /**
- * A client that sent its next request a moment before the server dropped its idle connection
- * gets a reset and no answer; one second is long for a client that is sending, short for a deploy.
- * The limit leaves time, within SPEC §2.5's 10 s, to close the pool and the embedded database.
+ * An idle connection dropped as its client sends gets a reset and no answer: one second is long
+ * for a sending client, short for a deploy. The limit leaves time in SPEC §2.5's 10 s to close the pool.
  */
 export const DRAIN_TIMING: DrainTiming = Object.freeze({ graceMs: 1000, limitMs: 8000 });
 const SWEEP_MS = 100;
@@ -21,10 +20,8 @@ const ACCEPT_TURNS = 20;
 export interface DrainableServer {
   readonly server: Server;
   /**
-   * Stops accepting connections and lets the open ones finish: once the listener is closed,
-   * every answer says `Connection: close` (requests still arriving on open connections are
-   * served), idle connections are closed after the grace period, and all of them by the limit.
-   * Resolves when none is left; calling it again returns the same promise.
+   * Stops accepting; once the listener is closed every answer says `Connection: close`, idle
+   * connections close after the grace, all by the limit. Resolves when none is left; once.
    */
   drain(): Promise<void>;
 }
@@ -74,21 +71,16 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   };
 }
 
-/**
- * Closing the listener resets the connections the kernel has completed but Node has not yet
- * accepted, and with them the requests their clients already sent (a burst of them when the
- * event loop was busy). Each turn of the loop polls, and so accepts those: turn until one
- * accepts nothing more (and, since clients told to close reconnect, not forever).
- */
-/**
- * Resolves once the event loop has polled for I/O (and so accepted what was queued): an
- * immediate set from the current turn may run before the next poll, one set from within an
- * immediate runs after it.
- */
+/** After the next I/O poll: an immediate set in this turn may run before it, one set from an immediate after. */
 function afterNextPoll(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
+/**
+ * Closing the listener resets the connections the kernel completed but Node has not accepted,
+ * with the requests already sent on them. Each loop turn polls and accepts those: turn until one
+ * accepts nothing more (not forever: clients told to close reconnect).
+ */
 async function acceptQueued(accepted: () => number): Promise<void> {
   for (let turn = 0; turn < ACCEPT_TURNS; turn++) {
     const before = accepted();

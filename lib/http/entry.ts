@@ -26,16 +26,13 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|session|^code$|ticket/i;
 
 /**
- * The one way into the service: gives the request its id and state, routes it once, by the
- * first segment of its path, to the area composed for it at start-up, answers whatever it
- * throws (SPEC §7), and writes the request's log line (SPEC §2.4). A body that stalls is
- * answered 408 (`BodyWatcher`). An area that answers without waiting, for a request without a
- * body, costs no promise here. With traces on, each request is served under its server span.
+ * The one way into the service: gives the request its id and state, routes it by its path's
+ * first segment to its area, answers whatever it throws (SPEC §7), writes its log line (SPEC
+ * §2.4). An area answering without waiting, for a request without a body, costs no promise.
  */
 export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: EntryOptions): Middleware {
   const bodies = new BodyWatcher(bodyPace);
-  // A request line holds only the fields below, none of them a credential (the query is
-  // redacted by `redactedUrl`).
+  // A request line holds only the fields below, none a credential (`redactedUrl` redacts the query).
   const writeLine = requestLineWriter(logger);
   const metrics = runtime?.metrics;
   const finish = (ctx: Context, started: number, body: BodyWatch | undefined) => {
@@ -113,10 +110,7 @@ function isUnanswered(ctx: Context): boolean {
   return ctx.status === 404 && ctx.body == null && ctx.respond !== false && !ctx.res.headersSent;
 }
 
-/**
- * The URL as received, but for the values of credential-like query names and of those the
- * answering route declares a credential in, which the log keeps the name of only.
- */
+/** The URL with the values of credential-like query names, and those the route declares, redacted. */
 function redactedUrl(url: string, credentialQuery: ReadonlySet<string> = NO_NAMES): string {
   const query = url.indexOf('?');
   if (query === -1) return url;

@@ -13,11 +13,8 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
 };
 
 /**
- * A request Node's HTTP parser refuses (a malformed request line or header, headers too large)
- * never reaches Koa, and Node would answer it with a bare status line. Answered here the way
- * every other error is (SPEC §2.4, §7): a JSON `{error}` body, an `X-Request-Id`, one log line.
- * Except in the rest of a body whose request was answered without reading it: that connection is
- * closed with nothing written, the request having had its answer and its log line.
+ * A request Node's parser refuses never reaches Koa, and Node would answer a bare status line:
+ * answered here as every other error (SPEC §2.4, §7), a JSON `{error}`, an `X-Request-Id`, a log line.
  */
 export function answerParserErrors(server: Server, logger: Logger): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -37,12 +34,10 @@ export function answerParserErrors(server: Server, logger: Logger): void {
 }
 
 /**
- * `PRI <path>` with no HTTP version parses as a request, but it is how the HTTP/2 connection
- * preface begins, and Node destroys its connection as soon as the request handler returns: an
- * answer the app writes later never leaves. It gets the parser errors' 400 at once instead, if
- * it is first in line: after pipelined requests still unanswered (Node then holds its response
- * back, without a socket), a 400 written now would reach the client as the answer to the first
- * of them, so the connection closes unanswered, as Node closes it.
+ * `PRI <path>` (the HTTP/2 preface) parses as a request, but Node destroys its connection as soon
+ * as the handler returns, so it gets the parser errors' 400 at once, if first in line. Behind
+ * pipelined requests still unanswered that 400 would answer the first of them: the connection
+ * closes unanswered, as Node closes it.
  */
 export function answerHttp2Preface(handler: RequestListener, logger: Logger): RequestListener {
   return (request: IncomingMessage, response: ServerResponse) => {
@@ -54,7 +49,6 @@ export function answerHttp2Preface(handler: RequestListener, logger: Logger): Re
   };
 }
 
-/** Writes a complete error answer straight to the socket and closes it; logs one line. */
 function answerAndClose(socket: Duplex, requestedStatus: number, logger: Logger, fields: Record<string, unknown>): void {
   const { status, body: answer } = errorAnswer(createError(requestedStatus, STATUS_CODES[requestedStatus] ?? 'Bad Request'));
   const requestId = randomUUID();

@@ -3,6 +3,21 @@ import { TENANT_NAME } from '../values/tenant-name.ts';
 
 export type { Json, JsonObject } from '../values/json.ts';
 
+/** Characters OpenAPI refuses in a component name. */
+const UNSAFE_NAME_CHARACTERS = /[^A-Za-z0-9._-]+/g;
+
+/** `text` with what a component name may not hold replaced by `_`. */
+export function componentName(text: string): string {
+  return text.replace(UNSAFE_NAME_CHARACTERS, '_');
+}
+
+/** `wanted`, else the first of `wanted_2`, `wanted_3`... that is not `taken`: names stay the same from one start to the next. */
+export function firstFreeName(wanted: string, taken: (name: string) => boolean, separator = '_'): string {
+  let name = wanted;
+  for (let suffix = 2; taken(name); suffix += 1) name = `${wanted}${separator}${suffix}`;
+  return name;
+}
+
 /** `{ $ref }` to an entry of `components`. */
 export function ref(section: 'schemas' | 'responses' | 'parameters', name: string): JsonObject {
   return { $ref: `#/components/${section}/${name}` };

@@ -51,10 +51,7 @@ export const docsPage: Middleware = (ctx) => {
   sendAsset(ctx, PAGE);
 };
 
-/**
- * `GET /docs/:asset`: the files the page loads. They change only with the package, so they are
- * cached and revalidated by an ETag of its version; no other file of the package is reachable.
- */
+/** `GET /docs/:asset`: cached and revalidated by an ETag of the package's version; no other file is reachable. */
 export const docsAsset: Middleware = (ctx, next) => {
   const name = paramsOf(ctx).asset;
   const asset = typeof name === 'string' && Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;

@@ -4,11 +4,7 @@ import { routePaths } from './paths.ts';
 import { tagsOf } from './tags.ts';
 import { usedComponents } from './used-components.ts';
 
-/**
- * The service is reached at whatever host and port it is mounted on: a relative URL resolves
- * against the address the document itself was fetched from, so "Try it out" and generated
- * clients call the service that served it.
- */
+/** Relative, so "Try it out" and generated clients call whichever address served the document. */
 const SERVERS: readonly JsonObject[] = [{ url: '/', description: 'The service that serves this document.' }];
 
 /** The repository grants no license; the document says so rather than name one. */

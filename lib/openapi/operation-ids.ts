@@ -1,15 +1,12 @@
 import type { ListedRoute } from '../routes/route-table.ts';
+import { firstFreeName } from './components.ts';
 
 const TEMPLATE_PARAMETER = /^\{(.+)\}$/;
 
 /**
- * Unique `operationId`s, camelCase identifiers a client generator can name methods by. A route
- * that declares one keeps it at its first URL; at another (the default project's
- * `/api/project/...`) the segment that differs precedes it (`listTickets`, `projectListTickets`).
- * Any other is named by its method and URL: `GET /api/shop/items/{id}` is `getShopItemsById`,
- * the same route under the default project's mount `getProjectItemsById`. A name already given
- * gets a number (`getShopItems2`), in the order routes are listed, so names stay the same from
- * one start to the next.
+ * Unique camelCase `operationId`s. A declared one is kept at the route's first URL; at another
+ * (`/api/project/...`) the differing segment precedes it (`projectListTickets`). Any other is
+ * named by method and URL (`GET /api/shop/items/{id}`: `getShopItemsById`); a taken name gets a number.
  */
 export class OperationIds {
   readonly #given = new Set<string>();
@@ -17,8 +14,7 @@ export class OperationIds {
   /** The id of `route` at `template`, the OpenAPI spelling of one of its URLs; `firstTemplate` spells its first. */
   name(route: ListedRoute, template: string, firstTemplate: string): string {
     const wanted = route.operationId === undefined ? derivedName(route, template) : declaredName(route.operationId, template, firstTemplate);
-    let name = wanted;
-    for (let suffix = 2; this.#given.has(name); suffix += 1) name = `${wanted}${suffix}`;
+    const name = firstFreeName(wanted, (candidate) => this.#given.has(candidate), '');
     this.#given.add(name);
     return name;
   }

@@ -114,10 +114,8 @@ function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name:
 }
 
 /**
- * The credentials a route takes: the system JWT, none for a public route, what a custom
- * authentication declares it reads. A custom one that declares nothing has no `security`: the
- * document does not know what it reads, and says so in its description rather than claim it
- * needs nothing.
+ * The credentials a route takes. A custom authentication declaring nothing has no `security`:
+ * its description says the document does not know what it reads, rather than claim it needs nothing.
  */
 function securityOf(route: ListedRoute, schemes: SecuritySchemes): Json[] | undefined {
   switch (route.auth) {

@@ -17,8 +17,7 @@ export interface DeclaredSchemas {
 }
 
 /**
- * The path and query parameters the declared schemas describe: one parameter per property,
- * required as the schema says (path parameters always are). A query schema without plain
+ * One parameter per property of the params and query schemas; a query schema without plain
  * properties (a union, say) is one object parameter spread over the query string.
  */
 export function declaredParameters(declared: DeclaredSchemas, rename: (name: string) => string): Json[] {
@@ -36,11 +35,7 @@ export function declaredParameters(declared: DeclaredSchemas, rename: (name: str
   return parameters;
 }
 
-/**
- * The declared body: JSON, or `multipart/form-data` when a property is a file field (`{type:
- * "string", format: "binary"}`, or an array of them), so that a reader of `/docs` gets a file
- * picker and a generated client sends a form.
- */
+/** JSON, or `multipart/form-data` with a file field: `/docs` then offers a file picker, a generated client a form. */
 export function declaredRequestBody(body: PlacedSchema): JsonObject {
   const schema = ref('schemas', body.name);
   if (!properties(body.schema).some(([, property]) => isFileField(property))) return { required: true, content: jsonContent(schema) };
@@ -54,10 +49,7 @@ function isFileField(property: Json): boolean {
   return field.type === 'string' && field.format === 'binary';
 }
 
-/**
- * The declared answers, each with its schema; a route that declares no success answer keeps
- * the generic 200, or the non-JSON `answer` it names. Declared answers win over the chain's own for the same status.
- */
+/** The declared answers, winning over the chain's own; without a success answer, the generic 200 or `answer`. */
 export function declaredResponses(
   declared: DeclaredSchemas,
   successHeaders: JsonObject | undefined,

@@ -1,20 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { JsonObject } from './components.ts';
-
-/** Component names OpenAPI allows. */
-const UNSAFE_NAME_CHARACTERS = /[^A-Za-z0-9._-]+/g;
+import { componentName, firstFreeName, type JsonObject } from './components.ts';
 
 /** The system JWT of `POST /auth/login`, which every route with system authentication takes. */
 export const SYSTEM_BEARER_NAME = 'bearerAuth';
 const SYSTEM_BEARER: JsonObject = { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'System JWT (HS256) from POST /auth/login.' };
 
 /**
- * The security schemes the document's operations use, for `components.securitySchemes`. A
- * scheme gets a name from its content (`x-api-key` for an API key in that header, `bearerAuth`
- * for a bearer token); the same scheme declared by several routes is listed once; a different
- * one wanting a taken name is told apart by where it is declared (`bearerAuth.metrics`, the
- * plain name reserved for the system JWT), then by a number. Names follow the order routes are
- * listed in, so they stay the same from one start to the next.
+ * The security schemes the operations use, named from their content (`x-api-key`, `bearerAuth`);
+ * one declared by several routes is listed once; a different one wanting a taken name is told
+ * apart by where it is declared (`bearerAuth.metrics`: the plain name is the system JWT's), then by a number.
  */
 export class SecuritySchemes {
   readonly #schemes: Record<string, JsonObject> = {};
@@ -39,7 +33,7 @@ export class SecuritySchemes {
   }
 
   #add(candidates: readonly string[], scheme: JsonObject): string {
-    const names = candidates.map((candidate) => candidate.replace(UNSAFE_NAME_CHARACTERS, '_'));
+    const names = candidates.map(componentName);
     for (const name of names) {
       const known = this.#schemes[name];
       if (known === undefined || isDeepStrictEqual(known, scheme)) {
@@ -47,9 +41,7 @@ export class SecuritySchemes {
         return name;
       }
     }
-    const last = names.at(-1) as string;
-    let name = last;
-    for (let suffix = 2; name in this.#schemes && !isDeepStrictEqual(this.#schemes[name], scheme); suffix += 1) name = `${last}_${suffix}`;
+    const name = firstFreeName(names.at(-1) as string, (candidate) => candidate in this.#schemes && !isDeepStrictEqual(this.#schemes[candidate], scheme));
     this.#schemes[name] = scheme;
     return name;
   }

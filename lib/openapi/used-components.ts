@@ -3,10 +3,8 @@ import type { Json, JsonObject } from './components.ts';
 const COMPONENT_REFERENCE = /^#\/components\/([^/]+)\/([^/]+)/;
 
 /**
- * `components` with only the entries the rest of the document reaches through `$ref`, directly
- * or through another entry: the shared answers (405, 504...) and a schema whose properties were
- * copied into parameters appear only where some operation uses them. Security schemes are
- * named by security requirements, not references, and are built from the operations already.
+ * `components` with only the entries the document reaches through `$ref`, directly or through
+ * another entry. Security schemes are named by requirements, not references: built from the operations.
  */
 export function usedComponents(document: JsonObject, components: Readonly<Record<string, JsonObject>>): Record<string, JsonObject> {
   const used = new Map<string, Set<string>>();

@@ -10,11 +10,9 @@ const MAX_COLLECTION_LENGTH = 128;
 /** Each path takes three index columns; PostgreSQL allows 32, and tenant, collection and id take three. */
 const MAX_FIELDS = 8;
 /**
- * Every index on `documents` is read each time any statement on it is planned, whichever
- * project or tenant it is for, at a cost that grows with its key expressions (three per path in
- * a query index, one in a unique one): these bounds keep what one project's declarations add to
- * the planning of another's statement within 10 % of that statement's time
- * (test/documents/declared-planning.heavy.test.ts). A unique entry builds two indexes.
+ * Every index on `documents` is read whenever any statement on it is planned, at a cost growing
+ * with its key expressions: these bounds keep what one project's declarations add to another's
+ * planning within 10 % of its time (test/documents/declared-planning.heavy.test.ts).
  */
 export const MAX_PROJECT_INDEXES = 3;
 export const MAX_PROJECT_PATHS = 6;
@@ -24,10 +22,7 @@ export interface ValidatedIndexes {
   readonly problems: readonly RouteProblem[];
 }
 
-/**
- * Checks an index file's default export (SPEC §9.4): an array of `{collection, fields: {path: 1 |
- * -1}, unique?}`, collecting every problem, each naming the entry (`#1 tickets`).
- */
+/** Checks an index file's export (SPEC §9.4): `[{collection, fields: {path: 1 | -1}, unique?}]`. */
 export function validateIndexes(project: string, file: string, exported: unknown): ValidatedIndexes {
   if (!Array.isArray(exported)) {
     const reason = exported === undefined ? 'has no default export (an array of indexes)' : `the default export must be an array of indexes (got ${kindOf(exported)})`;

@@ -8,10 +8,7 @@ export { readCatalog, type ProjectCatalog } from './load.ts';
 export { projectRouteTable } from './mount.ts';
 export { ProjectLoadError, formatProblem, displayPath, type RouteProblem } from './problems.ts';
 
-/**
- * Discovers, validates and mounts every project under `PROJECTS_DIR` (SPEC §8). Rejects with
- * the whole validation report when `projects.onError` is "fail" and something is wrong.
- */
+/** Discovers, validates and mounts every project under `PROJECTS_DIR` (SPEC §8). */
 export async function loadProjects(runtime: Runtime): Promise<LoadedProjects> {
   const settings = { sources: runtime.secrets.projectSettings, bound: runtime.projectSettings };
   const catalog = await readCatalog(runtime.config, settings, runtime.logger);

@@ -40,9 +40,8 @@ export interface ProjectCatalog {
 
 /**
  * Scans `config.projectsDir` and applies `projects.onError` and `projects.default` (SPEC §3,
- * §8.1): "fail" throws one report of every problem; "skip" leaves the faulty projects out and
- * logs why. A problem of the configuration itself (a `projects.default` naming no loaded
- * project, a section naming no project) is a start-up error either way.
+ * §8.1): "fail" throws one report of every problem, "skip" leaves faulty projects out. A problem
+ * of the configuration itself (a default or a section naming no project) stops start-up either way.
  */
 export async function readCatalog(config: Config, settings: SettingsContext, logger: Logger): Promise<ProjectCatalog> {
   const scan = await scanProjects(config.projectsDir, settings);
@@ -87,10 +86,7 @@ interface ProjectScan {
   readonly problems: readonly RouteProblem[];
 }
 
-/**
- * Discovers every project under `projectsDir`, loads its settings (SPEC §8.7), then imports and
- * validates its routes, reporting all problems.
- */
+/** Settings first (SPEC §8.7): a route file may read them as it loads. */
 async function scanProjects(projectsDir: string, settings: SettingsContext): Promise<ProjectScan> {
   resolveFacilitiesFromAnywhere(projectsDir);
   const discovery = discoverProjects(projectsDir);
@@ -112,7 +108,7 @@ async function loadProject({ name, file }: ProjectFolder, settingsProblems: read
   return { project: all.length === 0 ? Object.freeze({ name, file, routes, indexes: Object.freeze(declared.indexes) }) : undefined, problems: all };
 }
 
-/** A project's `api/indexes.{js,mjs,ts}` (optional, SPEC §9.4), read and checked. */
+/** Optional (SPEC §9.4). */
 async function readIndexes(project: string, apiDir: string): Promise<ValidatedIndexes> {
   const file = projectModule(project, apiDir, 'indexes');
   if (typeof file !== 'string') return { indexes: [], problems: file === undefined ? [] : [file] };
@@ -132,10 +128,7 @@ interface Discovery {
   readonly problems: readonly RouteProblem[];
 }
 
-/**
- * Every folder `<projectsDir>/<name>/` holding `api/routes.{js,mjs,ts}` (SPEC §8.1), sorted by
- * name. A missing projects folder means no projects.
- */
+/** Every folder `<projectsDir>/<name>/` holding `api/routes.{js,mjs,ts}` (SPEC §8.1), sorted by name. */
 function discoverProjects(projectsDir: string): Discovery {
   const folders: ProjectFolder[] = [];
   const problems: RouteProblem[] = [];
@@ -151,10 +144,7 @@ function discoverProjects(projectsDir: string): Discovery {
   return { folders, problems };
 }
 
-/**
- * A project's `api/<name>.{js,mjs,ts}`: its path when there is exactly one, undefined when there
- * is none, the problem naming them when there are several.
- */
+/** A project's `api/<name>.{js,mjs,ts}`: its path, undefined when none, a problem when several. */
 function projectModule(project: string, apiDir: string, name: keyof typeof PROJECT_MODULES): string | RouteProblem | undefined {
   const files = MODULE_EXTENSIONS.map((extension) => path.join(apiDir, `${name}.${extension}`)).filter((file) => existsSync(file));
   if (files.length <= 1) return files[0];
@@ -212,11 +202,9 @@ interface DeclaredSettings {
 }
 
 /**
- * Reads every project's `api/settings.{js,mjs,ts}` (optional), checks them, each alone and
- * together (no two secrets, of one project or two, read from one variable), resolves the values
- * of every project whose declarations are right and binds them to the service's values,
- * so that its route file, imported next, can read them even at import time. Returns every
- * problem, by project.
+ * Reads and checks every project's optional settings file, each alone and together (no two
+ * secrets read from one variable), and binds the values of those declared right, so that route
+ * files, imported next, read them even at import time. Returns every problem, by project.
  */
 async function loadSettings(folders: readonly SettingsFolder[], context: SettingsContext): Promise<ReadonlyMap<string, readonly RouteProblem[]>> {
   const declared = await Promise.all(folders.map(({ project, apiDir }) => readSettings(project, apiDir)));

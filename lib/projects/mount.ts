@@ -76,10 +76,7 @@ export function projectRouteTable(projects: readonly ProjectDefinition[], defaul
   );
 }
 
-/**
- * The `/api` area: picks the project by the URL's second segment with one map lookup (SPEC
- * §8.2), so routing costs the same with 500 projects as with one.
- */
+/** One map lookup by the URL's second segment (SPEC §8.2): routing costs the same with 500 projects as with one. */
 export function projectsArea(routers: ReadonlyMap<string, Router>): (ctx: Context) => Promise<void> {
   return (ctx) => {
     const found = projectRouterOf(routers, ctx.path);

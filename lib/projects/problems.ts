@@ -3,11 +3,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-/**
- * Where a problem lies: a route or settings file (a project's folder when the problem is not
- * inside one file), a key of the expert configuration (`projects.default`, `shop.pageSize`, a
- * section `colour`), or the environment variable of a project's secret (`SHOP_API_KEY`).
- */
+/** Where a problem lies: a file (or project folder), an expert configuration key, or a secret's variable. */
 export type ProblemSource = { readonly file: string } | { readonly configKey: string } | { readonly environmentVariable: string };
 
 /** One thing wrong with a project, named the way the start-up report prints it (SPEC §8.1). */
@@ -74,10 +70,7 @@ interface Location {
   readonly line: string;
 }
 
-/**
- * Why a route file does not load: the error's first line, then the file of the project and the
- * line it came from (the route file itself or a module it imports), where that can be known.
- */
+/** Why a route file does not load: the error's first line, and the project file and line it came from, if known. */
 export function describeLoadError(error: unknown, declaredFile: string): string {
   if (!(error instanceof Error)) return `it threw ${String(error)}`;
   // Node reports a module by its real path: a project linked into PROJECTS_DIR is found there.
@@ -98,8 +91,8 @@ function thrownAt(error: Error, routeFile: string): Location | undefined {
 }
 
 /**
- * A syntax error found while compiling carries no location: Node keeps it for its own report of
- * an uncaught error. A child process that imports the route file the same way prints that report.
+ * A syntax error carries no location: Node keeps it for its report of an uncaught error, which a
+ * child process importing the route file the same way prints.
  */
 function syntaxErrorAt(routeFile: string): Location | undefined {
   const script = `await import(${JSON.stringify(pathToFileURL(routeFile).href)});`;

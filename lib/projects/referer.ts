@@ -6,10 +6,7 @@ export interface RefererSettings {
   readonly allowMissing: boolean;
 }
 
-/**
- * Referer validation for project routes (SPEC §3, §8.3): the host of every Referer or Origin
- * header sent must be allowed; a request sending neither passes only when `allowMissing`.
- */
+/** SPEC §3, §8.3: every Referer or Origin sent must be allowed; neither passes only when `allowMissing`. */
 export function refererValidation(settings: RefererSettings): Middleware {
   const isAllowed = hostMatcher(settings.allow);
   return async (ctx, next) => {
@@ -23,10 +20,7 @@ export function refererValidation(settings: RefererSettings): Middleware {
   };
 }
 
-/**
- * `example.com` allows that host; `*.example.com` allows its subdomains at any depth (not
- * `example.com` itself). An entry with a port (`localhost:8080`) allows that port only.
- */
+/** `*.example.com` allows subdomains at any depth (not `example.com`); `localhost:8080` allows that port only. */
 export function hostMatcher(allow: readonly string[]): (host: HostName | undefined) => boolean {
   const entries = allow.map((entry) => entry.trim().toLowerCase());
   return (host) => host !== undefined && entries.some((entry) => entryAllows(entry, host));

@@ -88,7 +88,6 @@ function problemsOfRoute(candidate: unknown): string[] {
   return reasons;
 }
 
-/** `rateLimit`: `{max, windowMs, by}`, positive whole numbers and `by` "ip" or "user". */
 function rateLimitProblems(rateLimit: unknown): string[] {
   if (rateLimit === undefined) return [];
   if (!isRecord(rateLimit)) return [`rateLimit must be an object {max, windowMs, by} (got ${kindOf(rateLimit)})`];
@@ -106,7 +105,6 @@ function describe(value: unknown): string {
   return typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value) : kindOf(value);
 }
 
-/** `middleware`: Express-style functions, run in order before `function`. */
 function middlewareProblems(middleware: unknown): string[] {
   if (middleware === undefined) return [];
   if (!Array.isArray(middleware)) return [`middleware must be an array of functions (got ${kindOf(middleware)})`];
@@ -128,9 +126,8 @@ function documentationProblems({ summary, description, tags, operationId }: Reco
 }
 
 /**
- * The route file's words as the declaration: `skipAuth` is a public route with the public rate
- * limit unless the route declares its own; a custom `auth` wins over `skipAuth`, even `skipAuth:
- * true` (it runs, rate-limited, and system authentication is skipped).
+ * `skipAuth` is a public route with the public rate limit unless it declares its own; a custom
+ * `auth` wins over `skipAuth: true` (it runs, rate-limited, and system authentication is skipped).
  */
 function declarationOf(project: string, route: Record<string, unknown>, schema: ProjectRoute['schema'], security: ProjectRoute['security']): ProjectRoute {
   const method = (route.method as string).toUpperCase() as HttpMethod;
@@ -175,10 +172,7 @@ function pathSyntaxProblem(path: string): string | undefined {
   }
 }
 
-/**
- * Two paths get one key when the router matches them alike: the key is the pattern the router
- * compiles (case-insensitive, so lower-cased), in which parameter names no longer appear.
- */
+/** One key for two paths the router matches alike: its compiled pattern, lower-cased, has no parameter names. */
 function matchingKey(path: string): string {
   return pathPattern(path).regexp.source.toLowerCase();
 }

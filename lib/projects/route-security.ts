@@ -20,9 +20,8 @@ export interface ReadSecurity {
 }
 
 /**
- * A route's `security`: an OpenAPI security scheme object (`{type: "apiKey", in: "header", name:
- * "x-api-key"}`) or a non-empty array of them, describing the credential its custom `auth`
- * reads, so that `/openapi.json` lists it and `/docs` lets a reader send it.
+ * A route's `security`: OpenAPI security schemes (one or a non-empty array) describing what its
+ * custom `auth` reads, so that `/openapi.json` lists it and `/docs` lets a reader send it.
  */
 export function readRouteSecurity(declared: unknown, hasCustomAuth: boolean): ReadSecurity {
   if (declared === undefined) return { problems: [], schemes: undefined };

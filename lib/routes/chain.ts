@@ -5,10 +5,7 @@ import { rateLimit } from '../ratelimit/index.ts';
 import { type AreaTraits, countsByUser, type RouteDeclaration, type RouteRateLimit } from './declaration.ts';
 import { bodyCheckStep, urlCheckStep, type ReadPart } from './request-validation.ts';
 
-/**
- * What tells one area's chains from another's, built once per area: the steps differ (how a
- * body is read, how a handler is run), the order never does.
- */
+/** What tells one area's chains from another's: the steps differ, the order never does. */
 export interface ChainSettings<Handler> {
   readonly traits: AreaTraits;
   /** Runs first on every route of the area (projects: referer validation, when enabled). */
@@ -28,13 +25,10 @@ export interface ChainSettings<Handler> {
 }
 
 /**
- * One route's chain after the tenant step, composed once at start-up: referer → rate limit by
- * IP → authentication (a custom `authenticate`, with the non-file body read just before
- * it, or system authentication unless public) → guards (a role) → the declared params and
- * query schemas → body reading (keeping its bytes for a route declaring `rawBody`) → the
- * declared body schema → the route's middleware → handler. No body is read before
- * authentication and the guards, except what a custom `authenticate` needs; files reach the
- * disk only after them.
+ * One route's chain after the tenant step, composed once: referer → rate limit by IP →
+ * authentication (custom, with the non-file body read just before, or system) → guards →
+ * params and query schemas → body → body schema → middleware → handler. No body is read before
+ * authentication and guards but what a custom `authenticate` needs; files reach disk only after.
  */
 export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: ChainSettings<Handler>): Middleware {
   const chain: Middleware[] = [];
@@ -57,10 +51,7 @@ export function routeChain<Handler>(route: RouteDeclaration<Handler>, settings: 
   return compose(chain);
 }
 
-/**
- * A route's rate limit: a configured one is created on first use and shared by the area's
- * routes naming it; a route's own budget is counted apart from every other route's, by its scope.
- */
+/** A configured limit is made on first use and shared by the area's routes naming it. */
 export function routeRateLimits(runtime: Runtime): (limit: RouteRateLimit) => Middleware {
   const named = new Map<string, Middleware>();
   return (limit) => {

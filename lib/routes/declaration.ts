@@ -2,18 +2,13 @@ import type { JsonObject } from '../values/json.ts';
 import type { HttpMethod } from './methods.ts';
 import type { CompiledRouteSchema } from './schemas.ts';
 
-/**
- * How a route authenticates: `system` needs a system JWT of the request's tenant, `public`
- * nothing (and is rate-limited), `custom` runs the route's own `authenticate` instead.
- */
+/** `system`: a system JWT of the request's tenant; `public`: nothing (rate-limited); `custom`: its `authenticate`. */
 export type AuthMode = 'system' | 'public' | 'custom';
 
 /**
- * One route, whatever area it belongs to: the system endpoints, login, the spaces and every
- * project route are declared in this shape, composed by `routeChain`, routed by `Router`,
- * listed by `make routes` and documented in `/openapi.json` from it. `Handler` is what the
- * area's chain settings know how to run: a Koa middleware factory for the service's own
- * routes, an Express-style function for project routes.
+ * One route of any area, composed by `routeChain`, routed by `Router`, listed by `make routes`
+ * and documented in `/openapi.json`. `Handler` is what the area's chain runs: a Koa middleware
+ * factory for the service's own routes, an Express-style function for project routes.
  */
 export interface RouteDeclaration<Handler> {
   readonly method: HttpMethod;
@@ -22,10 +17,7 @@ export interface RouteDeclaration<Handler> {
   readonly auth: AuthMode;
   /** Runs in place of system authentication when `auth` is `custom`. */
   readonly authenticate?: Handler;
-  /**
-   * The route's rate limit, before the body is read: by IP before authentication, by user right
-   * after system authentication.
-   */
+  /** Checked before the body is read: by IP before authentication, by user right after system authentication. */
   readonly rateLimit?: RouteRateLimit;
   /** Steps run after authentication and before the body is read (a role check). */
   readonly guards?: readonly Handler[];
@@ -39,10 +31,7 @@ export interface RouteDeclaration<Handler> {
   readonly summary?: string;
   readonly description?: string;
   readonly tags?: readonly string[];
-  /**
-   * What a custom `authenticate` reads, as OpenAPI security schemes (any one of them accepted),
-   * for `/openapi.json`; system authentication is documented as the system JWT without it.
-   */
+  /** What a custom `authenticate` reads, as OpenAPI security schemes (any one accepted). */
   readonly security?: readonly JsonObject[];
   /** The OpenAPI operation id (the service's own routes name theirs). */
   readonly operationId?: string;
@@ -54,10 +43,7 @@ export interface RouteDeclaration<Handler> {
   readonly answer?: NonJsonAnswer;
 }
 
-/**
- * What an area's routes share beyond their declarations, as `make routes` and `/openapi.json`
- * describe them and the chain builder composes them.
- */
+/** What an area's routes share beyond their declarations. */
 export interface AreaTraits {
   /** The service's own routes, or one project's. */
   readonly kind: 'system' | 'project';
@@ -86,10 +72,9 @@ export type RateLimitName = 'public' | 'login';
 export type RateLimitKey = 'ip' | 'user';
 
 /**
- * A route's rate limit: a configured one (`public`, `login`), whose budget the routes naming it
- * share per IP and tenant, or the route's own budget per tenant (`route`), which `scope` tells
- * apart from every other route's. A budget by user on a route without system authentication
- * counts by IP.
+ * A configured limit (`public`, `login`), whose budget the routes naming it share per IP and
+ * tenant, or the route's own (`route`), apart from every other route's by `scope`. A budget by
+ * user on a route without system authentication counts by IP.
  */
 export type RouteRateLimit =
   | { readonly name: RateLimitName; readonly by: 'ip' }
@@ -100,10 +85,7 @@ export function countsByUser<Handler>(route: RouteDeclaration<Handler>): boolean
   return route.rateLimit?.by === 'user' && route.auth === 'system' && route.authenticate === undefined;
 }
 
-/**
- * The query parameters a route's declared `security` reads a credential from (an `apiKey` `in:
- * "query"`): the request's log line keeps their names only, whatever they are called.
- */
+/** The query parameters a declared `security` reads a credential from: the log line keeps their names only. */
 export function credentialQueryNames(security: RouteDeclaration<unknown>['security']): ReadonlySet<string> {
   const names = (security ?? []).flatMap((scheme) => (scheme.type === 'apiKey' && scheme.in === 'query' && typeof scheme.name === 'string' ? [scheme.name] : []));
   return new Set(names);

@@ -38,11 +38,7 @@ function isFile(schema: Readonly<Record<string, unknown>>): boolean {
   return schema.format === 'binary' && (schema.type === undefined || schema.type === 'string');
 }
 
-/**
- * The body's violations once its file fields are taken from the files received: what the body
- * schema says of a file field (absent from the non-file fields) is left out, and each file
- * field is checked against `files` (`req.files`: undefined unless the request is multipart).
- */
+/** The body's violations with each file field checked against `files` (`req.files`) instead of the fields. */
 export function withFilesChecked(declared: FileFields, bodyViolations: readonly Violation[], files: unknown): Violation[] {
   const names = new Set(declared.fields.map((field) => field.name));
   const kept = bodyViolations.filter((violation) => violation.path.length === 0 || !names.has(String(violation.path[0])));

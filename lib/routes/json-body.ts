@@ -8,9 +8,8 @@ import { hasBody } from '../values/has-body.ts';
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
 
 /**
- * JSON bodies for system endpoints: 400 for malformed JSON and for a body of another type (a
- * form, or JSON sent as text/plain, which would otherwise be dropped unread and answered as if
- * it were missing), 413 past `limits.jsonBytes`. A request without a body passes, unparsed.
+ * JSON bodies for system endpoints: 400 for malformed JSON and for another type (which would be
+ * dropped unread, answered as missing), 413 past `limits.jsonBytes`. No body passes, unparsed.
  */
 export function jsonBody(limitBytes: number): Middleware {
   const parse = koaBody({

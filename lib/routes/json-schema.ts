@@ -13,19 +13,14 @@ const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 export type Compiled = { readonly check: SchemaCheck } | { readonly problem: string };
 
 /**
- * Compiles the JSON Schemas of one project (draft 2020-12, OpenAPI 3.1's dialect) with ajv, in
- * strict mode so that a misspelt keyword (`requird`) is a start-up problem, not a schema that
- * silently allows everything. One compiler per project: two projects' `$id`s never collide.
+ * Compiles one project's JSON Schemas (draft 2020-12) with ajv, strict so that a misspelt keyword
+ * is a start-up problem, not a schema allowing everything. One per project: `$id`s never collide.
  */
 export class JsonSchemaCompiler {
   #exact: Ajv2020 | undefined;
   #coercing: Ajv2020 | undefined;
 
-  /**
-   * `coerce`: values taken from the URL (params, query) are strings, so they are checked as ajv
-   * coerces them (`"5"` passes `{type: "integer"}`, one value passes `{type: "array"}`); the handler
-   * still receives them as sent.
-   */
+  /** `coerce`: URL values are strings, checked as ajv coerces them (`"5"` is an integer); the handler gets them as sent. */
   compile(schema: object, options: { readonly coerce: boolean }): Compiled {
     const { $schema: dialect } = schema as { $schema?: unknown };
     if (dialect !== undefined && dialect !== DIALECT && dialect !== `${DIALECT}#`) {

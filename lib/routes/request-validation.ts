@@ -8,10 +8,7 @@ import type { CompiledRouteSchema, RequestPart } from './schemas.ts';
 /** What the schema steps read of a request: a part, or `files`, the files of a multipart body (`req.files`). */
 export type ReadPart = (ctx: Context, part: RequestPart | 'files') => unknown;
 
-/**
- * The most problems one answer lists: a body of thousands of wrong items (within the body
- * limit) would otherwise get an answer larger than itself, and cost as much to write.
- */
+/** A body of thousands of wrong items would otherwise get an answer larger than itself. */
 export const MOST_PROBLEMS = 100;
 
 declare module '../core/request-state.ts' {
@@ -22,12 +19,9 @@ declare module '../core/request-state.ts' {
 }
 
 /**
- * The step that checks the params and query against the route's declared schemas, before the
- * body is read; none when it declares neither. It checks what `readPart` gives, what the handler
- * will read (for a project route `req.params`, `req.query`, after a custom auth's changes).
- * When the route declares a body schema too, their problems wait for the body's, so that one
- * 400 names them all; should the body fail to be read at all (malformed, too large), the
- * answer is the 400 of the params and query, which were known to be wrong first.
+ * Checks params and query, before the body is read, as `readPart` gives them (what the handler
+ * will read). With a body schema too, their problems wait for the body's, so that one 400 names
+ * them all; should the body fail to be read, their 400 answers, as known to be wrong first.
  */
 export function urlCheckStep(schema: CompiledRouteSchema | undefined, readPart: ReadPart): Middleware[] {
   const checks = declaredChecks(schema, ['params', 'query']);
@@ -50,10 +44,7 @@ export function urlCheckStep(schema: CompiledRouteSchema | undefined, readPart: 
   return [step];
 }
 
-/**
- * The step that checks the body (its file fields against the files received), once read, and
- * answers 400 with its problems and any the params and query had; none without a body schema.
- */
+/** Checks the body once read (file fields against the files received), with the params' and query's problems. */
 export function bodyCheckStep(schema: CompiledRouteSchema | undefined, readPart: ReadPart): Middleware[] {
   const check = schema?.checks.body;
   if (check === undefined) return [];

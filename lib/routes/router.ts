@@ -8,11 +8,7 @@ import { credentialQueryNames, type RouteDeclaration } from './declaration.ts';
 /** What the router keeps of a route: its composed chain, and what a match of it tells the request. */
 type RegisteredRoute = Pick<RouteMatch, 'project' | 'name' | 'route' | 'credentialQuery'> & { readonly chain: Middleware };
 
-/**
- * The one router of the service: the routes of one area (the service's own, or one
- * project's), matched the way Express matches them. An unknown path is 404, a known path with
- * another method 405 with `Allow`. @koa/router only matches: its own dispatch is not used.
- */
+/** One area's routes, matched as Express matches them; @koa/router only matches, its dispatch unused. */
 export class Router {
   readonly #project: string | undefined;
   readonly #router = new KoaRouter();
@@ -31,9 +27,8 @@ export class Router {
   }
 
   /**
-   * Runs the routes matching `rest` in declaration order: a handler's `next()`, or
-   * `next('route')` from anywhere in a route, reaches the next one; `next('router')` leaves them
-   * all (unanswered, which the entry answers 404). `baseUrl` is the mount (`/api/sample`).
+   * Runs the routes matching `rest` in order: a handler's `next()` or `next('route')` reaches the
+   * next one; `next('router')` leaves them all. `baseUrl` is the mount (`/api/sample`).
    */
   dispatch(ctx: Context, baseUrl: string, rest: string): Promise<void> {
     const match = this.#router.match(rest, ctx.method);
@@ -65,7 +60,6 @@ export class Router {
   }
 }
 
-/** The `req.route` of a route declared with `method` and `path`. */
 function expressRoute(method: string, path: string): ExpressRoute {
   return Object.freeze({ path, methods: Object.freeze({ [method.toLowerCase()]: true as const }) });
 }
@@ -84,18 +78,14 @@ export function pathPattern(path: string): PathPattern {
   return { regexp: layer.regexp, parameters: layer.paramNames.map((key) => String(key.name)) };
 }
 
-/**
- * The pattern a declared path is registered under. Express's router drops the trailing slashes
- * of a declared path (`/items/` answers `/items` and `/items/`); @koa/router would insist on one.
- */
+/** Express drops a declared path's trailing slashes (`/items/` answers `/items`); @koa/router would insist. */
 function looseRoutePath(path: string): string {
   return path.replace(/\/+$/, '') || '/';
 }
 
 /**
- * `req.params` as Express 5's router gives them: a null-prototype object, every value
- * URI-decoded, a wildcard (`*rest`) as the array of its decoded segments, an optional part that
- * is absent left out. A value that does not decode is 400, before any step of the route runs.
+ * `req.params` as Express 5 gives them: no prototype, values decoded, a wildcard (`*rest`) the
+ * array of its segments, an absent optional part left out. A value that does not decode is 400.
  */
 export function routeParams(layer: Layer, path: string): Record<string, string | string[]> {
   const captures = layer.captures(path);

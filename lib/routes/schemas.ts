@@ -36,11 +36,7 @@ export interface ReadSchema {
 
 type Declared = { readonly check: SchemaCheck; readonly document: JsonObject } | { readonly problem: string };
 
-/**
- * Reads a route's `schema`: `{params?, query?, body?, responses?: {[status]: schema}}`, each a
- * JSON Schema object or a zod schema. Every problem is named (`schema.body ...`), none thrown.
- * `pathParameters` are the names the route's path declares, when its path is valid.
- */
+/** Reads a route's `schema`, naming every problem; `pathParameters`: the path's, when it is valid. */
 export function readRouteSchema(declared: unknown, compiler: JsonSchemaCompiler, pathParameters: readonly string[] | undefined): ReadSchema {
   if (!isPlainObject(declared)) {
     return { problems: [`schema must be an object of params, query, body and responses (got ${kindOf(declared)})`], schema: undefined };

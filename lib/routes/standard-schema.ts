@@ -2,9 +2,8 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import type { SchemaCheck, Violation } from './schema-check.ts';
 
 /**
- * A zod schema, or any validator implementing Standard Schema with its JSON Schema converter
- * (zod 4.2+, ArkType, Valibot through its adapter): what checks the request and what the
- * OpenAPI document shows come from the schema itself, whichever copy of the library made it.
+ * A validator implementing Standard Schema with its JSON Schema converter (zod 4.2+, ArkType,
+ * Valibot's adapter): checks and documents come from the schema, whichever copy of the library made it.
  */
 export interface ValidatorSchema {
   readonly '~standard': StandardSchemaV1.Props & StandardJSONSchemaV1.Props;
@@ -27,10 +26,7 @@ export function validatorCheck(schema: ValidatorSchema): SchemaCheck {
   };
 }
 
-/**
- * The JSON Schema of what the schema accepts (`input`) or produces (`output`). A type JSON
- * Schema cannot express (a zod date) is shown as "anything" instead of failing the document.
- */
+/** What the schema accepts (`input`) or produces (`output`); an inexpressible type (a zod date) is "anything". */
 export function validatorJsonSchema(schema: ValidatorSchema, direction: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _dialect, ...described } = schema['~standard'].jsonSchema[direction]({
     target: 'draft-2020-12',

@@ -11,11 +11,7 @@ export function stepName(step: unknown): string {
 /** express-validator's function for each part of the request it reads. */
 const VALIDATOR_OF_LOCATION: Readonly<Record<string, string>> = { body: 'body', cookies: 'cookie', headers: 'header', params: 'param', query: 'query' };
 
-/**
- * express-validator declares `builder` on a ValidationChain (its type, `ContextBuilder`, has a
- * public `build()` whose context lists the `fields` and `locations` checked); the test of this
- * name fails should a release drop it.
- */
+/** express-validator's ValidationChain has a public `builder.build()` listing `fields` and `locations`; a test fails should it go. */
 function validationChainName(step: object): string | undefined {
   const builder = (step as { builder?: { build?: unknown } }).builder;
   if (typeof builder?.build !== 'function') return undefined;

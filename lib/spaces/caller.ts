@@ -13,10 +13,7 @@ declare module '../core/request-state.ts' {
   }
 }
 
-/**
- * Reads the authenticated account afresh on every call, so a change to its role, spaces or
- * schemas applies at once; a token whose account is gone no longer authenticates.
- */
+/** Read afresh each request: a changed role applies at once, a token of a removed account fails. */
 export function loadCallerAccess(runtime: Runtime): Middleware {
   return async (ctx, next) => {
     const state = requestState(ctx);

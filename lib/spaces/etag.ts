@@ -5,9 +5,8 @@ import type { AllowedVersions, StoredSpace } from './store.ts';
 const VERSION = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * The ETag of a space as `access` sees it: its version for an admin, who sees the whole space;
- * for another account the version and a digest of the schemas it is shown, so a change of its
- * permissions changes the validator too (a strong ETag names one representation).
+ * An admin's is the version; another account's adds a digest of the schemas it is shown, so a
+ * change of its permissions changes the validator too (a strong ETag names one representation).
  */
 export function etagOf(stored: StoredSpace, access: SpaceAccess): string {
   if (access.admin) return `"${stored.version}"`;
@@ -15,10 +14,7 @@ export function etagOf(stored: StoredSpace, access: SpaceAccess): string {
   return `"${stored.version}.${shown}"`;
 }
 
-/**
- * The versions `If-Match` allows a write to replace: undefined for none given or `*` (any
- * existing space). Strong comparison: a weak tag, or one that is no version of ours, matches nothing.
- */
+/** Undefined for no `If-Match` or `*`; strong comparison: a weak or foreign tag matches nothing. */
 export function allowedVersions(ifMatch: string | undefined): AllowedVersions {
   if (ifMatch === undefined || ifMatch.trim() === '*') return undefined;
   return entityTags(ifMatch)

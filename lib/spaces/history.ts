@@ -46,11 +46,8 @@ interface EventRow {
 const TABLE = 'space_events';
 
 /**
- * Inserts one event, in the change's transaction, naming the caller and id of the change's
- * request. Its time is the clock's, in
- * milliseconds (what the API shows and `?before=` pages by), and always after the space's
- * previous event: the change holds the space's row lock, so a space's events are strictly
- * ordered, and paging by `at` never skips one.
+ * One event, in the change's transaction. The change holds the space's row lock, so its events
+ * are strictly ordered by `at` (milliseconds), and paging by `at` never skips one.
  */
 export async function insertEvent(
   run: TransactionStatement,

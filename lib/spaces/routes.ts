@@ -31,10 +31,7 @@ const trashDaysOf = (runtime: Runtime): number => runtime.config.spaces.trashDay
 const ETAG_HEADER = { ETag: { schema: { type: 'string' }, description: "The space's strong validator, for `If-Match` and `If-None-Match`." } };
 const IF_MATCH_NOTE = 'With `If-Match` (one or more ETags, or `*`), a space whose ETag is none of them answers 412 and is not changed.';
 
-/**
- * The `/spaces` API (SPEC §6). Checks run in the spec's order: tenant, the feature switch,
- * authentication, role (guards), body (schema), then existence or conflict (handlers).
- */
+/** SPEC §6, checked in its order: tenant, switch, authentication, role (guards), body (schema), then handlers. */
 const spaceRoutes: readonly ServiceRoute[] = [
   {
     method: 'GET',

@@ -24,10 +24,7 @@ export async function findVisibleSpace(name: string, access: SpaceAccess): Promi
   return row && storedOfRow(row);
 }
 
-/**
- * The versions a write may replace (`If-Match`), or undefined for any (no header, or `*`).
- * The check is part of the write's own statement, under the row lock the transaction took.
- */
+/** The versions a write may replace (`If-Match`), undefined for any; checked in the write's own statement. */
 export type AllowedVersions = readonly string[] | undefined;
 
 /** The space exists but its version is none of the allowed ones: nothing was changed. */
@@ -39,9 +36,8 @@ export class StaleVersion extends Error {
 }
 
 /**
- * Creates the space and its `created` event; undefined when a live space has the name (the
- * primary key decides, SPEC §6.4). A trashed copy of the name is purged first, in the same
- * transaction (SPEC §6.7): a name has one row at most, live or trashed.
+ * Creates the space and its event; undefined when a live space has the name (SPEC §6.4). A
+ * trashed copy is purged first, in the same transaction: a name has one row at most (SPEC §6.7).
  */
 export async function insertSpace(draft: SpaceDraft): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
@@ -67,10 +63,7 @@ export async function replaceSpaceSchemas(name: string, schemas: readonly string
   return changeSpace(scope, name, allowed, 'updated', (rows) => rows.update(changes).returning(COLUMNS));
 }
 
-/**
- * Moves the space to the trash, or deletes it for good when `trashDays` is 0, with its
- * `deleted` event, and returns it as it was; undefined when there is no such live space.
- */
+/** To the trash, or gone for good when `trashDays` is 0; returns the space as it was. */
 export async function deleteSpace(name: string, trashDays: number, allowed?: AllowedVersions): Promise<StoredSpace | undefined> {
   const scope = tenantScope();
   const write = trashDays === 0 ? (rows: Knex.QueryBuilder) => rows.delete() : (rows: Knex.QueryBuilder) => rows.update({ deleted_at: sql.fn.now() });
@@ -78,9 +71,8 @@ export async function deleteSpace(name: string, trashDays: number, allowed?: All
 }
 
 /**
- * One change of a live space in one transaction: lock the row (what it was: the event's
- * `before`), write it where its version is an allowed one, add the event. Any failure, the
- * event's included, rolls the whole change back (SPEC §6.6).
+ * Locks the row (the event's `before`), writes it where its version is allowed, adds the event;
+ * any failure, the event's included, rolls the whole change back (SPEC §6.6).
  */
 async function changeSpace(
   scope: ChangeScope,
@@ -101,9 +93,8 @@ async function changeSpace(
 }
 
 /**
- * SPEC §6.2 in SQL: the space list and the schema permissions both apply. A space with no
- * schemas passes the schema condition; otherwise it needs one readable schema. Trashed spaces
- * are never visible, so a `spaces` list naming only them grants nothing (SPEC §6.3, §6.7).
+ * SPEC §6.2 in SQL: a space with no schemas passes the schema condition, others need one readable
+ * schema. Trashed spaces are never visible, so a list naming only them grants nothing (§6.7).
  */
 function visibleSpaces(tenant: string, access: SpaceAccess, ...conditions: SqlFragment[]): Knex.QueryBuilder {
   const visibility = [...conditions, LIVE];

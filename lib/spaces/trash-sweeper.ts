@@ -18,13 +18,10 @@ export interface TrashSweeperOptions {
 }
 
 /**
- * Sweeps every `intervalMs`, on a timer that keeps no process alive. The sweep goes tenant by
- * tenant, each purge in transactions scoped to that tenant like a request's (the restricted
- * role, the tenant setting for the transaction alone): row-level security applies to it as to
- * everything else, and it needs no session state, so it runs through a transaction-mode pooler.
- * A SECURITY DEFINER function could purge every tenant in one statement, but only by running
- * as a role that passes the policies, a hole in the second wall for one convenience. Instances
- * sweeping at once never purge a space twice (`purgeExpiredSpaces`), so no lock among them is needed.
+ * Sweeps tenant by tenant, in transactions scoped like a request's: row-level security applies,
+ * and no session state is needed (a transaction-mode pooler works). A SECURITY DEFINER function
+ * could purge every tenant at once, but only as a role passing the policies, a hole in the
+ * second wall. Instances sweeping at once never purge a space twice: no lock among them.
  */
 export function startTrashSweeper(options: TrashSweeperOptions): TrashSweeper {
   let stopped = false;

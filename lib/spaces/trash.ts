@@ -25,9 +25,8 @@ export async function listTrashedSpaces(days: number): Promise<TrashedSpace[]> {
 }
 
 /**
- * Brings the trashed space `name` back as it was (its schemas, times and version), with its
- * `restored` event. The update takes the row lock, so a create of the same name that purged
- * the row first leaves it nothing to update, and one that comes second finds it live.
+ * Brings the trashed space back as it was. The update takes the row lock: a create of the name
+ * that purged the row first leaves it nothing to update, one coming second finds it live.
  */
 export async function restoreSpace(name: string, days: number): Promise<RestoreOutcome> {
   const scope = tenantScope();
@@ -51,11 +50,9 @@ export async function purgeTrashedCopy(run: TransactionStatement, scope: ChangeS
 }
 
 /**
- * Purges the tenant's spaces trashed more than `days` ago, each with its `purged` event in the
- * transaction that deletes it; answers how many. Rows another purge (another instance) has
- * locked are skipped, and rows it purged are gone by the time the lock is granted: each space
- * is purged, and its event written, exactly once. `keepGoing` is asked between transactions,
- * so a stop never rolls one back.
+ * Purges the spaces trashed more than `days` ago; answers how many. Rows another instance's
+ * purge locked are skipped, so each space is purged, its event written, exactly once.
+ * `keepGoing` is asked between transactions, so a stop never rolls one back.
  */
 export async function purgeExpiredSpaces(scope: TenantScope, days: number, keepGoing: () => boolean = () => true): Promise<number> {
   let purged = 0;

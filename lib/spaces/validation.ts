@@ -5,10 +5,7 @@ const NAME_MAX_CODE_POINTS = 64;
 const SCHEMA_MAX_CODE_POINTS = 128;
 const SCHEMAS_MAX_COUNT = 1000;
 
-/**
- * Letters (any script, with their combining marks, since names are kept as sent and a
- * decomposed "é" must stay usable), digits, space, `_`, `.`, `-`; a letter or digit first.
- */
+/** Combining marks too: names are kept as sent, and a decomposed "é" must stay usable. */
 const NAME_PATTERN = /^[\p{L}\p{Nd}][\p{L}\p{M}\p{Nd} _.-]*$/u;
 
 const codePoints = (value: string): number => [...value].length;
@@ -96,10 +93,7 @@ export interface SpaceDraft {
   readonly schemas: readonly string[];
 }
 
-/**
- * The message of a query parameter that fails: `message`, or for one given twice
- * (`?limit=5&limit=6`, read as an array) that it must be given once.
- */
+/** A parameter given twice (`?limit=5&limit=6`) is read as an array: it must be given once. */
 export function givenOnceOr(message: string): (issue: { readonly input?: unknown }) => string {
   return (issue) => (Array.isArray(issue.input) ? 'must be given once' : message);
 }
@@ -130,10 +124,7 @@ export function historyPageOf(query: Record<string, unknown>): { limit: number; 
   return typeof query.before === 'string' ? { limit, before: wholeMillisecondsAfter(query.before) } : { limit };
 }
 
-/**
- * Events are kept to the millisecond, and a Date drops what is finer: `.6781` would read as
- * `.678` and leave out the events of .678, which are older than it. Such a time is rounded up.
- */
+/** A Date drops what is finer than a millisecond: `.6781` as `.678` would leave out the events of .678. */
 function wholeMillisecondsAfter(time: string): Date {
   const date = new Date(time);
   const finer = /\.\d{3}(\d*)Z$/i.exec(time)?.[1] ?? '';

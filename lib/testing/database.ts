@@ -15,10 +15,7 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/**
- * Creates a database on the server of `serverUrl` and returns its URL: empty, or a copy of
- * `template` (a database nobody is connected to).
- */
+/** An empty database on `serverUrl`'s server, or a copy of `template` (to which nobody is connected). */
 export async function createDatabaseOn(serverUrl: string, prefix = 'spaceport_test', template?: string): Promise<FreshDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await adminQuery(serverUrl, template === undefined ? `create database ${name}` : `create database ${name} template ${template}`);
@@ -29,11 +26,7 @@ export async function createDatabaseOn(serverUrl: string, prefix = 'spaceport_te
   return { name, url: url.toString(), drop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`) };
 }
 
-/**
- * A database on the server of `serverUrl` already migrated (`migrateLatest`): a copy of a
- * template migrated once per set of migration files and kept on the server, which PostgreSQL
- * copies in a fraction of the time the migrations take to run.
- */
+/** A copy of a template migrated once per set of migration files: far faster than running them. */
 export async function createMigratedDatabaseOn(serverUrl: string, prefix = 'spaceport_test'): Promise<FreshDatabase> {
   return createDatabaseOn(serverUrl, prefix, await migratedTemplate(serverUrl));
 }
@@ -95,11 +88,7 @@ async function adminQuery(serverUrl: string, sql: string): Promise<void> {
 let server: Promise<OpenedDatabase> | undefined;
 let serverUsers = 0;
 
-/**
- * A fresh database on the server the service would use (`openDatabase`): DATABASE_URL's (what
- * `make test` sets), else the embedded PostgreSQL of DATA_DIR, joined when running, else started
- * until the last fresh database is dropped.
- */
+/** On the server the service would use (`openDatabase`); an embedded one started here stops with the last drop. */
 export async function freshTestDatabase(): Promise<FreshDatabase> {
   serverUsers++;
   server ??= openDatabase(loadConfig(), () => {});

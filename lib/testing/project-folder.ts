@@ -12,11 +12,7 @@ export interface ProjectsFolder {
   readonly scratch: string | undefined;
 }
 
-/**
- * `project` as a name is looked up in PROJECTS_DIR (default `./projects`); as a URL or an
- * absolute path it is the project folder itself. The service gets a folder of its own that
- * holds a link to that project alone, so it is the only, and so the default, project.
- */
+/** The service gets a folder holding a link to `project` alone, so it is the only, and so the default, project. */
 export function projectsFolder(project: string | URL | undefined, projectsDir: string | URL | undefined): ProjectsFolder {
   if (project === undefined) {
     if (projectsDir === undefined) throw new TypeError('spaceport/testing: start() needs `project` (a name or a folder) or `projectsDir`');

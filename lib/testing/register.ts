@@ -3,9 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
 
 /**
- * For `node --import` in the test runner's workers: a project's tests, wherever PROJECTS_DIR
- * is, import `spaceport/testing` and the test runner without a package.json or node_modules of
- * their own. Route files still resolve only what their project (or `spaceport`) provides.
+ * For `node --import` in the test runner's workers: a project's tests import `spaceport/testing`
+ * and ava without node_modules of their own; route files still resolve only their project's.
  */
 const TESTING_URL = new URL('./index.ts', import.meta.url).href;
 const SERVICE_PACKAGE = new URL('../../package.json', import.meta.url).href;

@@ -112,11 +112,7 @@ export async function startLoggedService(options: Omit<ServiceOptions, 'logDesti
   return { ...service, logs: logs.entries, logText: logs.text };
 }
 
-/**
- * A data folder of the test's own inside the service's default one (`./.data/testing/...`), so
- * that what a handler does with `config.dataDir` meets the same path as in a service started
- * with the defaults (a dot-folder in it, relative to the working directory).
- */
+/** Inside the default data folder (`./.data/testing/...`): a handler meets the same dot-folder path as by default. */
 function testDataFolder(): string {
   const parent = path.resolve(DEFAULT_DATA_DIR, 'testing');
   mkdirSync(parent, { recursive: true, mode: 0o700 });

@@ -9,10 +9,8 @@ const WAIT_FOR_INSTANCE_MS = 30_000;
 const CLOSE_LIMIT_MS = 2000;
 
 /**
- * The port `make dev` listens on, held by the supervisor for its whole life. Each request goes
- * to the instance serving at that moment; a reload switches instances between two requests, so
- * a client's connection never breaks and no request is lost. While no instance serves (at
- * start, or after a crash) requests wait for one.
+ * `make dev`'s port, held for its whole life: a reload switches instances between two requests,
+ * so no connection breaks and no request is lost. While none serves, requests wait for one.
  */
 export class DevFront {
   readonly #server: Server;
@@ -72,10 +70,8 @@ export class DevFront {
   }
 
   /**
-   * A refused connection means the instance has closed its listener: it is stopping on its own
-   * (an exception no request caught: it drains, then exits, and the supervisor starts the next).
-   * Nothing reached it, so the front stops sending it requests and this one waits for the next
-   * instance, unless its body, already read, cannot be sent again.
+   * A refused connection: the instance closed its listener, stopping on its own. Nothing reached
+   * it, so this request waits for the next instance, unless its body, already read, cannot be resent.
    */
   #failed(error: NodeJS.ErrnoException, instance: ServiceInstance, request: IncomingMessage, response: ServerResponse): void {
     if (error.code === 'ECONNREFUSED') {

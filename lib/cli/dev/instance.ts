@@ -11,19 +11,13 @@ export type StartOutcome = { readonly ok: true; readonly url: string } | { reado
 export interface InstanceOptions {
   readonly generation: number;
   readonly env: NodeJS.ProcessEnv;
-  /**
-   * Every line the process writes: its log (pino's JSON lines) on stdout, and on stderr what it
-   * writes once started. What it writes on stderr before is the `report` of a failed start.
-   */
+  /** Every line the process writes, but stderr's before it starts: the `report` of a failed start. */
   readonly onOutput: (line: string, stream: 'stdout' | 'stderr') => void;
 }
 
 const SERVICE_ENTRY = new URL('../../main.ts', import.meta.url).pathname;
 
-/**
- * One `node lib/main.ts` process on a free loopback port: the real service, started afresh so it
- * loads every changed file. It is ready when it says so on its IPC channel (`lib/main.ts`).
- */
+/** One `node lib/main.ts` process on a free loopback port, ready when it says so on its IPC channel. */
 export class ServiceInstance {
   readonly generation: number;
   /** Keep-alive connections from the front to this instance only. */
@@ -65,12 +59,7 @@ export class ServiceInstance {
     });
   }
 
-  /**
-   * Stops the instance once the front has stopped sending it requests. Those it is running get
-   * what `make run` would give them: their handler's limit (after which the instance itself
-   * answers 504), then SIGTERM, whose drain lets what still runs finish (8 s at most, see
-   * `lib/http/drain.ts`) and closes the front's connections as it does any client's.
-   */
+  /** Its requests get what `make run` gives them: their handler's limit, then SIGTERM's drain. */
   async retire(): Promise<void> {
     if (this.#inFlight > 0) {
       await Promise.race([new Promise<void>((resolve) => this.#idle.push(resolve)), delay(this.handlerMs)]);
@@ -87,10 +76,7 @@ export class ServiceInstance {
     await this.exited;
   }
 
-  /**
-   * Ends an instance that never listened: it has no request to finish, and what it would run
-   * on SIGTERM is project code, the very code that did not settle (a handler of its own may ignore it).
-   */
+  /** An instance that never listened: on SIGTERM it would run project code, the very code that did not settle. */
   async kill(): Promise<void> {
     this.#signal('SIGKILL');
     await this.exited;
@@ -121,11 +107,7 @@ export class ServiceInstance {
   }
 }
 
-/**
- * The handler limit the instance reads as it starts, from the same environment and expert file
- * (`lib/main.ts` does not say it). A configuration it cannot read stops the instance before it
- * serves, so the default then is never used to retire it.
- */
+/** Read as the instance reads it; a configuration it cannot read stops it before it serves, default unused. */
 function configuredHandlerMs(env: NodeJS.ProcessEnv): number {
   try {
     return loadConfig({ env }).config.limits.handlerMs;

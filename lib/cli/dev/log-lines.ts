@@ -31,10 +31,7 @@ export function instanceLine(line: string): string {
   return line.includes('"msg":"spaceport listening"') ? internalListeningLine(line) : shortRequestLine(line);
 }
 
-/**
- * The instance listens on a port of its own, which make dev forwards to from PORT: its
- * `spaceport listening` line says so, or a reader takes that port for the one to call.
- */
+/** The instance's own port is forwarded to from PORT: else a reader takes it for the one to call. */
 function internalListeningLine(line: string): string {
   try {
     const { url, msg, ...rest } = JSON.parse(line) as RequestLine;
@@ -48,10 +45,7 @@ function internalListeningLine(line: string): string {
 /** What pino-pretty prints on a line's first row (or leaves out): not folded into a request's message. */
 const LINE_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'name']);
 
-/**
- * A request's line is one row: `GET /api/shop/orders 200 3.1 ms tenant=default reqId=…`, its
- * other fields folded into the message (pino-pretty would print each on a row of its own).
- */
+/** `GET /api/shop/orders 200 3.1 ms tenant=default reqId=…` on one row, where pino-pretty gives each field a row. */
 export function shortRequestLine(line: string): string {
   if (!line.includes('"msg":"request"')) return line;
   try {

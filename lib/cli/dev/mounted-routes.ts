@@ -9,11 +9,7 @@ interface Operation {
 
 type Paths = Readonly<Record<string, Readonly<Record<string, Operation>>>>;
 
-/**
- * The project routes an instance mounted, read from its own `/openapi.json`: `GET /api/shop/items/{id} (system)`,
- * `POST /api/shop/report (system, 10/60s by user)`.
- * The default project's `/api/project/...` twins are left out, they add nothing.
- */
+/** From the instance's `/openapi.json`: `POST /api/shop/report (system, 10/60s by user)`; `/api/project/...` twins left out. */
 export async function mountedRoutes(url: string): Promise<string[]> {
   const response = await fetch(new URL('/openapi.json', url), { signal: AbortSignal.timeout(5000) });
   const { paths } = (await response.json()) as { paths: Paths };

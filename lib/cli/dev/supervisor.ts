@@ -5,12 +5,9 @@ import { ServiceInstance, type StartOutcome } from './instance.ts';
 import { mountedRoutes } from './mounted-routes.ts';
 
 /**
- * How long a new instance may take to start before it is given up. A start imports `lib/`,
- * migrates and imports every project's files (`lib/server.ts`). Measured on 2 cores: under 1 s
- * for 1 or 200 projects on an idle machine; with the machine loaded five times over, 3 s for one
- * project, 6 to 13 s for 200 and 18 to 26 s for 1000. A start given up too early could never be
- * mended by a save (every start would be), while one that never settles only delays its own
- * report: so several times the slowest seen.
+ * Measured on 2 cores loaded five times over: 3 s for one project, 6 to 13 s for 200, 18 to 26 s
+ * for 1000 (under 1 s idle). A start given up too early could never be mended by a save, while
+ * one that never settles only delays its report: so several times the slowest seen.
  */
 export const START_LIMIT_MS = 120_000;
 /** An instance that stops on its own after serving this long is not part of a crash loop. */
@@ -30,10 +27,8 @@ export interface SupervisorOptions {
 }
 
 /**
- * Starts a new instance of the service on every change and switches the front to it once it
- * listens; the previous instance then finishes its requests and stops. An instance that does
- * not start (a route file that no longer loads, or an import that never settles) is reported,
- * and the previous one keeps serving. One that stops on its own is reported and replaced.
+ * A new instance on every change, switched to once it listens; the previous one then finishes
+ * its requests and stops. One that does not start is reported and the previous keeps serving.
  */
 export class Supervisor {
   readonly #options: SupervisorOptions;
@@ -133,11 +128,7 @@ export class Supervisor {
     return instance;
   }
 
-  /**
-   * An instance that exits while serving (an exception no request caught: it drains, then
-   * exits): the front holds new requests until the next instance serves, started at once, or
-   * after a wait that doubles while instances keep stopping soon after they start.
-   */
+  /** The next instance starts at once, or after a wait that doubles while instances keep stopping soon after starting. */
   #stoppedOnItsOwn(instance: ServiceInstance, how: string): void {
     const { front, logger } = this.#options;
     if (this.#serving?.instance !== instance || this.#stopping) return;

@@ -8,11 +8,7 @@ export interface Watcher {
   close(): Promise<void>;
 }
 
-/**
- * Watches `paths` (folders and files) and calls `onChange` with the files that changed once
- * they have settled: an editor's save (often a write and a rename) or a `git checkout` is one
- * call.
- */
+/** Calls `onChange` once changes settle: an editor's save (a write and a rename) or a `git checkout` is one call. */
 export function watchFiles(paths: readonly string[], onChange: (changed: readonly string[]) => void): Watcher {
   const watcher = watch([...paths], {
     ignoreInitial: true,

@@ -18,11 +18,7 @@ export interface CheckedDeclarations {
   readonly problems: readonly RouteProblem[];
 }
 
-/**
- * Checks the default export of a project's settings file: made by `defineSettings()`, every
- * name camelCase, every declaration with a known type, a default of that type, and no other
- * property (a misspelt `secret` must not leave a secret in the logs).
- */
+/** Checks a settings file's export; no unknown property, for a misspelt `secret` must not leave a secret in the logs. */
 export function checkDeclarations(project: string, file: string, exported: unknown): CheckedDeclarations {
   if (!isDefinedSettings(exported)) {
     const reason = "the default export must be defineSettings({...}) from 'spaceport'";
@@ -61,10 +57,7 @@ function problemsOfDefault(declaration: Record<string, unknown>): string[] {
   return problem === undefined ? [] : [`default ${problem}`];
 }
 
-/**
- * Why `value` is not of `type` ("must be an integer (got string)"), or undefined when it is.
- * Only the kind of the value is named, never the value: it may be a secret.
- */
+/** Why `value` is not of `type`, naming its kind only, never the value: it may be a secret. */
 export function typeProblem(type: SettingType, value: unknown): string | undefined {
   if (IS_OF_TYPE[type](value)) return undefined;
   const got = type === 'integer' && typeof value === 'number' ? 'a fraction or a number too large' : kindOf(value);

@@ -19,11 +19,7 @@ export interface ProjectSettingsSource {
   readonly settings: ProjectSettings | undefined;
 }
 
-/**
- * A project's values (SPEC §8.7): a secret from `<PROJECT>_<SETTING>` in the environment, else
- * from the expert configuration's section named after the project, else the default. Every
- * problem is reported: a key nobody declared, a wrong type, a required setting left unset.
- */
+/** SPEC §8.7: a secret from `<PROJECT>_<SETTING>`, else the project's expert section, else the default. */
 export function resolveValues(source: ProjectSettingsSource, sources: ProjectSettingSources): ResolvedValues {
   const { project } = source;
   const section = Object.hasOwn(sources.sections, project) ? sources.sections[project] : {};
@@ -74,11 +70,7 @@ function declaredNames(source: ProjectSettingsSource): string {
   return `${displayPath(source.file)} declares ${names.length === 0 ? 'none' : names.join(', ')}`;
 }
 
-/**
- * A section of the expert configuration that is neither built in (those are checked with the
- * configuration) nor named after a project is a mistake: start-up stops, whatever
- * `projects.onError` says, since no project can be left out to fix it.
- */
+/** A section neither built in nor named after a project stops start-up whatever `projects.onError` says. */
 export function unknownSections(sources: ProjectSettingSources, projects: ReadonlySet<string>, projectsDir: string): RouteProblem[] {
   return Object.keys(sources.sections)
     .filter((name) => !projects.has(name))
@@ -94,18 +86,12 @@ export interface DeclaredSecret {
 }
 
 /**
- * Variables the service reads itself: its configuration (`DATABASE_URL`, `JWT_SECRET`,
- * `REDIS_URL`...), where the embedded database's keeper puts its socket, and `make dev`'s start
- * limit (a test's setting). A project secret
+ * Variables the service reads itself (a test checks that `lib/` reads no other). A project secret
  * read from one would be the service's secret handed to a route file, or the service's setting
- * chosen by whoever sets a project's secret. (A test checks that `lib/` reads no other.)
+ * chosen by whoever sets a project's secret.
  */
 const SERVICE_VARIABLES: ReadonlySet<string> = new Set([...Object.keys(environmentSchema.shape), 'XDG_RUNTIME_DIR', 'DEV_START_LIMIT_MS']);
-/**
- * Families of variables read by what the service runs on, with its name: Node.js (`NODE_OPTIONS`,
- * `NODE_EXTRA_CA_CERTS`...), libuv (`UV_THREADPOOL_SIZE`) and OpenTelemetry, which the service's
- * traces are configured by (`OTEL_EXPORTER_OTLP_HEADERS`...).
- */
+/** Families of variables read by what the service runs on (libuv's `UV_` counted as Node.js's). */
 const RUNTIME_PREFIXES: ReadonlyArray<readonly [prefix: string, reader: string]> = [
   ['NODE_', 'Node.js'],
   ['UV_', 'Node.js'],
@@ -119,11 +105,9 @@ export function secretsOf(project: string, file: string, settings: ProjectSettin
 }
 
 /**
- * Every environment variable a secret is read from belongs to that one secret (SPEC §8.7).
- * Upper snake case loses case and hyphens: `adv`'s `apiKey` and `adv-api`'s `key` would both be
- * read from `ADV_API_KEY`, `aBC` and `aBc` of one project from `<PROJECT>_A_BC`; and a variable
- * the service or Node.js reads is never a project's. One problem for each project involved, in
- * its settings file, naming every secret involved; no value is ever shown.
+ * A variable a secret is read from is that secret's alone (SPEC §8.7). Upper snake case loses
+ * case and hyphens: `adv`'s `apiKey` and `adv-api`'s `key` would both be `ADV_API_KEY`; and a
+ * variable the service or Node.js reads is never a project's. One problem per project involved.
  */
 export function sharedVariableProblems(secrets: readonly DeclaredSecret[]): RouteProblem[] {
   const byVariable = grouped(secrets, ({ project, setting }) => environmentName(project, setting));
@@ -163,10 +147,7 @@ function grouped<Item>(items: readonly Item[], keyOf: (item: Item) => string): M
   return groups;
 }
 
-/**
- * `<PROJECT>_<SETTING>` in upper snake case: `sample` and `apiKey` give `SAMPLE_API_KEY`,
- * `my-shop` and `pageSize` give `MY_SHOP_PAGE_SIZE`.
- */
+/** `<PROJECT>_<SETTING>` in upper snake case: `my-shop` and `pageSize` give `MY_SHOP_PAGE_SIZE`. */
 export function environmentName(project: string, setting: string): string {
   return `${environmentPrefix(project)}_${setting.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
 }
