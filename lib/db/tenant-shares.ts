@@ -1,3 +1,5 @@
+import { entryOf } from '../values/map-entry.ts';
+
 /** A second call does nothing. */
 export type ShareRelease = () => void;
 
@@ -57,7 +59,7 @@ export class TenantShares {
   }
 
   take(tenant: string): ShareRelease | Promise<ShareRelease> {
-    const share = this.#shareOf(tenant);
+    const share = entryOf(this.#shares, tenant, () => ({ inUse: 0, waiting: [] }));
     if (share.inUse < this.#perTenant && share.waiting.length === 0) {
       share.inUse += 1;
       return this.#releaseOf(tenant, share);
@@ -120,15 +122,6 @@ export class TenantShares {
       if (next !== undefined) next.grant();
       else this.#forgetIfUnused(tenant, share);
     };
-  }
-
-  #shareOf(tenant: string): Share {
-    let share = this.#shares.get(tenant);
-    if (share === undefined) {
-      share = { inUse: 0, waiting: [] };
-      this.#shares.set(tenant, share);
-    }
-    return share;
   }
 
   /** Only tenants with a statement under way are kept: the map never grows with the number of tenants seen. */

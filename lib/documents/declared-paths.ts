@@ -1,6 +1,7 @@
 import type { CollectionDeclaredPaths, DeclaredIndexPaths } from './declared-index-paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
+import { entryOf } from '../values/map-entry.ts';
 import { arrayRanks, pathKeys, rankOf, type IndexDeclaration, type PathKeys } from './index-keys.ts';
 import type { FieldPath } from './paths.ts';
 import type { DeclaredPaths, SqlFragment } from './types.ts';
@@ -54,9 +55,8 @@ export class CollectionIndexes implements CollectionDeclaredPaths {
   }
 
   holdArrays(tenant: string, paths: readonly string[]): void {
-    const holding = this.#holdingArrays.get(tenant) ?? new Set();
+    const holding = entryOf(this.#holdingArrays, tenant, () => new Set<string>());
     for (const path of paths) holding.add(path);
-    this.#holdingArrays.set(tenant, holding);
   }
 
   #compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment, noArrays: AssumeNoArrays): SqlFragment {
@@ -198,10 +198,6 @@ function rankIn(keys: PathKeys, ranks: readonly number[]): SqlFragment {
 /** From now on, stores reading `target` write on the declared paths' index keys: the same results whether or not the indexes exist yet. */
 export function useDeclaredIndexes(target: DeclaredIndexPaths, declarations: readonly IndexDeclaration[]): void {
   const byCollection = new Map<string, FieldPath[]>();
-  for (const { collection, fields } of declarations) {
-    const paths = byCollection.get(collection) ?? [];
-    paths.push(...fields.map(({ path }) => path));
-    byCollection.set(collection, paths);
-  }
+  for (const { collection, fields } of declarations) entryOf(byCollection, collection, () => []).push(...fields.map(({ path }) => path));
   target.bind(new Map([...byCollection].map(([collection, paths]) => [collection, new CollectionIndexes(collection, paths)])));
 }
