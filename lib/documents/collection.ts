@@ -181,7 +181,10 @@ export class Collection {
       : selectStatement(tenant, [this.#inCollection, legs[0] as SqlFragment], page, documentShapes.reads);
   }
 
-  /** Outside transactions, first assumes no arrays on declared paths where none was seen (one index read instead of two); reads again with the recheck when the database shows some. */
+  /**
+   * Outside transactions, first assumes no arrays on declared paths where none was seen (one index read instead of
+   * two); reads again with the recheck when the database shows some.
+   */
   async #read<Result>({ tenant, declaredPaths, inTransaction }: StoreScope, run: (declared: DeclaredPaths | undefined) => Promise<Result>): Promise<Result> {
     const declared = declaredPaths?.of(this.collectionName);
     if (declared === undefined || inTransaction === true) return run(declared);

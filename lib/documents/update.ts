@@ -75,7 +75,8 @@ function listOperand(operator: string, value: unknown, name: string, listKey: '$
   if (keys.length === 0) return [toStorableValue(value, where)];
   const unknown = keys.find((key) => key !== listKey);
   if (unknown !== undefined) {
-    throw new DocumentQueryError(listKey === '$each' ? `${where}: unknown modifier "${unknown}" (only $each is supported)` : `${where}: unknown operator "${unknown}" ($pull removes by equality, or $in)`);
+    const why = listKey === '$each' ? `unknown modifier "${unknown}" (only $each is supported)` : `unknown operator "${unknown}" ($pull removes by equality, or $in)`;
+    throw new DocumentQueryError(`${where}: ${why}`);
   }
   const list = (value as Record<string, unknown>)[listKey];
   if (Object.keys(value as object).length !== 1 || !Array.isArray(list)) throw new DocumentQueryError(`${where}: ${listKey} needs an array, and nothing beside it`);
