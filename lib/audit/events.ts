@@ -39,7 +39,6 @@ export interface AuditPage {
   readonly total: number;
 }
 
-/** Where one kind of event is kept, and how its rows read as the common columns. */
 interface EventSource {
   readonly kind: 'space' | 'account';
   readonly table: string;
@@ -113,11 +112,7 @@ interface EventRow {
   fields: string[] | null;
 }
 
-/**
- * The tenant's events, newest first. Events of different spaces or accounts may share a
- * millisecond, and `?before=<at>` cannot split them: a page that would end inside such a group
- * takes the whole group, so paging by `at` never skips nor repeats an event.
- */
+/** `?before=<at>` cannot split events sharing a millisecond: a page ending inside such a group takes it whole, so paging never skips nor repeats. */
 export async function readAudit(scope: TenantScope, request: AuditRequest): Promise<AuditPage> {
   const older = request.before === undefined ? [] : [{ sql: 'at < ?', bindings: [request.before.toISOString()] }];
   const page = await eventRows(scope, request, older, request.limit);
@@ -151,7 +146,6 @@ async function countEvents(scope: TenantScope, request: AuditRequest): Promise<n
   return total;
 }
 
-/** The sources an `?action=` leaves: both without one. */
 function sourcesOf(request: AuditRequest): readonly EventSource[] {
   return request.action === undefined ? SOURCES : SOURCES.filter((source) => request.action?.startsWith(`${source.kind}.`));
 }

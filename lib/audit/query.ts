@@ -3,11 +3,7 @@ import { givenOnceOr, historyPageOf, historyQuery, requestIdSource } from '../sp
 import { isStorableText } from '../values/storable-text.ts';
 import { AUDIT_ACTIONS, CLI_ACTOR, type AuditAction, type AuditRequest } from './events.ts';
 
-/**
- * The query of `GET /audit`: the page as `GET /spaces/:name/history` takes it (the same `limit`
- * and `before`, checked by the same schemas), and two filters. Any other parameter is a 400
- * naming it: a misspelt filter must not answer everything.
- */
+/** The page as `GET /spaces/:name/history` takes it, and two filters; any other parameter is a 400: a misspelt filter must not answer everything. */
 export const auditQuery = z
   .strictObject(
     {
@@ -28,7 +24,6 @@ export const auditQuery = z
   )
   .meta({ title: 'AuditQuery' });
 
-/** What a checked audit query asks for. */
 export function auditRequestOf(query: Record<string, unknown>): AuditRequest {
   const page = historyPageOf(query);
   return {

@@ -8,12 +8,7 @@ import { auditQuery, auditAnswer, auditRequestOf } from './query.ts';
 const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
 const admin: ServiceHandler = () => requireAdmin;
 
-/**
- * `GET /audit`: the tenant's space and account events. It answers whether or not the spaces
- * feature is on: the accounts' events are the tenant's whatever the switch, and the spaces'
- * events written while it was on stay part of the record. Authentication and the admin check
- * are the spaces API's own (401, then 403), so both answer alike.
- */
+/** Answers whatever the spaces switch: the record outlives it. Authentication and the admin check are the spaces API's own, so both answer alike. */
 export const auditArea: ServiceAreaDeclaration = {
   segments: ['audit'],
   traits: serviceTraits({ tenant: true }),

@@ -1,11 +1,7 @@
 const SECONDS_PER_UNIT = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 const DURATION = /^(\d+)([smhd])?$/;
 
-/**
- * A lifetime such as `auth.tokenTtl` in whole seconds: a number counts seconds, and so does a
- * string of digits; otherwise the string carries its unit (`"90s"`, `"15m"`, `"12h"`, `"7d"`).
- * Undefined for anything else, and for less than one second (a token would be born expired).
- */
+/** Seconds, or a string with its unit (`"90s"`, `"15m"`, `"12h"`, `"7d"`); undefined below one second (a token would be born expired). */
 export function durationSeconds(value: string | number): number | undefined {
   const seconds = typeof value === 'number' ? value : secondsOfText(value);
   return Number.isSafeInteger(seconds) && seconds >= 1 ? seconds : undefined;

@@ -2,11 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/**
- * A random secret of `bytes` bytes, made once and kept in `file`, readable by the owner only,
- * returned as kept (trimmed; the caller judges it). It is written whole to a draft and linked
- * into place, so processes starting at once agree on one secret and none reads a half-written file.
- */
+/** Made once, owner-readable; linked into place whole from a draft, so processes starting at once agree on one secret. */
 export function keptSecret(file: string, bytes: number): string {
   if (!existsSync(file)) {
     mkdirSync(path.dirname(file), { recursive: true });

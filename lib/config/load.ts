@@ -18,7 +18,6 @@ export interface LoadOptions {
   expert?: ExpertInput;
 }
 
-/** Reads environment and expert file, validates both, and returns frozen config plus secrets. */
 export function loadConfig({ env = process.env, expert }: LoadOptions = {}): LoadedConfig {
   const givenEnvironment = withoutEmptyValues(env);
   const environment = parseWith(environmentSchema, givenEnvironment, 'environment variable ');
@@ -57,16 +56,12 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
   };
 }
 
-/** A tenant's share cannot be larger than the pool it is a share of. */
 function checkTenantShare(tenantConnections: number | undefined, poolMax: number): void {
   if (tenantConnections === undefined || tenantConnections <= poolMax) return;
   throw new ConfigError(`expert configuration: limits.tenantConnections: ${tenantConnections} is more than the pool holds (DATABASE_POOL_MAX is ${poolMax}); a tenant's share must be at most the pool`);
 }
 
-/**
- * The built-in sections, checked here, and the rest: projects' settings, which may hold
- * secrets, so they stay out of `Config` and are checked against each project's declarations.
- */
+/** Projects' settings may hold secrets, so they stay out of `Config` and are checked against each project's declarations. */
 function splitSections(input: unknown): { builtIn: unknown; projectSections: Readonly<Record<string, unknown>> } {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return { builtIn: input, projectSections: {} };
   const entries = Object.entries(input);
@@ -105,7 +100,6 @@ function parseWith<Schema extends z.ZodType>(schema: Schema, input: unknown, pre
   throw new ConfigError(problems.join('; '));
 }
 
-/** The JWT secret when none is given: made once and kept in the data folder (`keptSecret`). */
 function persistedJwtSecret(dataDir: string): string {
   const file = path.join(dataDir, 'jwt-secret');
   const secret = keptSecret(file, 48);

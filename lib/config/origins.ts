@@ -1,13 +1,6 @@
-/**
- * An entry of `cors.origins`: an exact origin (`https://app.example.com`, `http://localhost:8080`)
- * or a pattern for the subdomains of a domain at any depth (`https://*.example.com`; without a
- * scheme, `*.example.com`, both http and https). A port, when given, must be the Origin's;
- * without one, the scheme's default port only.
- */
+/** An exact origin, or a pattern for subdomains at any depth (`https://*.example.com`; `*.example.com` for both schemes). */
 export interface OriginEntry {
-  /** `https:`, `http:`, or undefined for a pattern that allows both. */
   readonly scheme: 'http:' | 'https:' | undefined;
-  /** The exact host name, or for a pattern the domain whose subdomains it allows. */
   readonly hostname: string;
   readonly subdomains: boolean;
   /** As `URL.port` gives it: empty for the scheme's default port. */
@@ -29,11 +22,7 @@ export function parseOriginEntry(entry: string): OriginEntry | undefined {
   return { scheme: scheme === undefined ? undefined : (`${scheme.toLowerCase()}:` as 'http:' | 'https:'), hostname: url.hostname, subdomains: wildcard !== undefined, port: url.port };
 }
 
-/**
- * Whether the `Origin` header `origin` is one of `entries`. Only an origin as browsers send it
- * counts (`scheme://host[:port]`, in lower case): a value with a path, user info or upper case
- * would be echoed back in `Access-Control-Allow-Origin` otherwise.
- */
+/** Only an origin as browsers send it counts: anything else would be echoed back in `Access-Control-Allow-Origin`. */
 export function originAllowed(entries: readonly OriginEntry[], origin: string): boolean {
   if (!URL.canParse(origin)) return false;
   const url = new URL(origin);

@@ -13,11 +13,7 @@ const rateWindow = (defaults: { windowMs: number; max: number }) =>
     max: z.number().int().positive().default(defaults.max),
   });
 
-/**
- * Whether a Redis client can open `value` as ioredis reads it (WHATWG URL, then the user and
- * password percent-decoded): a URL it cannot read would fail every request, not start-up. The
- * message never repeats the value, which may hold a password.
- */
+/** As ioredis reads it: a URL it cannot read would fail every request, not start-up. The message never repeats the value (a password). */
 function opensAsRedisUrl(value: string): boolean {
   if (!/^rediss?:\/\//i.test(value) || !URL.canParse(value)) return false;
   const { username, password, pathname } = new URL(value);
@@ -37,11 +33,7 @@ function opensAsClusterNode(value: string): boolean {
   return opensAsRedisUrl(value) && /^\/?$/.test(new URL(value).pathname);
 }
 
-/**
- * An allowed referer host as `lib/projects/referer.ts` compares it: `example.com`,
- * `*.example.com`, `localhost:8080`, `[::1]:8080`. A URL (`https://example.com/`) would
- * never match, so it is refused here rather than silently refusing every request.
- */
+/** As `lib/projects/referer.ts` compares it; a URL would never match, so it is refused here rather than every request later. */
 const HOST_ENTRY = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
 /** A header name (RFC 9110 token), as `Access-Control-Expose-Headers` lists them. */
@@ -137,33 +129,22 @@ export type ExpertInput = z.input<typeof expertSchema> & { readonly [project: st
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
-/** The environment variables of SPEC §2.3. */
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL');
 
+/** Digits (as many as `digits` allows) naming a whole number from `min` to `max`. */
+const wholeNumberText = (digits: RegExp, min: number, max: number, message: string) =>
+  z.string().regex(digits, message).transform(Number).refine((value) => value >= min && value <= max, message);
+
+/** The environment variables of SPEC §2.3. */
+
 export const environmentSchema = z.object({
-  PORT: z
-    .string()
-    .regex(/^\d{1,5}$/, 'must be a port number from 0 to 65535')
-    .transform(Number)
-    .refine((port) => port <= 65_535, 'must be a port number from 0 to 65535')
-    .default(3000),
+  PORT: wholeNumberText(/^\d{1,5}$/, 0, 65_535, 'must be a port number from 0 to 65535').default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_DIRECT_URL: postgresUrl.optional(),
-  DATABASE_POOL_MAX: z
-    .string()
-    .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
-    .transform(Number)
-    .refine((size) => size >= 1 && size <= 1000, 'must be a whole number from 1 to 1000')
-    .default(10),
-  // The wait for a new database connection before it counts as unreachable (503): 1.5 s by
-  // default, longer where the database is far or the machine busy (issue 37).
-  DATABASE_CONNECT_TIMEOUT_MS: z
-    .string()
-    .regex(/^\d{3,6}$/, 'must be a whole number of milliseconds from 100 to 600000')
-    .transform(Number)
-    .refine((milliseconds) => milliseconds >= 100 && milliseconds <= 600_000, 'must be a whole number of milliseconds from 100 to 600000')
-    .default(1500),
+  DATABASE_POOL_MAX: wholeNumberText(/^\d{1,4}$/, 1, 1000, 'must be a whole number from 1 to 1000').default(10),
+  // Longer than 1.5 s where the database is far or the machine busy (issue 37).
+  DATABASE_CONNECT_TIMEOUT_MS: wholeNumberText(/^\d{3,6}$/, 100, 600_000, 'must be a whole number of milliseconds from 100 to 600000').default(1500),
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),
   PROJECTS_DIR: z.string().min(1).default('./projects'),

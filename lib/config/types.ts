@@ -10,10 +10,7 @@ export interface Config extends ExpertConfig {
   readonly projectsDir: string;
   readonly dataDir: string;
   readonly logLevel: string;
-  /**
-   * `poolMax`: connections the service's pool opens at most (`DATABASE_POOL_MAX`);
-   * `connectTimeoutMs`: the wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`).
-   */
+  /** `DATABASE_POOL_MAX`, `DATABASE_CONNECT_TIMEOUT_MS`. */
   readonly database: { readonly embedded: boolean; readonly poolMax: number; readonly connectTimeoutMs: number };
   /** Whether rate limits are shared through Redis, and whether that Redis is a cluster (REDIS_CLUSTER_NODES). */
   readonly redis: { readonly enabled: boolean; readonly cluster: boolean };
@@ -23,10 +20,7 @@ export interface Secrets {
   readonly jwtSecret: string;
   /** Absent when the service runs its embedded PostgreSQL. */
   readonly databaseUrl: string | undefined;
-  /**
-   * A session connection to the same database (`DATABASE_DIRECT_URL`), when `databaseUrl` names
-   * a transaction-mode pooler: migrations and tools use it, for their session-level lock.
-   */
+  /** `DATABASE_DIRECT_URL`: a session connection for migrations' and tools' locks, when `databaseUrl` names a transaction-mode pooler. */
   readonly databaseDirectUrl: string | undefined;
   readonly redisUrl: string | undefined;
   /** The seed nodes of a Redis Cluster (`REDIS_CLUSTER_NODES`), instead of `redisUrl`. */

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS } from './connect.ts';
 
-/** How long a cancelled backend has to stop before it is terminated. */
 const CANCEL_GRACE_MS = 300;
 
 /** The watchdog's own statements are short; one unanswered this long drops its connection. */
@@ -12,17 +11,9 @@ type Signal = 'pg_cancel_backend' | 'pg_terminate_backend';
 const SIGNAL_SQL = (signal: Signal) => `select ${signal}(pid) from pg_stat_activity where application_name = any($1) and pid <> pg_backend_pid()`;
 
 /**
- * Ends in PostgreSQL the work of a statement the service gave up on (SPEC §17.3). Cutting the
- * service's socket does not: the backend runs on until it next writes to it, and PostgreSQL
- * answers cancellation (statement_timeout, `pg_cancel_backend`) only where its code checks for
- * it, which parsing and planning of large statements, or a PL/pgSQL handler that swallows the
- * cancel, may not do for a long time. So the watchdog asks for a cancel, and terminates the
- * backend if it still runs the statement a moment later.
- *
- * The backend is found by the tag its statement carries as `application_name` (set for the
- * statement's transaction alone, with the statement: `queryInScope`), from a connection of the
- * watchdog's own. A process id would not do: through a transaction-mode pooler the service never
- * learns which backend runs a statement, and that backend serves other clients before and after.
+ * Ends a statement the service gave up on (SPEC §17.3): a cut socket leaves the backend running, and cancellation acts
+ * only where PostgreSQL checks for it (not in long planning, nor a handler that swallows it), so cancel, then terminate.
+ * Found by its tag (`application_name`): behind a transaction-mode pooler the service never learns a backend's pid.
  */
 export class BackendWatchdog {
   readonly #url: string;
@@ -33,13 +24,11 @@ export class BackendWatchdog {
   readonly #waiting: Record<Signal, Set<string>> = { pg_cancel_backend: new Set(), pg_terminate_backend: new Set() };
   #sending: Promise<void> | undefined;
 
-  /** `connectTimeoutMs`: the wait for its connection (`DATABASE_CONNECT_TIMEOUT_MS`), `CONNECT_TIMEOUT_MS` unless given. */
   constructor(url: string, connectTimeoutMs = CONNECT_TIMEOUT_MS) {
     this.#url = url;
     this.#connectTimeoutMs = connectTimeoutMs;
   }
 
-  /** Cancels the backend running the statement tagged `tag`, then terminates it if the cancel did not take. */
   async end(tag: string): Promise<void> {
     await this.#signal('pg_cancel_backend', tag);
     await new Promise((resolve) => setTimeout(resolve, CANCEL_GRACE_MS).unref());
@@ -52,7 +41,6 @@ export class BackendWatchdog {
     this.#client = undefined;
   }
 
-  /** Resolves once `tag`'s backend has been sent `signal` (or the attempt failed). */
   #signal(signal: Signal, tag: string): Promise<void> {
     if (this.#stopped) return Promise.resolve();
     this.#waiting[signal].add(tag);

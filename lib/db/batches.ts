@@ -8,7 +8,6 @@ import { type LockRetryOptions, withLockRetries } from './lock-retries.ts';
  * stopped after a crash: each batch commits its work and its position together.
  */
 export interface BatchJob<Position extends Json> {
-  /** Names the job's saved position (the migration's file name, say). */
   readonly name: string;
   /**
    * Does one batch in `trx`: at most `size` rows after `after` (undefined at the start), in a
@@ -24,11 +23,9 @@ export interface BatchOptions {
   readonly firstSize?: number;
   readonly minSize?: number;
   readonly maxSize?: number;
-  /** How each batch's transaction waits for its locks (`withLockRetries`). */
   readonly lockRetries?: LockRetryOptions;
 }
 
-/** Where unfinished jobs keep their position: one row a job, removed when it is done. */
 export const BATCH_PROGRESS_TABLE = 'knex_migrations_batches';
 
 /**

@@ -1,13 +1,8 @@
 import type { Knex } from 'knex';
 
 /**
- * Builds an index on a table that already holds rows without holding its writes: `CREATE INDEX
- * CONCURRENTLY`, which PostgreSQL refuses inside a transaction, so the migration that calls it
- * says `export const config = { transaction: false }`. The build waits for the transactions that
- * were writing the table when it began to end, and holds nobody up meanwhile. A build that failed
- * half-way (a crash, a unique index meeting duplicates) leaves an invalid index behind: it is
- * dropped and built again, so the migration can simply be run again.
- *
+ * Refused inside a transaction: the migration says `export const config = { transaction: false }`. An invalid index
+ * left by a failed build is dropped and built again, so the migration can simply run again.
  * `definition` is what follows the name: `on documents (tenant, collection) where …`.
  */
 export async function createIndexConcurrently(knex: Knex, name: string, definition: string, { unique = false } = {}): Promise<void> {

@@ -1,28 +1,18 @@
 import knexFactory, { type Knex } from 'knex';
 import type pg from 'pg';
 
-/**
- * How long a caller waits for a connection before the database counts as unreachable, unless
- * told otherwise (the service: `DATABASE_CONNECT_TIMEOUT_MS`).
- */
+/** Unless told otherwise (the service: `DATABASE_CONNECT_TIMEOUT_MS`). */
 export const CONNECT_TIMEOUT_MS = 1500;
 
 type LogLine = (message: unknown) => void;
 
 export interface KnexOptions {
-  /** Where knex's own warnings go (the service logger at debug) instead of the console. */
   log?: LogLine;
-  /**
-   * A query left unanswered this long fails as "database unreachable", so a database that
-   * stops answering on an open connection is a 503, never a hang (SPEC §7). The service sets
-   * it; migrations and tools, whose statements may rightly run long, leave it out.
-   */
+  /** A 503, never a hang (SPEC §7); migrations and tools, whose statements may rightly run long, leave it out. */
   queryTimeoutMs?: number;
-  /** The wait for a new connection; `CONNECT_TIMEOUT_MS` unless given. */
   connectTimeoutMs?: number;
 }
 
-/** A knex over pg. */
 export function createKnex(url: string, { log = () => {}, queryTimeoutMs, connectTimeoutMs = CONNECT_TIMEOUT_MS }: KnexOptions = {}): Knex {
   return knexFactory({
     client: 'pg',
@@ -33,13 +23,7 @@ export function createKnex(url: string, { log = () => {}, queryTimeoutMs, connec
   });
 }
 
-/**
- * The pool hands a connection out again only when it is idle and outside any transaction. After
- * the query time limit, the query may still be pending on that connection, and a `BEGIN` that
- * timed out may complete later and leave it inside a transaction nobody will commit: whatever
- * ran on it next would be silently lost. Such a connection is closed (the server then rolls
- * back), never reused.
- */
+/** After a time limit a `BEGIN` may still complete and leave the connection in a transaction nobody commits: it is closed, never reused. */
 export function isReusable(connection: pg.Client & { readyForQuery?: boolean }): boolean {
   return connection.readyForQuery === true && connection.getTransactionStatus() === 'I';
 }
@@ -57,10 +41,7 @@ const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying
 /** A statement cancelled at its time limit (57014), or its backend ended by the service's watchdog (57P01). */
 const ENDED_STATEMENT_CODES = new Set(['57014', '57P01']);
 
-/**
- * A connection lost or never made: the database did not answer at all, as opposed to one
- * statement it cancelled or ended, which says nothing of the others.
- */
+/** The database did not answer at all, as opposed to one statement cancelled or ended, which says nothing of the others. */
 export function isConnectionLost(error: unknown): boolean {
   return isDatabaseUnreachable(error) && !ENDED_STATEMENT_CODES.has((error as { code?: unknown }).code as string);
 }

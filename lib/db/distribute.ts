@@ -1,22 +1,16 @@
 import type { Knex } from 'knex';
 
-/**
- * `make distribute` (SPEC §15.4): on a migrated database whose server has Citus, `tenants` becomes
- * a reference table and every table with a `tenant` column a distributed table by `tenant`,
- * co-located with `documents`; then what the workers need. Each step is skipped when already
- * done, so running it again changes nothing. Answers one line per step taken.
- */
 const TENANT_ROLE = 'spaceport_tenant';
 const ANCHOR = 'documents';
 
+/** `make distribute` (SPEC §15.4): each step is skipped when already done; one line per step taken. */
 export async function distributeTables(knex: Knex): Promise<string[]> {
   const done: string[] = [];
   if (!(await hasCitus(knex))) throw new Error('this database has no citus extension: create it on every node first (docs/scaling.md)');
   const tables = await tenantTables(knex);
   const kinds = await distributionKinds(knex);
-  // Distributing a table that has a foreign key to a table Citus does not yet manage fails, and
-  // an identity column cannot be converted once its foreign key made it a Citus local table: the
-  // keys to `tenants` are dropped first and added back once both sides are distributed.
+  // A foreign key to a table Citus does not manage yet fails the distribution (and makes an identity column
+  // unconvertible): the keys to `tenants` go first, and come back once both sides are distributed.
   const keys = await foreignKeysToTenants(knex, tables.filter((table) => kinds.get(table) !== 'h'));
   for (const key of keys) await knex.raw('alter table ?? drop constraint ??', [key.table, key.name]);
   if (kinds.get('tenants') !== 'n') {
@@ -66,7 +60,7 @@ async function hasCitus(knex: Knex): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** Every table of tenant data (a `tenant` column), `documents` first: the others are co-located with it. */
+/** `documents` first: the others are co-located with it. */
 export async function tenantTables(knex: Knex): Promise<string[]> {
   const { rows } = await knex.raw<{ rows: Array<{ name: string }> }>(
     `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace

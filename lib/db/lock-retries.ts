@@ -2,25 +2,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 
 /**
- * DDL waits for its lock behind whatever holds the table, and every statement that arrives
- * meanwhile waits behind the DDL (PostgreSQL queues lock requests in order): one long read would
- * stop all traffic to the table for as long as the migration waits. So a migration's lock is
- * asked for under a short `lock_timeout`, given up when it does not come, and asked for again
- * after a pause that lets the queue behind it drain (GitLab's `with_lock_retries`). Traffic then
- * waits at most one attempt's `lock_timeout`, never the length of the read.
+ * Statements queue behind DDL waiting for its lock, so one long read would stop all traffic for as long as the
+ * migration waits: the lock is asked for under a short `lock_timeout`, again after a pause that lets the queue drain
+ * (GitLab's `with_lock_retries`). Traffic then waits at most one attempt's `lock_timeout`.
  */
 export interface LockAttempt {
-  /** `lock_timeout` of the attempt. */
   readonly lockTimeoutMs: number;
-  /** The pause after the attempt failed, before the next one. */
   readonly pauseMs: number;
 }
 
-/**
- * 30 attempts over about two minutes: 100 ms of waiting each for the first ten, 200 ms for the
- * next ten, 500 ms for the last ten (so a request queued behind an attempt waits half a second at
- * most); pauses from 100 ms doubling to 5 s. A lock held longer than that is reported by name.
- */
+/** About two minutes; a request queued behind an attempt waits half a second at most. */
 export const LOCK_ATTEMPTS: readonly LockAttempt[] = Object.freeze(
   Array.from({ length: 30 }, (_, index) => ({
     lockTimeoutMs: index < 10 ? 100 : index < 20 ? 200 : 500,
@@ -29,9 +20,7 @@ export const LOCK_ATTEMPTS: readonly LockAttempt[] = Object.freeze(
 );
 
 export interface LockRetryOptions {
-  /** The attempts (`LOCK_ATTEMPTS` by default). */
   readonly attempts?: readonly LockAttempt[];
-  /** Told of each failed attempt that will be tried again. */
   readonly onRetry?: (retry: LockRetry) => void;
   /** What is being done, for the messages (`migration 2026…_x.ts`). */
   readonly label?: string;
@@ -39,7 +28,6 @@ export interface LockRetryOptions {
   readonly watchConnection?: unknown;
 }
 
-/** A failed attempt about to be tried again. */
 export interface LockRetry {
   readonly label: string;
   readonly attempt: number;
@@ -48,7 +36,6 @@ export interface LockRetry {
   readonly blockers: readonly Blocker[];
 }
 
-/** A backend holding the lock an attempt waited for, as pg_stat_activity shows it. */
 export interface Blocker {
   readonly pid: number;
   readonly user: string | null;
@@ -61,7 +48,6 @@ export interface Blocker {
   readonly wanted: string | null;
 }
 
-/** The lock did not come in any attempt: names who held it. */
 export class LockNotAvailableError extends Error {
   override name = 'LockNotAvailableError';
   readonly blockers: readonly Blocker[];
@@ -72,7 +58,7 @@ export class LockNotAvailableError extends Error {
   }
 }
 
-/** SQLSTATE 55P03: `lock_timeout` ran out (lock_not_available). */
+/** 55P03: lock_not_available. */
 export function isLockTimeout(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '55P03';
 }
@@ -82,11 +68,7 @@ export function setLockTimeout(milliseconds: number): string {
   return `set local lock_timeout = '${Math.max(0, Math.round(milliseconds))}ms'`;
 }
 
-/**
- * Runs `work` in a transaction whose lock waits are bounded, again from the start (the failed
- * attempt rolled back) while the lock does not come; throws `LockNotAvailableError` naming the
- * blocking backends once the attempts are spent. `work` must do only what can be done again.
- */
+/** Runs `work` in a transaction whose lock waits are bounded, again from the start while the lock does not come: it must be repeatable. */
 export async function withLockRetries<Result>(knex: Knex, work: (trx: Knex.Transaction) => Promise<Result>, options: LockRetryOptions = {}): Promise<Result> {
   return retryLocks(knex, options, (attempt, watch) =>
     knex.transaction(async (trx) => {
@@ -97,14 +79,9 @@ export async function withLockRetries<Result>(knex: Knex, work: (trx: Knex.Trans
   );
 }
 
-/** Watches a transaction's backend for whoever blocks it. */
 export type WatchTransaction = (trx: Knex.Transaction) => Promise<void>;
 
-/**
- * The retry loop itself, for callers that open the transaction their own way (the migration
- * runner, whose transactions knex opens): `run` makes one attempt and calls `watch` with its
- * transaction once it has set the attempt's `lock_timeout`.
- */
+/** For callers whose transactions knex opens (the migration runner): `run` calls `watch` once it has set the `lock_timeout`. */
 export async function retryLocks<Result>(knex: Knex, options: LockRetryOptions, run: (attempt: LockAttempt, watch: WatchTransaction) => Promise<Result>): Promise<Result> {
   const attempts = options.attempts ?? LOCK_ATTEMPTS;
   const label = options.label ?? 'a migration';
@@ -133,11 +110,7 @@ function jittered(milliseconds: number): number {
 
 const WATCH_INTERVAL_MS = 40;
 
-/**
- * Who blocks the backend of a transaction, looked at from another connection every 40 ms while
- * it waits for a lock (an attempt of 100 ms or more is seen waiting): once the
- * attempt has given up, its wait and the blocker's identity are gone from pg_locks.
- */
+/** Looked at while the attempt waits (every 40 ms, so a 100 ms attempt is seen): once it gives up, pg_locks forgets the blocker. */
 const BLOCKERS_SQL = `
   select b.pid, b.usename as "user", b.application_name as application, b.state,
          extract(epoch from now() - b.state_change)::float8 as "stateSeconds",
@@ -173,7 +146,6 @@ class BlockerWatcher {
     this.#timer.unref();
   }
 
-  /** Stops watching; resolves with the blockers of the last wait seen. */
   async stop(): Promise<Blocker[]> {
     clearInterval(this.#timer);
     await this.#looking;

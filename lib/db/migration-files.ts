@@ -5,23 +5,13 @@ import type { Knex } from 'knex';
 
 export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../migrations');
 
-/**
- * *Expand* migrations are compatible with the release before (additive): they run before new
- * code serves (`make migrate`, and every instance at start-up). *Contract* migrations (drops,
- * the second half of a rename, constraints old code could break) run once every instance runs
- * the new release (`make migrate-contract`). A migration's folder says which it is: expand ones
- * in `migrations/`, contract ones in `migrations/contract/`.
- */
+/** *Expand* (additive) migrations run before new code serves; *contract* ones (`migrations/contract/`) once every instance runs it. */
 export type MigrationKind = 'expand' | 'contract';
 
 export const CONTRACT_FOLDER = 'contract';
 
 export interface MigrationFile {
-  /**
-   * As knex's table records it: the file name, under `contract/` for a contract migration, so
-   * that the table alone tells which kind ran (an older release refuses a database on which a
-   * later release's contract migrations have run).
-   */
+  /** Under `contract/` for a contract one, so knex's table alone tells an older release that a later one's contract migrations ran. */
   readonly name: string;
   readonly kind: MigrationKind;
   readonly path: string;
@@ -40,7 +30,6 @@ export type Waivers = Readonly<Record<string, string>>;
 
 const MIGRATION_FILE = /^\d+_[\w-]+\.ts$/;
 
-/** Every migration of `directory`, both kinds, in the order of their time stamps. */
 export function listMigrations(directory = MIGRATIONS_DIR): MigrationFile[] {
   const contractDirectory = path.join(directory, CONTRACT_FOLDER);
   const files = [

@@ -7,15 +7,11 @@ import { listMigrations, type MigrationKind, migrationSource } from './migration
 export { createMigrationFile, MIGRATIONS_DIR, type MigrationKind } from './migration-files.ts';
 
 export interface MigrationRunOptions {
-  /** Where the migrations are (`migrations/`). */
   readonly directory?: string;
-  /** Lock attempts of each migration's transaction (`LOCK_ATTEMPTS`). */
   readonly attempts?: readonly LockAttempt[];
-  /** Told of each attempt that did not get its lock and will be tried again. */
   readonly onRetry?: (retry: LockRetry) => void;
 }
 
-/** A migration and whether it ran. */
 export interface MigrationState {
   readonly name: string;
   /** `unknown` for a migration the database ran whose file this release lacks (a later release's). */
@@ -25,21 +21,16 @@ export interface MigrationState {
   readonly appliedAt?: Date;
 }
 
-/** Within a run: the options, and the connection holding the migration lock, which watches for blockers. */
 type RunOptions = MigrationRunOptions & Pick<LockRetryOptions, 'watchConnection'>;
 
 const TABLE = 'knex_migrations';
 
-/** An arbitrary constant: the key of the PostgreSQL advisory lock that migrations take. */
+/** An arbitrary constant. */
 const MIGRATION_LOCK_KEY = 7_361_504_201;
 
 /**
- * Runs the pending expand migrations: what `make migrate` and every instance at start-up do, while
- * the release before may still serve. On a new database (nothing applied yet) no older code can
- * be serving, so the contract migrations run too, in order. Refuses when a contract migration
- * named before a pending expand one has not run (the expand one may rely on it), and when the
- * database ran contract migrations this release does not have (it is older than the schema).
- * Resolves with the names applied.
+ * The pending expand migrations (`make migrate`, every start-up); on a new database no older code serves, so the
+ * contract ones too. Refuses when an earlier contract migration has not run, or a later release's has.
  */
 export async function migrateLatest(knex: Knex, givenOptions: MigrationRunOptions = {}): Promise<string[]> {
   return withMigrationLock(knex, async (holder) => {
@@ -79,7 +70,6 @@ export async function rollbackLast(knex: Knex, all = false, options: MigrationRu
   );
 }
 
-/** Every migration, both kinds, in order: which ran (batch, time) and which wait. */
 export async function migrationStatus(knex: Knex, options: Pick<MigrationRunOptions, 'directory'> = {}): Promise<MigrationState[]> {
   const files = listMigrations(options.directory);
   const ran = new Map((await appliedRows(knex)).map((row) => [row.name, row]));
@@ -94,10 +84,7 @@ export async function migrationStatus(knex: Knex, options: Pick<MigrationRunOpti
   return states;
 }
 
-/**
- * Brings the database at `url` up to date for start-up (`migrateLatest`) over a connection of
- * its own, free of the time limit the service puts on its queries: a migration may rightly run long.
- */
+/** On a connection of its own, free of the service's query time limit: a migration may rightly run long. */
 export async function migrateDatabase(url: string, options: Pick<KnexOptions, 'log' | 'connectTimeoutMs'> & MigrationRunOptions = {}): Promise<string[]> {
   const knex = createKnex(url, options);
   try {
@@ -136,11 +123,7 @@ function refuseBehindContract(pending: readonly MigrationState[]): void {
   }
 }
 
-/**
- * Runs `pending` one at a time, each in its own transaction (unless it says `config.transaction =
- * false`) under the attempt's `lock_timeout`, and again after a pause when its lock did not come;
- * then records everything this run applied as one batch, so `make rollback` reverts the run.
- */
+/** One at a time, each retried for its lock; recorded as one batch, so `make rollback` reverts the run. */
 async function runMigrations(knex: Knex, options: RunOptions, pending: readonly MigrationState[]): Promise<string[]> {
   const source = migrationSource(listMigrations(options.directory));
   const applied: string[] = [];
@@ -157,11 +140,7 @@ async function runMigrations(knex: Knex, options: RunOptions, pending: readonly 
   return applied;
 }
 
-/**
- * A new database: nothing older is serving, so knex runs every migration in one go (in one
- * transaction while all of them take one), which is what a test suite creating a database per
- * file does most.
- */
+/** Nothing older serves a new database, so knex runs every migration in one go: what a test suite does most. */
 async function installEverything(knex: Knex, options: RunOptions): Promise<string[]> {
   const source = migrationSource(listMigrations(options.directory));
   return retryLocks(knex, { ...options, label: 'migrations of a new database' }, async (attempt, watch) => {
@@ -170,7 +149,6 @@ async function installEverything(knex: Knex, options: RunOptions): Promise<strin
   });
 }
 
-/** knex's hook before each migration: inside its transaction, bound the lock waits and watch for blockers. */
 function boundLocks(attempt: LockAttempt, watch: (trx: Knex.Transaction) => Promise<void>) {
   return async (knexOrTransaction: Knex | Knex.Transaction) => {
     if (!knexOrTransaction.isTransaction) return;
@@ -188,10 +166,8 @@ async function asOneBatch(knex: Knex, names: readonly string[]): Promise<void> {
 const LOCK_POLL_MS = 200;
 
 /**
- * Asks for the migration lock again and again rather than waiting in `pg_advisory_lock()`: a
- * backend waiting there holds a snapshot, which `CREATE INDEX CONCURRENTLY` in the migration
- * under way waits to see end, while that migration's process holds the lock: a deadlock
- * PostgreSQL cannot see, since it goes through the process holding the lock on another connection.
+ * Not `pg_advisory_lock()`: a backend waiting there holds a snapshot that `CREATE INDEX CONCURRENTLY` in the running
+ * migration waits for, a deadlock PostgreSQL cannot see (it goes through the lock holder's other connection).
  */
 async function takeAdvisoryLock(knex: Knex, holder: unknown): Promise<void> {
   for (;;) {
@@ -201,14 +177,9 @@ async function takeAdvisoryLock(knex: Knex, holder: unknown): Promise<void> {
   }
 }
 
-/**
- * Several instances starting at once against a new database would race to create knex's own
- * tables (its lock lives in one of them), so the whole run holds a PostgreSQL advisory lock: the
- * others wait, then find nothing left to do.
- */
+/** Instances starting at once on a new database would race to create knex's own tables (its lock lives in one). */
 async function withMigrationLock<Result>(knex: Knex, work: (holder: unknown) => Promise<Result>): Promise<Result> {
-  // The lock belongs to a session, so one pooled connection holds it while others migrate; it
-  // is idle meanwhile, so the watch for blockers runs on it too.
+  // A session's lock: this connection holds it, idle meanwhile, so the watch for blockers runs on it too.
   const holder = (await knex.client.acquireConnection()) as unknown;
   try {
     await takeAdvisoryLock(knex, holder);

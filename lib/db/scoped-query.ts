@@ -1,28 +1,17 @@
 import pg from 'pg';
 
-/** What a statement runs as, for the rest of its transaction (SPEC §4.2, §15.2). */
 export interface StatementScope {
-  /** The role to run as (`SET LOCAL ROLE`). */
   readonly role: string;
-  /** The setting the row-level security policies read, and its value. */
   readonly tenantSetting: string;
   readonly tenant: string;
-  /** PostgreSQL's `statement_timeout`, in milliseconds; "0" for none. */
   readonly statementTimeout: string;
-  /**
-   * PostgreSQL's `idle_in_transaction_session_timeout`, in milliseconds; "0" for none. Set for
-   * the transaction alone, never the session: a transaction-mode pooler hands the connection to
-   * another client afterwards.
-   */
+  /** For the transaction alone: a transaction-mode pooler hands the connection to another client afterwards. */
   readonly idleInTransactionTimeout: string;
-  /** The statement's tag, as `application_name`: how the service finds its backend (`BackendWatchdog`). */
+  /** As `application_name`: how `BackendWatchdog` finds its backend. */
   readonly tag: string;
 }
 
-/**
- * Takes the scope for the rest of the transaction it runs in (`set_config(…, true)` is `SET
- * LOCAL`), answering no row. Every value is bound, the tenant's included.
- */
+/** `set_config(…, true)` is `SET LOCAL`, with every value bound. */
 const SCOPE_SQL =
   "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true) || set_config('idle_in_transaction_session_timeout', $6, true)) is null";
 
@@ -32,15 +21,9 @@ interface QueryMessages {
 }
 
 /**
- * A statement sent together with its scope in one exchange: the scope's Parse, Bind and Execute,
- * then the statement's, then one Sync. Messages up to a Sync run in one implicit transaction,
- * so the scope's transaction-local settings hold for this statement alone, on whatever server
- * connection a transaction-mode pooler gives it, and end with it; it costs no round trip. (A
- * `begin` sent this way keeps them for the whole explicit transaction it opens.)
- *
- * pg has no public way to send two statements before one Sync: this extends its public `Query`
- * through `prepare`, which is not part of its documented API. test/db/scoped-query.test.ts
- * checks exactly this, so a pg upgrade that changes it fails there.
+ * The scope's Parse, Bind and Execute, then the statement's, then one Sync: one implicit transaction, so the settings
+ * hold for this statement alone on whatever server connection a pooler gives it, at no round trip.
+ * pg has no public way to send two statements before one Sync: `prepare` is undocumented, test/db/scoped-query.test.ts pins it.
  */
 class ScopedQuery extends pg.Query {
   readonly #scope: string[];
@@ -60,11 +43,8 @@ class ScopedQuery extends pg.Query {
 }
 
 /**
- * The same exchange for Citus (SPEC §15.4), which propagates to its workers only `SET LOCAL`
- * commands, and only inside a transaction block: `begin`, one `set local` each (the tenant as a
- * quoted literal, since SET takes no bound value), the statement, `commit`, each its own Parse,
- * Bind and Execute, then one Sync: still one round trip. A `begin` statement opens the block
- * and leaves it open for the statements of `db.transaction` that follow.
+ * Citus (SPEC §15.4) propagates only `SET LOCAL`, inside a block: `begin`, the settings (SET takes no bound value), the
+ * statement, `commit`, then one Sync. A `begin` statement leaves its block open for `db.transaction`.
  */
 class CitusScopedQuery extends pg.Query {
   readonly #before: string[];
@@ -117,10 +97,8 @@ function withoutSync(connection: pg.Connection, beforeSync: () => void): pg.Conn
   });
 }
 
-/** How statements take their scope: one implicit transaction (any PostgreSQL), or `SET LOCAL` in a block (Citus). */
 export type ScopeForm = 'statement' | 'citus';
 
-/** Runs `text` with `values` on `client` under `scope`; the result is the statement's own. */
 export function queryInScope<Row extends pg.QueryResultRow>(
   client: pg.ClientBase,
   scope: StatementScope,

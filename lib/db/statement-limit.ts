@@ -1,25 +1,17 @@
 import type pg from 'pg';
 import type { BackendWatchdog } from './backend-watchdog.ts';
 
-/** How often running statements are checked against the limit: a statement is cut within this of it. */
 const CHECK_EVERY_MS = 50;
 
-/** A statement being watched: when it started, and its tag in PostgreSQL (`BackendWatchdog`). */
 interface Watched {
   readonly started: number;
   readonly tag: string | undefined;
 }
 
 /**
- * The backstop of the statement time limit (SPEC §7: a database that stops answering is a 503
- * within 2 s, never a hang). PostgreSQL cancels a statement over the limit itself
- * (`statement_timeout`); this cuts the connection of a statement still unanswered after that,
- * when the database does not answer at all. It is one timer for the whole pool rather than pg's
- * `query_timeout`, which sets a timer for every statement: that timer, holding the statement
- * and through its async context the whole request, made each document query leave ~7 KB for the
- * old generation. A cut statement fails as "Connection terminated" and the pool drops the
- * connection. Cutting the socket leaves the backend running, so a statement watched with its tag
- * is also ended in PostgreSQL by the `watchdog` (cancelled, then terminated).
+ * The backstop of `statement_timeout` (SPEC §7: a 503 within 2 s, never a hang): cuts the connection of a statement
+ * still unanswered. One timer for the pool, not pg's `query_timeout`, whose timer per statement held the request
+ * through its async context (~7 KB for the old generation a query). The `watchdog` ends the backend left running.
  */
 export class StatementLimit {
   readonly #limitMs: number;
@@ -34,7 +26,6 @@ export class StatementLimit {
     this.#timer.unref();
   }
 
-  /** Runs `send` (statements on `client`, tagged `tag` in PostgreSQL when given), watched. */
   async watch<Result>(client: pg.ClientBase, send: () => Promise<Result>, tag?: string): Promise<Result> {
     this.#started.set(client, { started: performance.now(), tag });
     try {
@@ -44,7 +35,6 @@ export class StatementLimit {
     }
   }
 
-  /** Ends in PostgreSQL the statement running on `client` now, if one is (its request has ended). */
   endRunning(client: pg.ClientBase): void {
     const tag = this.#started.get(client)?.tag;
     if (tag !== undefined) void this.#watchdog?.end(tag);
@@ -66,10 +56,8 @@ export class StatementLimit {
         if (this.#started.get(client) !== watched) continue;
         this.#started.delete(client);
         if (watched.tag !== undefined) void this.#watchdog?.end(watched.tag);
-        // pg's public `end()` closes the connection at once while a statement is running
-        // (outside pipeline mode, which the service does not use); pg documents no more than
-        // "disconnects", so test/db/statement-limit.test.ts pins it. A pool's clients are pg
-        // Clients, whose type leaves `end` out (`release` being the way back to the pool).
+        // pg documents `end()` as no more than "disconnects" (test/db/statement-limit.test.ts pins that it
+        // cuts a running statement); a pool client's type leaves it out.
         void (client as pg.Client).end();
       }
     });

@@ -15,26 +15,18 @@ export interface Statement {
   readonly bindings: readonly unknown[];
 }
 
-/**
- * knex as a query builder only: it writes the SQL and collects the bindings; the statement then
- * runs on the pool that owns the connection's role and tenant (`TenantDatabase`). It holds no
- * connection of its own.
- */
+/** knex as a query builder only: statements run on `TenantDatabase`'s pool, which owns role and tenant. */
 const silent = () => {};
 export const sql: Knex = knexFactory({ client: 'pg', log: { warn: silent, error: silent, deprecate: silent, debug: silent } });
 
-/** The statement a knex builder stands for, ready for `pg`. */
 export function statementOf(builder: Knex.QueryBuilder | Knex.Raw): Statement {
   const { sql: text, bindings } = builder.toSQL().toNative();
   return { sql: text, bindings };
 }
 
 /**
- * Statements of one shape share their SQL text: knex builds a shape's statement once, and later
- * statements of that shape reuse its text with their own values (building cost a sixth of a
- * document query). The caller names the shape (everything that decides the text) and lists the
- * values in the order the text binds them; a shape is kept only if that list matched knex's
- * own on the first build, so a wrong list costs speed, never a wrong statement.
+ * knex builds a shape's text once (building cost a sixth of a document query). A shape is kept only if the caller's
+ * bindings matched knex's on the first build, so a wrong list costs speed, never a wrong statement.
  */
 export class StatementShapes {
   readonly #texts = new Map<string, string>();

@@ -7,21 +7,13 @@ import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
 import { type ShareClass, type ShareCounts, type ShareWaitOutcome, TenantShares } from './tenant-shares.ts';
 
-/**
- * The role every statement on tenant data runs as (SPEC §4.2): it has no BYPASSRLS and owns no
- * table, so the row-level security policies of the tenant tables always apply to it, even when
- * DATABASE_URL names a superuser. The migration `..._row_level_security` creates and grants it.
- */
+/** No BYPASSRLS and owns no table, so the policies apply even when DATABASE_URL names a superuser (SPEC §4.2; migration `..._row_level_security`). */
 export const TENANT_ROLE = 'spaceport_tenant';
 
 /** The setting the policies compare each row's `tenant` with, set for each statement's transaction. */
 export const TENANT_SETTING = 'spaceport.tenant';
 
-/**
- * How long after its time limit a statement may still be answered before its connection is cut:
- * PostgreSQL's own cancellation normally answers first (so the statement's work ends there, and
- * a write is rolled back); the cut is for a database that does not answer at all.
- */
+/** PostgreSQL's own cancellation normally answers first (the work ends, a write rolls back); the cut is for a database that does not answer at all. */
 const UNANSWERED_GRACE_MS = 200;
 
 /** What a statement is run for: a tenant's rows, or `NO_TENANT` (the tenants table, health). */
@@ -36,12 +28,7 @@ export class TransactionGivenUp extends Error {
   }
 }
 
-/**
- * A statement that waited for its tenant's share while the database stopped answering another
- * statement of that tenant: refused at once (SPEC §7), rather than given a connection to the
- * same silent database after its wait. SQLSTATE 08006, connection failure: a 503 like the
- * statement it followed.
- */
+/** Refuses at once (SPEC §7) a statement waiting for its share while the database stopped answering its tenant's; 08006: a 503 like that one. */
 export class DatabaseStoppedAnswering extends Error {
   override name = 'DatabaseStoppedAnswering';
   readonly code = '08006';
@@ -50,26 +37,16 @@ export class DatabaseStoppedAnswering extends Error {
   }
 }
 
-/** How long a statement over its tenant's share waits for one of its connections, unless configured (`limits.queueMs`). */
 const DEFAULT_QUEUE_MS = 2000;
 
-/**
- * How long PostgreSQL lets a transaction of this pool sit idle before it ends its session
- * (`idle_in_transaction_session_timeout`), unless configured: the backstop for a process that
- * stops mid-transaction without its connection closing (frozen, cut off), when the service's
- * own rollback at the end of each request cannot run.
- */
+/** `idle_in_transaction_session_timeout`: the backstop for a process frozen mid-transaction, whose own rollback cannot run. */
 const DEFAULT_IDLE_IN_TRANSACTION_MS = 60_000;
 
-/** Half the pool, at least one connection: a tenant's share unless `limits.tenantConnections` says otherwise. */
 export function defaultTenantConnections(poolMax: number): number {
   return Math.max(1, Math.floor(poolMax / 2));
 }
 
-/**
- * Runs one statement, `send`, whose text is `sql`: how traces follow statements (`lib/tracing`).
- * The text has no values in it: every value is bound.
- */
+/** How traces follow statements (`lib/tracing`); `sql` holds no values: every value is bound. */
 export type StatementTracer = <Result>(sql: string, send: () => Promise<Result>) => Promise<Result>;
 
 /** How often, and how far apart, a statement or transaction that met a Citus shard split or move is tried again. */
@@ -94,53 +71,34 @@ async function retriedOverShardMoves<Result>(work: () => Promise<Result>): Promi
   }
 }
 
-/** Runs one statement of a transaction on its connection. */
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
 export interface TenantDatabaseOptions {
-  /**
-   * The time limit of every statement: PostgreSQL cancels a statement that runs longer (its
-   * `statement_timeout`), so the work ends and a write rolls back; a statement whose answer has
-   * not come shortly after that has its connection cut. Either fails as "database unreachable"
-   * (see `isDatabaseUnreachable`).
-   */
+  /** `statement_timeout`; a statement unanswered shortly after has its connection cut. Either fails as "database unreachable". */
   queryTimeoutMs?: number;
-  /** How many connections the pool opens at most (`DATABASE_POOL_MAX`). */
+  /** `DATABASE_POOL_MAX`. */
   poolMax?: number;
-  /** Connections one tenant's statements may hold at once (`limits.tenantConnections`); default half the pool, at least 1. */
   tenantConnections?: number;
-  /** How long a statement over its tenant's share waits before it is refused with a 503 (`limits.queueMs`). */
   queueMs?: number;
-  /** Told of each wait for a tenant's share once it ends, by class (never by tenant), for the metrics. */
   onShareWait?: (shareClass: ShareClass, outcome: ShareWaitOutcome, seconds: number) => void;
-  /** PostgreSQL's `idle_in_transaction_session_timeout` for this pool's transactions, set with each of them. */
   idleInTransactionMs?: number;
-  /** The wait for a new connection (`DATABASE_CONNECT_TIMEOUT_MS`); `CONNECT_TIMEOUT_MS` unless given. */
   connectTimeoutMs?: number;
-  /** Where a connection that fails while idle in the pool is reported. */
   onIdleError?: (error: Error) => void;
-  /** Told how long each statement took, in seconds, once it is answered or fails (the metrics). */
   onStatement?: (seconds: number) => void;
-  /** Each statement runs through it, when traces are on. */
   traceStatement?: StatementTracer;
-  /** How each statement takes its scope: `citus` on a Citus coordinator (SPEC §15.4). */
+  /** `citus` on a Citus coordinator (SPEC §15.4). */
   scopeForm?: ScopeForm;
 }
 
-/** The pool's connections now, as `pg.Pool` counts them. */
 export interface PoolCounts {
   readonly total: number;
   readonly idle: number;
-  /** Callers waiting for a connection. */
   readonly waiting: number;
 }
 
 /**
- * The pool that runs every statement on tenant data. Each statement carries its own scope, the
- * restricted role, its tenant and its time limit, set for its transaction alone and sent with it
- * in one exchange (`queryInScope`): no statement depends on a setting an earlier one left on a
- * connection, so the answers are the same on a direct connection and through a transaction-mode
- * pooler, which hands each transaction to whichever server connection is free (SPEC §15.2).
+ * Each statement carries its own scope (role, tenant, time limit) for its transaction alone, sent with it in one
+ * exchange (`queryInScope`): the answers are the same through a transaction-mode pooler (SPEC §15.2).
  */
 export class TenantDatabase {
   readonly #pool: pg.Pool;
@@ -153,7 +111,6 @@ export class TenantDatabase {
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
   readonly #scopeForm: ScopeForm;
-  /** `spaceport/<this pool>/`: the start of its statements' tags, unique to it on the server. */
   readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
   #tagsGiven = 0;
 
@@ -219,11 +176,7 @@ export class TenantDatabase {
     }));
   }
 
-  /**
-   * Whether field filters can use the document index under row-level security: the `@?`
-   * operator must be marked leakproof, which only a superuser can do (migration
-   * `..._row_level_security`). Also proves at start-up that the restricted role can be taken.
-   */
+  /** The `@?` operator must be leakproof (a superuser's right) for the index to serve under row-level security; also proves the role can be taken. */
   async documentIndexUsable(): Promise<boolean> {
     const { rows } = await this.query<{ usable: boolean }>(NO_TENANT, {
       sql: "select proleakproof as usable from pg_proc where oid = 'pg_catalog.jsonb_path_exists_opr(jsonb, jsonpath)'::regprocedure",
@@ -232,10 +185,7 @@ export class TenantDatabase {
     return rows[0]?.usable === true;
   }
 
-  /**
-   * Resolves once the database answers a `select 1` on the reserved connection, which no
-   * tenant's statement can take: readiness reports the database, not one tenant's load.
-   */
+  /** On the reserved connection: readiness reports the database, not one tenant's load. */
   async answers(): Promise<void> {
     await onConnectionOf(this.#reserved, (client) => this.#limited(client, undefined, () => client.query('select 1')));
   }
@@ -244,7 +194,6 @@ export class TenantDatabase {
     return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
   }
 
-  /** Tenants using their whole share of the pool now, and statements waiting in tenants' queues. */
   shareCounts(): ShareCounts {
     return this.#shares.counts();
   }
@@ -254,7 +203,6 @@ export class TenantDatabase {
     await Promise.all([this.#pool.end(), this.#reserved.end()]);
   }
 
-  /** A statement's scope, or a transaction's, with a tag of its own (`BackendWatchdog`). */
   #scope(tenant: SessionTenant): StatementScope {
     this.#tagsGiven += 1;
     return {
@@ -282,7 +230,6 @@ export class TenantDatabase {
     return this.#limit === undefined ? send() : this.#limit.watch(client, send, tag);
   }
 
-  /** Runs `work` on a connection of the pool, within `tenant`'s share of it (SPEC §17.2). */
   async #withConnection<Result>(tenant: SessionTenant, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
     const taken = this.#shares.take(tenant);
     const releaseShare = typeof taken === 'function' ? taken : await taken;
@@ -297,7 +244,6 @@ export class TenantDatabase {
   }
 }
 
-/** Runs `work` on a connection of `pool`, then gives it back. */
 async function onConnectionOf<Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
   const client = await pool.connect();
   try {

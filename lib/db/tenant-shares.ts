@@ -1,4 +1,6 @@
-/** Frees a connection share taken by `TenantShares.take`; a second call does nothing. */
+import { entryOf } from '../values/map-entry.ts';
+
+/** A second call does nothing. */
 export type ShareRelease = () => void;
 
 /** How a wait for a share ended: for the metrics, which count tenants by class, never by name. */
@@ -8,36 +10,30 @@ export type ShareWaitOutcome = 'granted' | 'refused';
 export type ShareClass = 'tenant' | 'service';
 
 export interface TenantSharesOptions {
-  /** Connections one tenant may hold at once (`limits.tenantConnections`). */
+  /** `limits.tenantConnections`. */
   perTenant: number;
-  /** How long a statement over its tenant's share waits before it is refused (`limits.queueMs`). */
+  /** `limits.queueMs`. */
   queueMs: number;
   /** Told of every wait for a share, once it ends (not of a share taken at once). */
   onWait?: (shareClass: ShareClass, outcome: ShareWaitOutcome, seconds: number) => void;
 }
 
-/** Tenants using their whole share, and statements waiting in tenants' queues. */
 export interface ShareCounts {
   readonly tenantsAtShare: number;
   readonly shareWaiting: number;
 }
 
-/** A statement waiting for its tenant's share: given a connection of it, or refused. */
 interface Waiter {
   readonly grant: () => void;
   readonly refuse: (error: Error) => void;
 }
 
-/** A tenant's connections in use, and the statements waiting for one of them, first come first served. */
 interface Share {
   inUse: number;
   readonly waiting: Waiter[];
 }
 
-/**
- * A tenant over its share of the pool waited `limits.queueMs` in vain: 503 for that tenant
- * alone, while the others' statements go ahead (SPEC §17.2).
- */
+/** 503 for that tenant alone, while the others' statements go ahead (SPEC §17.2). */
 export class TenantShareBusy extends Error {
   override name = 'TenantShareBusy';
   readonly status = 503;
@@ -48,11 +44,7 @@ export class TenantShareBusy extends Error {
   }
 }
 
-/**
- * Each tenant's share of the pool (SPEC §17.2): at most `perTenant` connections at once per
- * tenant; a statement over it waits in its tenant's own queue, so one tenant's load never keeps
- * another's statements from a connection. Statements run for no tenant (`''`) have a share too.
- */
+/** SPEC §17.2: a statement over its tenant's share waits in that tenant's own queue, so one tenant's load never starves another. */
 export class TenantShares {
   readonly #perTenant: number;
   readonly #queueMs: number;
@@ -66,9 +58,8 @@ export class TenantShares {
     this.#onWait = onWait;
   }
 
-  /** Takes one of `tenant`'s connections, waiting in its queue while all of them are in use. */
   take(tenant: string): ShareRelease | Promise<ShareRelease> {
-    const share = this.#shareOf(tenant);
+    const share = entryOf(this.#shares, tenant, () => ({ inUse: 0, waiting: [] }));
     if (share.inUse < this.#perTenant && share.waiting.length === 0) {
       share.inUse += 1;
       return this.#releaseOf(tenant, share);
@@ -76,7 +67,6 @@ export class TenantShares {
     return this.#wait(tenant, share);
   }
 
-  /** Tenants using their whole share now, and statements waiting in their queues: counts, never names. */
   counts(): ShareCounts {
     let tenantsAtShare = 0;
     let shareWaiting = 0;
@@ -87,12 +77,7 @@ export class TenantShares {
     return { tenantsAtShare, shareWaiting };
   }
 
-  /**
-   * Refuses, with `error`, every statement of `tenant` waiting for its share now: used when the
-   * database stopped answering one of its statements, so that they fail at once rather than wait
-   * their turn for the same silent database (SPEC §7: 503 within 2 s). Other tenants' queues
-   * are theirs: a statement of one tenant left unanswered proves nothing of another's.
-   */
+  /** When the database stopped answering one of `tenant`'s statements (SPEC §7: 503 within 2 s); it proves nothing of other tenants'. */
   refuseWaiting(tenant: string, error: Error): void {
     const share = this.#shares.get(tenant);
     if (share !== undefined) for (const waiter of [...share.waiting]) waiter.refuse(error);
@@ -137,15 +122,6 @@ export class TenantShares {
       if (next !== undefined) next.grant();
       else this.#forgetIfUnused(tenant, share);
     };
-  }
-
-  #shareOf(tenant: string): Share {
-    let share = this.#shares.get(tenant);
-    if (share === undefined) {
-      share = { inUse: 0, waiting: [] };
-      this.#shares.set(tenant, share);
-    }
-    return share;
   }
 
   /** Only tenants with a statement under way are kept: the map never grows with the number of tenants seen. */

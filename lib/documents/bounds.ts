@@ -2,17 +2,11 @@ import { DocumentQueryError } from './errors.ts';
 import { isPlainObject } from '../values/json.ts';
 
 /**
- * The bounds of a query's shape (SPEC §17.3). PostgreSQL spends time on a statement's size
- * before its `statement_timeout` can act: analysing a sort compares each of its terms with
- * every earlier one (2 000 keys kept a backend busy for 7-27 s, deaf to cancellation), and
- * planning a filter grows with its conditions (`$and` of 20 000: 3 s). Within these bounds the
- * largest query is analysed and planned in milliseconds, so the statement limit holds. They
- * also keep a statement under PostgreSQL's 65 535 bound values: a condition binds at most 10
- * (a `$in` of every kind of value), and a read split on a declared index repeats it at most 4
- * times.
+ * (SPEC §17.3) PostgreSQL spends time on a statement's size before `statement_timeout` can act: 2 000 sort keys kept
+ * a backend busy 7-27 s, deaf to cancellation; an `$and` of 20 000 planned in 3 s. Within these bounds the largest
+ * query plans in milliseconds, and stays under 65 535 bound values (10 a condition, repeated at most 4 times).
  */
 export const QUERY_BOUNDS = Object.freeze({
-  /** Keys of one sort, as MongoDB allows. */
   sortKeys: 32,
   /** Conditions of one filter, counting each field condition, each operator and each `$and`/`$or`, at any depth. */
   filterConditions: 1000,
@@ -20,7 +14,6 @@ export const QUERY_BOUNDS = Object.freeze({
   inValues: 100_000,
   /** Values of one `$each` (`$push`, `$addToSet`) or `$pull`'s `$in`. */
   eachValues: 10_000,
-  /** Fields of one projection. */
   projectionFields: 100,
   /** Fields of one update, all its operators together (each is a step PostgreSQL applies to every matching document). */
   updateFields: 1000,
@@ -37,7 +30,6 @@ const BOUND_NAMES: Record<QueryBound, string> = {
   updateFields: 'update fields',
 };
 
-/** Refuses `size` over the bound, naming the bound, what was over it, and where. */
 export function checkBound(bound: QueryBound, size: number, where = BOUND_NAMES[bound]): void {
   const most = QUERY_BOUNDS[bound];
   if (size > most) throw new DocumentQueryError(`${where}: at most ${most} ${BOUND_NAMES[bound]} (bound ${bound}); this query has ${size}`);
@@ -46,10 +38,7 @@ export function checkBound(bound: QueryBound, size: number, where = BOUND_NAMES[
 const LOGICAL = new Set(['$and', '$or', '$nor']);
 const LISTS = new Set(['$in', '$nin']);
 
-/**
- * Checks a filter against its bounds before it is compiled, walking it without recursion so
- * that a filter nested deeper than the stack is refused too, not a crash.
- */
+/** Without recursion, so that a filter nested deeper than the stack is refused, not a crash. */
 export function checkFilterBounds(filter: unknown): void {
   let conditions = 0;
   const pending: unknown[] = [filter];
@@ -70,7 +59,6 @@ export function checkFilterBounds(filter: unknown): void {
   checkBound('filterConditions', conditions, 'filter');
 }
 
-/** The conditions of one field's entry: each operator, or one equality; a `$in` list is checked here. */
 function fieldConditions(key: string, value: unknown): number {
   if (!isPlainObject(value)) return 1;
   const operators = Object.keys(value).filter((name) => name.startsWith('$'));

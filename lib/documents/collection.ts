@@ -12,7 +12,7 @@ import { newDocumentId } from './ids.ts';
 import { compileProjection } from './projection.ts';
 import { compileSort } from './sort.ts';
 import { explainStatement, findPlan, type FindPlan } from './plan.ts';
-import type { DeclaredPaths, DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, ProjectionSpec, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
+import type { DeclaredPaths, DeleteResult, Document, Filter, FindOneAndUpdateOptions, FindOptions, InsertManyResult, InsertOneResult, SortSpec, SqlFragment, UpdateOptions, UpdateResult, UpdateSpec } from './types.ts';
 import { compileUpdate, operationsJson, type CompiledUpdate } from './update.ts';
 import { updateStatement, type UpdateOutcome, type UpdatePlan } from './update-statement.ts';
 import { upsertSeed } from './upsert.ts';
@@ -25,18 +25,10 @@ import { toStorableValue } from './values.ts';
 /** What runs a collection's statements: the tenant database, or one transaction's connection (transaction.ts). */
 export type StoreDatabase = Pick<TenantDatabase, 'query' | 'transaction'>;
 
-/**
- * The database and tenant one operation runs against. `inTransaction`: its statements run in an
- * open transaction, where one that fails fails the transaction, so reads never assume there are
- * no arrays on declared paths (`#read`).
- */
+/** `inTransaction`: a failed statement fails the transaction, so reads never assume no arrays on declared paths (`#read`). */
 export type StoreScope = Omit<TenantScope, 'database' | 'documentShapes'> & { readonly database: StoreDatabase; readonly documentShapes: DocumentShapes; readonly inTransaction?: boolean };
 
-export interface FindOneOptions {
-  sort?: SortSpec;
-  skip?: number;
-  projection?: ProjectionSpec;
-}
+export type FindOneOptions = Omit<FindOptions, 'limit'>;
 
 const FIND_ONE_OPTIONS: Array<keyof FindOneOptions> = ['sort', 'skip', 'projection'];
 const FIND_OPTIONS: Array<keyof FindOptions> = ['sort', 'skip', 'limit', 'projection'];
@@ -49,10 +41,7 @@ const UPSERT_ATTEMPTS = 2;
 
 const MAX_NAME_LENGTH = 128;
 
-/**
- * One collection of one tenant's documents (SPEC §9). The scope is resolved at each operation,
- * so a collection taken from `db` follows the request it is used in.
- */
+/** One collection of one tenant's documents (SPEC §9); the scope is resolved at each operation, so a collection taken from `db` follows its request. */
 export class Collection {
   readonly collectionName: string;
   readonly #resolveScope: () => StoreScope;
@@ -67,7 +56,6 @@ export class Collection {
     this.#inCollection = { sql: 'collection = ?', bindings: [name] };
   }
 
-  /** The tenant's rows of this collection that match `filter`: every statement starts here. */
   #matching(tenant: string, filter: Filter | undefined): Knex.QueryBuilder {
     checkFilterBounds(filter);
     return tenantRows(TABLE, tenant, this.#inCollection, compileFilter(filter, this.collectionName));
@@ -160,7 +148,6 @@ export class Collection {
     return { acknowledged: true, deletedCount: rowCount ?? 0 };
   }
 
-  /** One statement, its errors in the store's terms (an invalid `$regex`, a duplicate key). */
   async #query<Row extends Record<string, unknown>>(database: StoreDatabase, tenant: string, statement: Statement): Promise<QueryResult<Row>> {
     try {
       return await database.query<Row>(tenant, statement);
@@ -195,9 +182,8 @@ export class Collection {
   }
 
   /**
-   * A read compiled with the collection's declared paths: first assuming no arrays on those where
-   * none was seen (one read from the index instead of two), outside transactions; when the
-   * database shows arrays there, it remembers them and reads again with the recheck.
+   * Outside transactions, first assumes no arrays on declared paths where none was seen (one index read instead of
+   * two); reads again with the recheck when the database shows some.
    */
   async #read<Result>({ tenant, declaredPaths, inTransaction }: StoreScope, run: (declared: DeclaredPaths | undefined) => Promise<Result>): Promise<Result> {
     const declared = declaredPaths?.of(this.collectionName);
@@ -248,10 +234,8 @@ export class Collection {
   }
 
   /**
-   * One statement (update-statement.ts). An upsert whose insert met a concurrent one of the same
-   * unique key (`_id`, or an index's) inserted nothing: it runs again, and now updates that
-   * document, as MongoDB retries such an upsert; if it still neither matches nor inserts, the
-   * key belongs to a document the filter does not match, and that is a duplicate key.
+   * An upsert whose insert met a concurrent one of the same unique key inserted nothing: it runs again and now
+   * updates that document, as MongoDB retries; still nothing, and the key is a document the filter does not match.
    */
   async #update(filter: Filter, update: UpdateSpec, request: { limit: number | undefined; sort: SortSpec | undefined; upsert: boolean; returnDocuments: boolean }): Promise<UpdateOutcome> {
     const compiled = compileUpdate(update);
@@ -285,7 +269,6 @@ function upsertDocument(filter: Filter, compiled: CompiledUpdate): Document {
   return toStoredDocument(seed);
 }
 
-/** A plain JSON copy of `document` with a string `_id` (generated when absent). */
 function toStoredDocument(document: unknown): Document {
   if (!isPlainObject(document)) throw new DocumentQueryError('a document must be a plain object');
   const stored = toStorableValue(document, 'document') as Record<string, unknown>;

@@ -3,7 +3,6 @@ import { compileProjection } from './projection.ts';
 import type { FindPlan } from './plan.ts';
 import type { Document, ProjectionSpec, SortSpec } from './types.ts';
 
-/** What a cursor asks its collection for when it runs. */
 export interface CursorQuery {
   sort?: SortSpec;
   skip?: number;
@@ -12,7 +11,6 @@ export interface CursorQuery {
 
 export type CursorSource = (query: CursorQuery) => Promise<Document[]>;
 
-/** What a cursor asks its collection for when it explains itself. */
 export type CursorPlanner = (query: CursorQuery) => Promise<FindPlan>;
 
 /**

@@ -1,10 +1,6 @@
 import type { SqlFragment } from '../db/statement.ts';
 
-/**
- * How the document store writes a collection's filters and sorts on the paths a project declared
- * an index on (`api/indexes.js`; lib/documents/declared-paths.ts): on the index's own key
- * expressions, with the same results.
- */
+/** Filters and sorts written on the key expressions of the indexes projects declare (`api/indexes.js`; declared-paths.ts). */
 export interface DeclaredPaths {
   /** `filter` compiled, its declared paths' conditions on their index keys; `compileRest` compiles any part as usual. */
   compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment;
@@ -14,12 +10,7 @@ export interface DeclaredPaths {
   sortTerm(path: readonly string[], direction: 'asc' | 'desc'): SqlFragment | undefined;
 }
 
-/**
- * A collection's declared paths (lib/documents/declared-paths.ts). A document can match a filter
- * through an array on a declared path, which the index cannot show, so reads recheck documents
- * holding one, unless they assume, for one tenant, that none does on the paths where none was
- * seen: such a read's statement proves it, or fails (`DeclaredPathsHoldArrays`, errors.ts).
- */
+/** Reads recheck documents holding arrays on declared paths unless, for one tenant, their statement proves none does or fails (`DeclaredPathsHoldArrays`). */
 export interface CollectionDeclaredPaths extends DeclaredPaths {
   /** These paths, for one read of `tenant`'s documents that leaves out the recheck where no array was seen. */
   assumingNoArrays(tenant: string): DeclaredPaths;
@@ -34,10 +25,7 @@ export interface UnbuiltIndex {
   readonly index: string;
 }
 
-/**
- * The declared paths of each collection, bound once as the projects are mounted; none before.
- * Also the collections whose declared unique index could not be built: writes to them are refused.
- */
+/** Bound once as the projects are mounted; also the collections whose declared unique index could not be built (writes refused). */
 export class DeclaredIndexPaths {
   #byCollection: ReadonlyMap<string, CollectionDeclaredPaths> = new Map();
   readonly #unbuilt = new Map<string, UnbuiltIndex>();
@@ -50,7 +38,6 @@ export class DeclaredIndexPaths {
     this.#unbuilt.set(index.collection, index);
   }
 
-  /** The unique index that was to guard writes to `collection` and could not be built, if any. */
   unguarded(collection: string): UnbuiltIndex | undefined {
     return this.#unbuilt.get(collection);
   }

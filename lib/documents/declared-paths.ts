@@ -1,6 +1,7 @@
 import type { CollectionDeclaredPaths, DeclaredIndexPaths } from './declared-index-paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
+import { entryOf } from '../values/map-entry.ts';
 import { arrayRanks, pathKeys, rankOf, type IndexDeclaration, type PathKeys } from './index-keys.ts';
 import type { FieldPath } from './paths.ts';
 import type { DeclaredPaths, SqlFragment } from './types.ts';
@@ -8,29 +9,20 @@ import { toJsonValue } from './values.ts';
 import { all, any, isOperatorObject } from './filter.ts';
 
 /**
- * Filters and sorts on the paths a project declared an index on (SPEC §9.4), written on the
- * index's key expressions (index-keys.ts) so that PostgreSQL can use it, with exactly the
- * results of the unindexed SQL:
+ * Filters and sorts on declared paths (SPEC §9.4), written on the index's key expressions (index-keys.ts) with
+ * exactly the results of the unindexed SQL:
  *
- * - `{p: v}`, `$eq`, `$gt`, `$gte`, `$lt`, `$lte` with a number or a string, `$in` with numbers,
- *   strings and booleans (and equality with a boolean) compare within the value's type, as the
- *   unindexed filter does (MongoDB's rule: 5 never matches "5", `$gt: 5` never matches a string);
- * - a document can also match through an array on the path (`{tags: "a"}` matches `tags: ["a"]`),
- *   which a key over the value at the path cannot see: documents whose key is an array's (or, on a
- *   dotted path, a missing value's: an array along the way reads as missing) are read through the
- *   same index and checked with the unindexed condition;
- * - any other condition on a declared path (`$ne`, `$exists`, null, objects) is compiled as usual.
+ * - equality and ranges with a number or string, `$in` of scalars, compare within the value's type (5 never matches "5");
+ * - a document can also match through an array on the path, which the key cannot see: documents whose key is an
+ *   array's (or, on a dotted path, a missing value's) are read through the same index and rechecked unindexed;
+ * - any other condition (`$ne`, `$exists`, null, objects) is compiled as usual.
  *
- * That second read costs as much to plan as the first. A read for one tenant
- * (`assumingNoArrays`) leaves it out on each path where that tenant's documents were never seen
- * to hold an array along the way, and adds `documents_no_arrays_at` (migration
- * `..._document_array_paths`), which the database evaluates once per statement: true, or an error
- * naming the paths that do hold arrays (`holdArrays` then remembers them).
+ * The recheck costs as much to plan as the read. `assumingNoArrays` leaves it out where a tenant's documents were never
+ * seen to hold arrays, adding `documents_no_arrays_at`, which fails naming the paths that do (`holdArrays`).
  */
 export class CollectionIndexes implements CollectionDeclaredPaths {
   readonly #collection: string;
   readonly #keys: ReadonlyMap<string, PathKeys>;
-  /** By tenant, the paths the database showed to hold arrays. */
   readonly #holdingArrays = new Map<string, Set<string>>();
 
   constructor(collection: string, paths: Iterable<FieldPath>) {
@@ -42,12 +34,7 @@ export class CollectionIndexes implements CollectionDeclaredPaths {
     return this.#compileFilter(filter, compileRest, RECHECK_EVERY_PATH);
   }
 
-  /**
-   * The filter as disjoint conditions whose union it is, split on one declared path's entry
-   * (the first sort key's, when it has one): the entry's indexed comparison, and the recheck of
-   * documents holding an array there. Each can then be read in order from the index with its own
-   * limit (`branchedSelectStatement`); undefined when no entry is on a declared path.
-   */
+  /** Split on one declared entry (the first sort key's, when it has one), so each arm is read in order with its own limit (`branchedSelectStatement`). */
   branches(filter: unknown, sort: unknown, compileRest: (part: unknown) => SqlFragment): SqlFragment[] | undefined {
     return this.#branches(filter, sort, compileRest, RECHECK_EVERY_PATH);
   }
@@ -68,9 +55,8 @@ export class CollectionIndexes implements CollectionDeclaredPaths {
   }
 
   holdArrays(tenant: string, paths: readonly string[]): void {
-    const holding = this.#holdingArrays.get(tenant) ?? new Set();
+    const holding = entryOf(this.#holdingArrays, tenant, () => new Set<string>());
     for (const path of paths) holding.add(path);
-    this.#holdingArrays.set(tenant, holding);
   }
 
   #compileFilter(filter: unknown, compileRest: (part: unknown) => SqlFragment, noArrays: AssumeNoArrays): SqlFragment {
@@ -88,11 +74,7 @@ export class CollectionIndexes implements CollectionDeclaredPaths {
     return (split.entries[chosen] as Arms).map((arm) => all([...split.rest, ...others, arm]));
   }
 
-  /**
-   * The conditions of the entries on undeclared paths, and each declared entry's arms: its
-   * indexed comparison, and the recheck of documents with arrays unless `noArrays` assumes none
-   * there, in which case `rest` ends with the condition that proves it.
-   */
+  /** When `noArrays` assumes away a recheck, `rest` ends with the condition that proves it. */
   #split(filter: unknown, compileRest: (part: unknown) => SqlFragment, noArrays: AssumeNoArrays): Split | undefined {
     if (!isPlainObject(filter)) return undefined;
     const rest: Array<[string, unknown]> = [];
@@ -118,12 +100,10 @@ export class CollectionIndexes implements CollectionDeclaredPaths {
   }
 }
 
-/** Whether a read may leave out the recheck of documents holding arrays on a declared path. */
 type AssumeNoArrays = (path: string) => boolean;
 
 const RECHECK_EVERY_PATH: AssumeNoArrays = () => false;
 
-/** A declared entry's disjoint arms: its comparison on the index keys, and the recheck of documents with arrays (unless assumed away). */
 type Arms = readonly [SqlFragment] | readonly [SqlFragment, SqlFragment];
 
 interface Split {
@@ -134,11 +114,7 @@ interface Split {
 
 const RANGES = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
-/**
- * The condition on the index keys for an entry the index serves: comparisons with scalars only,
- * which the unindexed filter accepts too. Anything else, an invalid operand included, is left to
- * the unindexed filter (undefined), which checks it and names what is wrong.
- */
+/** Anything the index does not serve, an invalid operand included, is left to the unindexed filter, which names what is wrong. */
 function servedByIndex(keys: PathKeys, value: unknown): SqlFragment | undefined {
   try {
     return indexedCondition(keys, value);
@@ -147,9 +123,7 @@ function servedByIndex(keys: PathKeys, value: unknown): SqlFragment | undefined 
   }
 }
 
-/** The condition on the index keys for one filter entry, or undefined when it is not one the index serves. */
 function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefined {
-  // A mix of operators and fields throws: `servedByIndex` leaves it to the unindexed filter, which names it.
   if (!isOperatorObject(value, '')) {
     const equal = equalTo(keys, scalarOf(value));
     return equal === undefined ? undefined : withinType(keys, [equal]);
@@ -166,7 +140,6 @@ function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefin
   return all([...(comparisons.length > 0 ? [withinType(keys, comparisons)] : []), ...lists]);
 }
 
-/** The value as the filter compares it, when it is a storable scalar; undefined otherwise. */
 function scalarOf(operand: unknown): string | number | boolean | undefined {
   const value: Json = toJsonValue(operand, 'filter');
   if (typeof value === 'string') return isStorable(value) ? value : undefined;
@@ -184,7 +157,6 @@ function compared(keys: PathKeys, operator: string, value: string | number | boo
   return typedComparison(keys, value, operator);
 }
 
-/** A comparison within one type of value: the rank of the type, and the comparison of the key that holds that type. */
 interface TypedComparison {
   readonly rank: number;
   readonly onKey: SqlFragment;
@@ -195,11 +167,7 @@ function typedComparison(keys: PathKeys, value: string | number | boolean, opera
   return { rank: rankOf(value), onKey: { sql: `${keys.json} ${operator} ?::jsonb`, bindings: [JSON.stringify(value)] } };
 }
 
-/**
- * Comparisons of one type under its rank condition, written once (a shorter statement plans
- * faster). `text is null` on a jsonb key lets the btree use the jsonb key as a range: `text` is
- * the column before it. Comparisons of different types never hold together, as in the unindexed filter.
- */
+/** The rank condition written once (a shorter statement plans faster); `text is null` lets the btree range over the jsonb key after it. */
 function withinType(keys: PathKeys, comparisons: readonly TypedComparison[]): SqlFragment {
   const [first] = comparisons as [TypedComparison];
   if (comparisons.some(({ rank }) => rank !== first.rank)) return all(comparisons.map((comparison) => withinType(keys, [comparison])));
@@ -227,17 +195,9 @@ function rankIn(keys: PathKeys, ranks: readonly number[]): SqlFragment {
   return { sql: `${keys.rank} in (${ranks.join(', ')})`, bindings: [] };
 }
 
-/**
- * From now on, the stores reading `target` write conditions and orders on the paths
- * `declarations` name on their index keys. Whether or not the indexes exist yet, the results are
- * the same.
- */
+/** From now on, stores reading `target` write on the declared paths' index keys: the same results whether or not the indexes exist yet. */
 export function useDeclaredIndexes(target: DeclaredIndexPaths, declarations: readonly IndexDeclaration[]): void {
   const byCollection = new Map<string, FieldPath[]>();
-  for (const { collection, fields } of declarations) {
-    const paths = byCollection.get(collection) ?? [];
-    paths.push(...fields.map(({ path }) => path));
-    byCollection.set(collection, paths);
-  }
+  for (const { collection, fields } of declarations) entryOf(byCollection, collection, () => []).push(...fields.map(({ path }) => path));
   target.bind(new Map([...byCollection].map(([collection, paths]) => [collection, new CollectionIndexes(collection, paths)])));
 }

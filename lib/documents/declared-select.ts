@@ -4,11 +4,8 @@ import { DOCUMENTS, type ReadPage } from './statements.ts';
 import type { SqlFragment } from './types.ts';
 
 /**
- * A find whose filter is split into disjoint branches (`DeclaredPaths.branches`): each branch is
- * read in the requested order with its own limit (the page's end), so that PostgreSQL can read
- * each from the declared index in order and stop early, then the branches' rows are ordered and
- * paged together. One condition with an OR of the two would make it read the index in order and
- * test every entry, or fetch every match before sorting: seconds over a million documents.
+ * Each branch (`DeclaredPaths.branches`) is read in order with its own limit, so PostgreSQL reads the index in order and
+ * stops early; one OR of them would test every entry or sort every match: seconds over a million documents.
  */
 export function branchedSelectStatement(tenant: string, inCollection: SqlFragment, branches: readonly SqlFragment[], { order, skip: given, limit }: ReadPage, shapes: StatementShapes): Statement {
   const skip = given === 0 ? undefined : given;

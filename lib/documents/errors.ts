@@ -3,20 +3,13 @@ export class DocumentQueryError extends Error {
   override name = 'DocumentQueryError';
 }
 
-/**
- * A write that would break a unique key: an existing `_id`, or (in `accounts`) a username.
- * `code` is 11000 as in MongoDB, for code that checks it.
- */
+/** A write that would break a unique key; `code` is 11000 as in MongoDB. */
 export class DuplicateKeyError extends Error {
   override name = 'DuplicateKeyError';
   readonly code = 11000;
 }
 
-/**
- * A write to a collection whose declared unique index could not be built (its documents already
- * break it): refused, as the uniqueness it was declared to have would not hold. 503: the service,
- * not the request, is at fault, until the duplicates are removed and the service restarted.
- */
+/** Refused, as the declared uniqueness would not hold; 503: the service, not the request, is at fault until the duplicates go. */
 export class UnguardedWriteError extends Error {
   override name = 'UnguardedWriteError';
   readonly status = 503;
@@ -27,10 +20,7 @@ export class UnguardedWriteError extends Error {
   }
 }
 
-/**
- * A read that assumed no arrays on declared paths met some (`documents_no_arrays_at`, migration
- * `..._document_array_paths`): it reads again with the recheck. Never reaches a route.
- */
+/** A read that assumed no arrays on declared paths met some: it reads again with the recheck. Never reaches a route. */
 export class DeclaredPathsHoldArrays extends Error {
   override name = 'DeclaredPathsHoldArrays';
   readonly paths: readonly string[];
@@ -53,11 +43,6 @@ const KEY_NAMES: Record<string, string> = {
   documents_accounts_username: 'username',
 };
 
-/**
- * Turns PostgreSQL's unique violation into a DuplicateKeyError, an update refused for a value's
- * type or an invalid `$regex` into a DocumentQueryError, and arrays met on declared paths into
- * DeclaredPathsHoldArrays; other errors pass unchanged.
- */
 export function translateWriteError(error: unknown, collection: string): unknown {
   const { code, constraint, message, detail } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown; detail?: unknown };
   if (code === ARRAYS_AT_DECLARED_PATHS) return new DeclaredPathsHoldArrays(JSON.parse(String(detail)) as string[]);

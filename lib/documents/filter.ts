@@ -8,11 +8,8 @@ import { regexMatches } from './regex.ts';
 import { TEXT_COLUMN } from './statements.ts';
 
 /**
- * Compiles a MongoDB-style filter into a SQL condition on the `doc` (jsonb) and `id` columns.
- * Values and field paths travel only as bound parameters: field paths inside SQL/JSON path
- * text, which `doc @? path` evaluates and the GIN index (jsonb_path_ops) serves for equality.
- * Paths use SQL/JSON's lax mode, so as in MongoDB a scalar also matches inside an array.
- * Conditions on a path the project declared an index on are written by `declared` instead.
+ * A MongoDB-style filter as a SQL condition. Values and paths travel only as bound parameters (paths inside SQL/JSON
+ * path text, which `doc @? path` evaluates and the GIN index serves); lax mode matches a scalar inside an array too.
  */
 export function compileFilter(filter: unknown, collection: string, declared?: DeclaredPaths): SqlFragment {
   const conditions = (part: unknown) => compileConditions(part, collection);
@@ -32,7 +29,6 @@ function compileEntry(key: string, value: unknown, collection: string): SqlFragm
   if (key === '$and') return all(subFilters(key, value).map((filter) => compileConditions(filter, collection)));
   if (key === '$or') return any(subFilters(key, value).map((filter) => compileConditions(filter, collection)));
   const path = parsePath(key, 'filter');
-  // MongoDB's shorthand for `{$regex: /.../}`.
   if (value instanceof RegExp) return regexMatches(path, value, undefined);
   if (!isOperatorObject(value, key)) return equals(path, value, collection);
   return all(Object.entries(value).map(([operator, operand]) => compileOperator(path, operator, operand, collection, value)));
@@ -107,10 +103,7 @@ function equals(path: FieldPath, operand: unknown, collection: string): SqlFragm
   return pathMatches(`${jsonPathOf(path)} ? (@ == ${jsonPathLiteral(value)})`);
 }
 
-/**
- * `$in`: equality with any of `operands`, in a fixed number of bound values however long the
- * list (a statement takes at most 65 535): the values of each kind travel as one array.
- */
+/** `$in`: each kind of value travels as one bound array, so the count of bound values is fixed (a statement takes 65 535). */
 function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): SqlFragment {
   const values = operands.map((operand) => toJsonValue(operand, 'filter')).filter(isStorable);
   if (isIdPath(path, collection)) return idEqualsAnyOf(values.filter((value) => typeof value === 'string'));
@@ -129,23 +122,14 @@ function equalsAnyOf(path: FieldPath, operands: unknown[], collection: string): 
   ]);
 }
 
-/**
- * The elements of an array `$elemMatch` looks into are filtered as documents of their own: the
- * sub-filter's SQL names its document `doc`, which in there is the element. Their `_id` is a
- * field like any other, not the row's `id`.
- */
+/** `$elemMatch` filters an array's elements as documents named `doc`; their `_id` is a field, not the row's `id`. */
 const IN_ELEMENT = '$element';
 
-/** The document's `_id`, which is also the `id` column. */
 function isIdPath(path: FieldPath, collection: string): boolean {
   return collection !== IN_ELEMENT && path.length === 1 && path[0] === '_id';
 }
 
-/**
- * `$elemMatch`: one element of the array at `path` meets every condition of `operand`, which are
- * fields of an object element (`{sku: 'a', qty: {$gt: 1}}`) or operators on the element itself
- * (`{$gt: 1, $lt: 5}`). A value that is not an array never matches.
- */
+/** Conditions on an object element's fields (`{sku: 'a'}`) or operators on the element (`{$gt: 1}`); a non-array never matches. */
 function elementMatches(path: FieldPath, operand: unknown): SqlFragment {
   if (!isPlainObject(operand) || Object.keys(operand).length === 0) throw new DocumentQueryError('$elemMatch needs a non-empty object of conditions');
   const onElement = Object.keys(operand).every((key) => key.startsWith('$') && key !== '$and' && key !== '$or');
@@ -172,11 +156,7 @@ function isTextColumn(collection: string, path: FieldPath, value: Json): value i
   return collection === TEXT_COLUMN.collection && path.length === 1 && path[0] === TEXT_COLUMN.path && typeof value === 'string';
 }
 
-/**
- * Equality on the path the table keeps in `TEXT_COLUMN`, written on that column alone so that its
- * unique index serves it under row-level security. The type check keeps the meaning of the path
- * match it replaces (a number 5 must not equal "5"). The SQL text is fixed; only the value is bound.
- */
+/** On the `TEXT_COLUMN` alone, so its unique index serves it under row-level security; the type check keeps 5 from equalling "5". */
 function textColumnEquals(text: string | string[]): SqlFragment {
   const { column, path } = TEXT_COLUMN;
   const comparison = typeof text === 'string' ? `${column} = ?` : `${column} = any(?::text[])`;
@@ -215,19 +195,10 @@ function pathMatches(jsonPath: string): SqlFragment {
   return { sql: 'doc @\\? ?::jsonpath', bindings: [jsonPath] };
 }
 
-/**
- * Longer `$in` lists than this are matched as a set instead of path by path: the GIN index
- * serves each value of a short list, but every candidate row is then checked against every
- * path, which for 70 000 values took longer than the statement time limit.
- */
+/** Longer `$in` lists are matched as a hashed set: path by path, each candidate row is checked against every path (70 000 values outlasted the statement limit). */
 const INDEXED_IN_LIST = 100;
 
-/**
- * Equality with any of `values` (scalars), as `equals` has it for each. A short list is one
- * bound array of SQL/JSON paths that the GIN index serves; a long one compares the scalars a
- * path match would compare (`[*][*]`: the two levels of arrays lax mode unwraps, one for the
- * filter and one for the comparison) with the values as one hashed set.
- */
+/** A long list compares the scalars a path match would (`[*][*]`: the two array levels lax mode unwraps) with one hashed set. */
 function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
   if (values.length <= INDEXED_IN_LIST) {
     const target = jsonPathOf(path);
@@ -240,12 +211,10 @@ function scalarEqualsAny(path: FieldPath, values: Scalar[]): SqlFragment {
   };
 }
 
-/** The conditions ANDed, each parenthesised; none: true. */
 export function all(parts: SqlFragment[]): SqlFragment {
   return join(parts, ' and ', TRUE);
 }
 
-/** The conditions ORed, each parenthesised; none: false. */
 export function any(parts: SqlFragment[]): SqlFragment {
   return join(parts, ' or ', FALSE);
 }

@@ -5,18 +5,9 @@ import { CONNECT_TIMEOUT_MS } from '../db/connect.ts';
 import { indexNames, indexStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
 
 /**
- * Builds the indexes projects declare (SPEC §9.4) without blocking reads or writes: `create index
- * concurrently`, which cannot run inside a transaction, on a session connection of its own
- * (`DATABASE_DIRECT_URL` when set: a transaction-mode pooler would hand the session's statements,
- * and its advisory lock, to different server connections).
- *
- * One instance at a time: instances starting together take turns on a session advisory lock, and
- * the later ones find the indexes built (`if not exists`). They wait with `pg_try_advisory_lock`
- * rather than `pg_advisory_lock`: a concurrent build waits for every transaction older than its
- * own snapshot, a blocked `pg_advisory_lock` statement among them, which would deadlock.
- * A build that failed or was cut short leaves an INVALID index behind: it is dropped and rebuilt.
- * What no declaration names any more is dropped once the declared indexes are built
- * (`dropUndeclared`).
+ * Declared indexes (SPEC §9.4) are built `concurrently` on a session connection of their own (`DATABASE_DIRECT_URL`
+ * when set: a transaction-mode pooler would scatter the session and its advisory lock), one instance at a time under
+ * `pg_try_advisory_lock`: a concurrent build waits for every older transaction, a blocked `pg_advisory_lock` among them.
  */
 
 /** An arbitrary constant, not the migrations' own (lib/db/migrations.ts). */
@@ -35,14 +26,12 @@ const KEY_FUNCTIONS = [
   'pg_catalog.jsonb_ge(jsonb, jsonb)',
 ];
 
-/** What a build tells the log. */
 export interface BuildLog {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
   error(fields: object, message: string): void;
 }
 
-/** What happened to one index. */
 export interface BuiltIndex {
   readonly name: string;
   readonly outcome: 'present' | 'built' | 'rebuilt' | 'failed';
@@ -54,10 +43,6 @@ export interface IndexBuild {
   stop(): Promise<void>;
 }
 
-/**
- * Starts building `declarations`' indexes on the database at `sessionUrl`, waiting
- * `connectTimeoutMs` for each of its connections (`DATABASE_CONNECT_TIMEOUT_MS`).
- */
 export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly IndexDeclaration[], log: BuildLog, connectTimeoutMs = CONNECT_TIMEOUT_MS): IndexBuild {
   const client = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: connectTimeoutMs });
   // A connection lost mid-build fails the build's statement; the event itself must not end the process.
@@ -178,12 +163,8 @@ function declaredNames(declarations: readonly IndexDeclaration[]): string[] {
 }
 
 /**
- * Drops the declared indexes (`doci_`, `docu_`) that no declaration names, and the statistics
- * objects (`docs_`) releases before this one made for each declared path: each one cost the
- * planning of every statement on documents, whichever tenant or project it was for. The
- * declarations are every project's, so what goes is what no project of this release declares; an
- * instance of the release before (a rolling upgrade) then finds its removed indexes gone, and its
- * queries answer the same, only slower.
+ * Also drops the statistics objects (`docs_`) earlier releases made for declared paths: each cost the planning of every
+ * statement on documents. An instance of the release before (a rolling upgrade) answers the same without them, slower.
  */
 async function dropUndeclared(client: pg.Client, declarations: readonly IndexDeclaration[], log: BuildLog): Promise<void> {
   const { rows: indexes } = await client.query<{ name: string }>(UNDECLARED_INDEXES.replace('?', '$1'), [declaredNames(declarations)]);

@@ -3,24 +3,13 @@ import { DocumentQueryError } from './errors.ts';
 import { parsePath, type FieldPath } from './paths.ts';
 
 /**
- * The SQL expressions of a declared index (SPEC §9.4, `api/indexes.js`), written from the
- * declaration alone: the one place a field path becomes SQL text instead of a bound value.
- *
- * Each declared path `p` gives three key columns over `v = doc #> '{p}'`, the value at the path
- * itself (no array unwinding):
- * - `rank`: MongoDB's order of types, as an unindexed sort has it (sort.ts): 1 missing or null,
- *   2 number, 3 string, 4 object, 5 array, 6 boolean;
- * - `text`: a string's text, compared by code point (`collate "C"`), null for other types;
- * - `json`: a number, object, array or boolean as jsonb (numbers compare by value), else null.
- * Ordered by (rank, text, json), documents come out in exactly the order of the unindexed sort.
- *
- * Under row-level security PostgreSQL uses an index only for conditions whose functions are all
- * leakproof: these expressions use `jsonb_typeof`, `#>`, `#>>` and jsonb comparisons, which raise
- * no error on any input, and which migration `..._declared_index_functions` marks leakproof
- * (a superuser's right; the service warns at start-up when they are not).
+ * The SQL of a declared index (SPEC §9.4): the one place a field path becomes SQL text instead of a bound value. Each
+ * path gives three keys over `doc #> '{p}'` (no array unwinding), ordered exactly as the unindexed sort (sort.ts):
+ * - `rank`: MongoDB's order of types: 1 missing or null, 2 number, 3 string, 4 object, 5 array, 6 boolean;
+ * - `text`: a string, by code point (`collate "C"`); `json`: a number, object, array or boolean as jsonb.
+ * Under row-level security an index serves only leakproof functions: migration `..._declared_index_functions` marks these so.
  */
 
-/** A declared index, checked: the paths in order, each with its direction. */
 export interface IndexDeclaration {
   readonly project: string;
   readonly collection: string;
@@ -33,7 +22,6 @@ export interface IndexField {
   readonly direction: 1 | -1;
 }
 
-/** The three key expressions of one declared path. */
 export interface PathKeys {
   readonly rank: string;
   readonly text: string;
@@ -42,21 +30,12 @@ export interface PathKeys {
   readonly dotted: boolean;
 }
 
-/**
- * Keys a declared path may hold: they are written into SQL text, so they are held to letters,
- * digits, `_` and `-`, starting with a letter or `_`. A key of digits alone is refused because
- * `#>` reads it as an array position, where a filter reads it as a field name.
- */
+/** Written into SQL text; digits alone are refused because `#>` reads them as an array position. */
 const DECLARED_KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/;
 
-/**
- * The most keys a declared path holds. Migration `..._document_array_paths` records arrays only
- * along paths a declaration could name (its own copy of these two rules, as a migration never
- * changes): keys of this form, this deep at most.
- */
+/** Migration `..._document_array_paths` holds its own copy of these two rules (a migration never changes). */
 const MAX_DECLARED_DEPTH = 16;
 
-/** The checked path of a declaration, or the error naming what is wrong with it. */
 export function declaredPath(path: string): FieldPath {
   const parsed = parsePath(path, 'index');
   const wrong = parsed.find((key) => !DECLARED_KEY.test(key));
@@ -78,7 +57,6 @@ export function pathKeys(path: FieldPath): PathKeys {
   };
 }
 
-/** The rank of a scalar's type, as `rank` computes it. */
 export function rankOf(value: string | number | boolean): number {
   if (typeof value === 'number') return 2;
   return typeof value === 'string' ? 3 : 6;
@@ -95,17 +73,8 @@ const KEYS_VERSION = 2;
 /** PostgreSQL's limit on identifiers. */
 const MAX_NAME = 63;
 
-/** The names of a declaration's indexes: the one queries use, and the unique one when declared. */
-export interface IndexNames {
-  readonly query: string;
-  readonly unique: string | undefined;
-}
-
-/**
- * The indexes' names, the same on every instance: readable where they fit, always ending in a
- * hash of everything that defines the declaration, so two declarations never share a name.
- */
-export function indexNames(declaration: IndexDeclaration): IndexNames {
+/** The same on every instance, ending in a hash of the whole declaration so two never share a name. */
+export function indexNames(declaration: IndexDeclaration): { readonly query: string; readonly unique: string | undefined } {
   const fields = declaration.fields.map(({ path, direction }) => `${path.join('.')}:${direction}`).join(',');
   const identity = JSON.stringify([KEYS_VERSION, declaration.project, declaration.collection, fields, declaration.unique]);
   const hash = createHash('sha256').update(identity).digest('hex').slice(0, 10);
@@ -117,14 +86,7 @@ export function indexNames(declaration: IndexDeclaration): IndexNames {
   return { query: name('doci_'), unique: declaration.unique ? name('docu_') : undefined };
 }
 
-/**
- * `create index` for a declaration: (tenant, then each path's keys in its direction, then id, the
- * tie-break of every sort), on the collection's rows only. No `collection` column: PostgreSQL
- * drops the query's `collection = …` as implied by the predicate, and a column left without a
- * condition would stop the scan from seeking on the keys after it.
- * A unique declaration gets a second index, unique per tenant over each path's whole value
- * (`uniqueIndexStatement`); this one serves its queries.
- */
+/** No `collection` column: the predicate implies the query's condition, and a column without one would stop the seek on the keys after it. */
 export function indexStatement(name: string, declaration: IndexDeclaration): string {
   const columns = declaration.fields.flatMap(({ path, direction }) => {
     const keys = pathKeys(path);
@@ -134,11 +96,7 @@ export function indexStatement(name: string, declaration: IndexDeclaration): str
   return `create index concurrently if not exists ${name} on documents (tenant, ${columns.join(', ')}, id) where collection = ${literal(declaration.collection)}`;
 }
 
-/**
- * Unique per tenant and collection: two documents conflict when every declared path holds equal
- * values (1 and 1.0 are equal, objects and arrays compare whole). A document missing a path, or
- * holding null there, is not constrained (NULLs are distinct), like MongoDB's sparse unique index.
- */
+/** A missing or null path is not constrained (NULLs are distinct), like MongoDB's sparse unique index. */
 export function uniqueIndexStatement(name: string, declaration: IndexDeclaration): string {
   const columns = declaration.fields.map(({ path }) => {
     const value = `doc #> '{${declaredPath(path.join('.')).join(',')}}'`;

@@ -28,11 +28,7 @@ export interface DocumentStore {
   transaction<Result>(handler: (tx: TransactionStore) => Promise<Result>): Promise<Result>;
 }
 
-/**
- * The store of an explicitly named tenant: for the CLI, start-up code and tests. `declaredPaths`:
- * the indexes projects declared, as a service's runtime holds them (`runtime.declaredPaths`).
- * Called in a request, it reuses the statements of the request's service; else keeps its own.
- */
+/** The store of an explicitly named tenant: for the CLI, start-up code and tests (`declaredPaths`: `runtime.declaredPaths`). */
 export function documentStore(database: TenantDatabase, tenant: string, declaredPaths?: DeclaredIndexPaths): DocumentStore {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new TypeError('documentStore needs a tenant');
   const documentShapes = currentRequest()?.runtime?.documentShapes ?? new DocumentShapes();
@@ -40,12 +36,10 @@ export function documentStore(database: TenantDatabase, tenant: string, declared
   return storeOver(() => scope);
 }
 
-/** The scope of the request being served; the error outside one says what to use instead. */
 function currentRequestScope(): StoreScope {
   return requestScope('db', ' (outside requests, use documentStore(database, tenant))');
 }
 
-/** A store whose scope is resolved at each operation; inside a transaction's handler, only its tx may be used. */
 function storeOver(resolveScope: () => StoreScope): DocumentStore {
   const outsideTransaction = () => {
     refuseInsideTransaction('db.collection');

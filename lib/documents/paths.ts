@@ -4,12 +4,8 @@ import { isPlainObject } from '../values/json.ts';
 import { isStorableText } from '../values/storable-text.ts';
 
 /**
- * Field paths and the one walker every operation reads and writes documents through. A path is
- * made only by `parsePath`, which applies the key rule (keys.ts) to each segment; the walker
- * then follows own properties only, and creates keys as own properties, so no path, whatever
- * its keys, reaches an object's prototype. Filters and sorts compile the same parsed paths to
- * SQL (`jsonPathOf`, a key array); projections and updates walk documents with these functions.
- * Whatever else comes to read or write a path (an update compiled to SQL) starts from `parsePath`.
+ * Only `parsePath` makes a path, applying the key rule (keys.ts); the walker follows and creates own properties only,
+ * so no path reaches an object's prototype. Whatever reads or writes a path starts from `parsePath`.
  */
 declare const parsed: unique symbol;
 
@@ -34,7 +30,6 @@ export function jsonPathOf(path: FieldPath): string {
   return `$${path.map((key) => `.${JSON.stringify(key)}`).join('')}`;
 }
 
-/** The value at `path` inside a plain object, or undefined when any key is missing. */
 export function valueAt(document: Record<string, unknown>, path: FieldPath): unknown {
   let current: unknown = document;
   for (const key of path) {
@@ -44,13 +39,11 @@ export function valueAt(document: Record<string, unknown>, path: FieldPath): unk
   return current;
 }
 
-/** Sets `path` to `value`, creating plain objects on the way; a non-object in the way is an error. */
 export function setAt(document: Record<string, unknown>, path: FieldPath, value: unknown): void {
   const parent = parentOf(document, path, true);
   if (parent) defineOwn(parent, lastKey(path), value);
 }
 
-/** Removes `path` when present. */
 export function unsetAt(document: Record<string, unknown>, path: FieldPath): void {
   const parent = parentOf(document, path, false);
   if (parent) delete parent[lastKey(path)];

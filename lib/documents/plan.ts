@@ -8,12 +8,10 @@ export interface FindPlan {
   readonly plan: unknown;
 }
 
-/** The statement that asks PostgreSQL for `statement`'s plan without running it. */
 export function explainStatement(statement: Statement): Statement {
   return { sql: `explain (format json) ${statement.sql}`, bindings: statement.bindings };
 }
 
-/** The plan of an `explainStatement`'s one row, and the indexes named in it. */
 export function findPlan(rows: ReadonlyArray<Record<string, unknown>>): FindPlan {
   const [explained] = (rows[0]?.['QUERY PLAN'] ?? []) as unknown[];
   const indexes: string[] = [];

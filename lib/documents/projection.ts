@@ -8,10 +8,7 @@ export type Projector = (document: Document) => Record<string, unknown>;
 
 const ID_PATH = parsePath('_id', 'projection');
 
-/**
- * Builds the function that shapes each result: `{a: 1}` keeps `_id` and `a`, `{a: 0}` drops
- * `a`; `_id` may be dropped from an inclusion; mixing inclusion and exclusion is an error.
- */
+/** `{a: 1}` keeps `_id` and `a`, `{a: 0}` drops `a`; `_id` may be dropped from an inclusion; a mix is an error. */
 export function compileProjection(spec: unknown): Projector | undefined {
   if (spec === undefined) return undefined;
   if (!isPlainObject(spec)) throw new DocumentQueryError('a projection must be a plain object');

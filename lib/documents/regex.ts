@@ -6,13 +6,7 @@ import { isStorableText } from '../values/storable-text.ts';
 /** Longer patterns are refused; the statement time limit bounds what a shorter one costs. */
 export const MAX_PATTERN_LENGTH = 1000;
 
-/**
- * `{field: {$regex: pattern, $options: 'i'}}`: a string field matching the pattern, or an array
- * holding such a string, as in MongoDB. PostgreSQL matches it (`~`, or `~*` for `i`), with its own
- * regular expression dialect (POSIX ARE, not JavaScript's): the pattern is a bound value, and so
- * is the path, as a SQL/JSON path whose `[*]` takes each element of an array (lax mode takes a
- * scalar as itself).
- */
+/** Matched by PostgreSQL in its own dialect (POSIX ARE, not JavaScript's); `[*]` takes each element of an array, as in MongoDB. */
 export function regexMatches(path: FieldPath, pattern: unknown, options: unknown): SqlFragment {
   const { source, insensitive } = patternOf(pattern, options);
   return {

@@ -9,12 +9,7 @@ const DIRECTIONS = new Map<unknown, 'asc' | 'desc'>([
   [-1, 'desc'], ['desc', 'desc'], ['descending', 'desc'],
 ]);
 
-/**
- * ORDER BY terms for a sort spec, in MongoDB's order: first by type (missing and null, numbers,
- * strings, objects, arrays, booleans), then numbers by value and strings by code point.
- * The `id` column breaks ties so that skip/limit pages are stable. A path the project declared
- * an index on is ordered by that index's keys (`declared`), in the same order.
- */
+/** MongoDB's order: by type (missing and null, numbers, strings, objects, arrays, booleans), then value; `id` keeps pages stable. */
 export function compileSort(spec: unknown, declared?: DeclaredPaths): SqlFragment {
   if (spec === undefined) return { sql: 'id', bindings: [] };
   if (!isPlainObject(spec)) throw new DocumentQueryError('a sort must be a plain object such as {field: 1}');

@@ -2,24 +2,14 @@ import { StatementShapes, type SqlFragment, type Statement } from '../db/stateme
 import { tenantRows, tenantRowsShape } from '../tenancy/scope.ts';
 import type { Document } from './types.ts';
 
-/** The table of every collection's documents. */
 export const DOCUMENTS = 'documents';
 
-/**
- * The one path the table keeps a text copy of, in a column with a unique index per tenant
- * (migration `..._account_username_column`): under row-level security PostgreSQL uses an index
- * only for leakproof comparisons, such as `=` on a text column (SPEC §9: finding an account stays fast).
- */
+/** The one path kept as a text column (migration `..._account_username_column`): under row-level security only leakproof `=` on a column uses an index. */
 export const TEXT_COLUMN = { collection: 'accounts', path: 'username', column: 'account_username' } as const;
 
-/**
- * The statements a service's document store reuses by shape (`StatementShapes`): built by knex
- * once a shape, reused after. One per runtime (`runtime.documentShapes`).
- */
+/** The statements a service's document store reuses by shape, one per runtime (`runtime.documentShapes`). */
 export class DocumentShapes {
-  /** The reads every collection sends: `selectStatement`, `countStatement`. */
   readonly reads = new StatementShapes();
-  /** Branched reads (`branchedSelectStatement`). */
   readonly branchedReads = new StatementShapes();
 }
 
@@ -29,14 +19,12 @@ declare module '../core/runtime.ts' {
   }
 }
 
-/** What a read asks for besides its rows: the order (compiled sort), and a page. */
 export interface ReadPage {
   readonly order: SqlFragment;
   readonly skip?: number;
   readonly limit?: number;
 }
 
-/** `select doc` of the tenant's rows matching `conditions` (the collection's and the filter's). */
 export function selectStatement(tenant: string, conditions: readonly SqlFragment[], { order, skip: given, limit }: ReadPage, shapes: StatementShapes): Statement {
   // Knex writes no OFFSET for 0 (and a LIMIT for 0): the shape follows what it writes.
   const skip = given === 0 ? undefined : given;
@@ -51,7 +39,6 @@ export function selectStatement(tenant: string, conditions: readonly SqlFragment
   });
 }
 
-/** `count(*)` of the tenant's rows matching `conditions`. */
 export function countStatement(tenant: string, conditions: readonly SqlFragment[], shapes: StatementShapes): Statement {
   const rows = tenantRowsShape(tenant, ...conditions);
   return shapes.statement(`count ${rows.shape}`, rows.bindings, () => tenantRows(DOCUMENTS, tenant, ...conditions).count({ count: '*' }));
@@ -66,10 +53,8 @@ const INSERT_BATCH_CHARACTERS = 1024 * 1024;
 /** Rows of one insert: two bound values each, besides the tenant and collection, under PostgreSQL's 65 535. */
 const INSERT_BATCH_ROWS = 30_000;
 
-/** A document to insert: its `_id` and its JSON. */
 export type InsertRow = readonly [id: string, json: string];
 
-/** `documents` cut into batches of about `INSERT_BATCH_CHARACTERS` of JSON each, in order. */
 export function insertBatches(documents: readonly Document[]): InsertRow[][] {
   const batches: InsertRow[][] = [];
   let batch: InsertRow[] = [];
@@ -88,11 +73,7 @@ export function insertBatches(documents: readonly Document[]): InsertRow[][] {
   return batches;
 }
 
-/**
- * Inserts `rows` (`insertBatches`) as documents of `tenant`: `INSERT … VALUES`, the tenant and
- * collection bound once. Not `INSERT … SELECT` from the JSON: Citus (SPEC §15.4) sends the rows
- * of such a statement through the coordinator as a `COPY`, which row-level security refuses.
- */
+/** `INSERT … VALUES`, not `… SELECT` from the JSON: Citus (SPEC §15.4) sends those rows as a `COPY`, which row-level security refuses. */
 export function insertStatement(tenant: string, collection: string, rows: readonly InsertRow[]): Statement {
   const values = rows.map((_, index) => `($1, $2, $${3 + 2 * index}, $${4 + 2 * index}::jsonb)`);
   return { sql: `insert into "${DOCUMENTS}" ("tenant", "collection", "id", "doc") values ${values.join(', ')}`, bindings: [tenant, collection, ...rows.flat()] };

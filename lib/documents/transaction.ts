@@ -4,12 +4,10 @@ import type { Statement } from '../db/statement.ts';
 import { Collection, type StoreDatabase, type StoreScope } from './collection.ts';
 import { DocumentQueryError } from './errors.ts';
 
-/** What a transaction's handler is given: collections whose every statement runs in the transaction. */
 export interface TransactionStore {
   collection(name: string): Collection;
 }
 
-/** A transaction's state, seen by the code its handler runs (its async context). */
 interface OpenTransaction {
   ended: boolean;
   /** The first statement that failed: PostgreSQL refuses every later one, and the transaction can only roll back. */
@@ -18,26 +16,17 @@ interface OpenTransaction {
 
 const currentTransaction = new AsyncLocalStorage<OpenTransaction>();
 
-/** How often a transaction checks that its request still wants it (the handler's time limit). */
 const GIVEN_UP_CHECK_MS = 100;
 
-/**
- * Throws when called from inside an open transaction's handler: `db.transaction` does not
- * nest, and `db.collection` there would run outside the transaction (on another connection,
- * waiting for the rows the transaction holds locked).
- */
+/** `db.transaction` does not nest, and `db.collection` inside would run on another connection, waiting for the rows the transaction locked. */
 export function refuseInsideTransaction(what: string): void {
   const open = currentTransaction.getStore();
   if (open !== undefined && !open.ended) throw new DocumentQueryError(`${what} inside db.transaction: use the tx it gives (tx.collection(name)); transactions do not nest`);
 }
 
 /**
- * Runs `handler` in one transaction on one connection, for the scope's tenant (its role and
- * tenant setting hold for the whole transaction, as for a single statement). Everything commits
- * when the handler resolves, nothing when it throws (the error is rethrown), when a statement
- * inside failed (even if the handler caught that error), or when the request is answered with
- * an error meanwhile (the handler's time limit): then it rolls back at once and frees the
- * connection, and whatever the handler does with `tx` afterwards is an error.
+ * Commits when the handler resolves; rolls back when it throws, when a statement inside failed (even if caught), or
+ * at once when the request is answered meanwhile (the handler's time limit): `tx` is then an error.
  */
 export async function runTransaction<Result>(scope: StoreScope, handler: (tx: TransactionStore) => Promise<Result>): Promise<Result> {
   refuseInsideTransaction('db.transaction');
@@ -70,7 +59,6 @@ export async function runTransaction<Result>(scope: StoreScope, handler: (tx: Tr
   }
 }
 
-/** The transaction's connection as a store database: statements of its tenant, while it is open. */
 function transactionDatabase(open: OpenTransaction, tenant: string, run: TransactionStatement): StoreDatabase {
   const query = async (statementTenant: string, statement: Statement) => {
     if (open.ended) throw new DocumentQueryError('this transaction has ended: use tx only inside its handler, and await every call before the handler returns');

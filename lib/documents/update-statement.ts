@@ -4,24 +4,16 @@ import { tenantRows } from '../tenancy/scope.ts';
 import { DOCUMENTS } from './statements.ts';
 import type { Document } from './types.ts';
 
-/** What one update statement is asked to do. */
 export interface UpdatePlan {
-  /** The tenant's rows of the collection that match the filter (`tenantRows`). */
   readonly matching: Knex.QueryBuilder;
-  /** The collection's condition, which the write repeats beside the tenant's. */
   readonly inCollection: SqlFragment;
   readonly order: SqlFragment;
-  /** 1 for updateOne and findOneAndUpdate; none for updateMany. */
   readonly limit: number | undefined;
-  /** The operations, as `operationsJson` gives them. */
   readonly operations: string;
-  /** The document to insert, before the update is applied to it, when nothing matches (upsert). */
   readonly upsert: { readonly collection: string; readonly document: Document } | undefined;
-  /** Whether the answer carries the updated document, before and after (findOneAndUpdate). */
   readonly returnDocuments: boolean;
 }
 
-/** The answer of an update statement: one row. */
 export interface UpdateOutcome {
   readonly matched: number;
   readonly modified: number;
@@ -31,19 +23,14 @@ export interface UpdateOutcome {
 }
 
 /**
- * One statement that locks the matching rows, computes each new document from the row's
- * current version in PostgreSQL (`documents_apply_update`), writes only the rows that really
- * change, and, for an upsert, inserts the new document when no row matched. A concurrent writer
- * of the same row waits for the lock, then works from the version this one wrote, so no update
- * is lost; a row that no longer matches once the lock is granted is passed over for the next.
+ * One statement that locks the matching rows and computes each new document from the row's current version in
+ * PostgreSQL: a concurrent writer waits for the lock, then works from this one's version, so no update is lost.
  */
 export function updateStatement(tenant: string, plan: UpdatePlan): Statement {
   const matched = plan.matching.clone().select('id', 'doc').orderByRaw(plan.order.sql, plan.order.bindings).forUpdate();
   if (plan.limit !== undefined) matched.limit(plan.limit);
-  // The new document is computed by the UPDATE itself, on the version it writes (the one
-  // `matched` locked), and the rows are found by primary key from an array: a join with
-  // `matched` was planned as a nested loop of sequential scans on a table not yet analysed
-  // (20 000 rows took minutes).
+  // Rows found by primary key from an array: a join with `matched` was planned as a nested loop of
+  // sequential scans on a table not yet analysed (20 000 rows took minutes).
   // `documents_updated`: the IMMUTABLE form, which Citus accepts over a column in an UPDATE.
   const applied = sql.raw('documents_updated(doc, ?::jsonb)', [plan.operations]);
   const writing = tenantRows(DOCUMENTS, tenant, plan.inCollection)
@@ -64,12 +51,7 @@ export function updateStatement(tenant: string, plan: UpdatePlan): Statement {
   return statementOf(sql.raw(text, parts.flatMap(([, bindings]) => bindings) as Knex.RawBinding[]));
 }
 
-/**
- * The upserted row: the new document is the update applied to `document` (the filter's
- * equality fields and an `_id`), inserted only when no row matched. A concurrent insert of the
- * same `_id` (or any unique key) makes it insert nothing rather than fail: the caller then
- * runs the statement again, and finds that row to update.
- */
+/** Inserted only when no row matched; a concurrent insert of the same unique key makes it insert nothing, and the caller runs again. */
 function insertion(tenant: string, { collection, document }: { collection: string; document: Document }, operations: string): Knex.Raw {
   return sql.raw(
     // The CASE, not only the WHERE, keeps the update from being applied to the new document

@@ -4,17 +4,13 @@ import { parsePath, type FieldPath } from './paths.ts';
 import { isPlainObject, type Json } from '../values/json.ts';
 import { toStorableValue } from './values.ts';
 
-/**
- * One step of an update as PostgreSQL applies it (`documents_apply_update`, migration
- * `..._document_update_operators`): the path as an array of keys, and a JSON value.
- */
+/** One step of an update as PostgreSQL applies it (`documents_apply_update`, migration `..._document_update_operators`). */
 export interface UpdateOperation {
   readonly op: 'set' | 'unset' | 'inc' | 'push' | 'addToSet' | 'pull' | 'keepId';
   readonly path: FieldPath;
   readonly value?: Json;
 }
 
-/** A checked update: its operations, applied in order by one statement. */
 export interface CompiledUpdate {
   readonly operations: readonly UpdateOperation[];
   /** `$set: {_id}`: the one `_id` an upsert's new document may take from the update. */
@@ -27,12 +23,11 @@ const OPERATORS: Readonly<Record<string, OperatorCompiler>> = {
   $set: (path, value, name) => ({ op: 'set', path, value: toStorableValue(value, `$set "${name}"`) }),
   $unset: (path) => ({ op: 'unset', path }),
   $inc: (path, value, name) => ({ op: 'inc', path, value: increment(value, name) }),
-  $push: (path, value, name) => ({ op: 'push', path, value: eachValue('$push', value, name) }),
-  $addToSet: (path, value, name) => ({ op: 'addToSet', path, value: eachValue('$addToSet', value, name) }),
-  $pull: (path, value, name) => ({ op: 'pull', path, value: pulledValues(value, name) }),
+  $push: (path, value, name) => ({ op: 'push', path, value: listOperand('$push', value, name, '$each') }),
+  $addToSet: (path, value, name) => ({ op: 'addToSet', path, value: listOperand('$addToSet', value, name, '$each') }),
+  $pull: (path, value, name) => ({ op: 'pull', path, value: listOperand('$pull', value, name, '$in') }),
 };
 
-/** The operator names, for errors and the guide. */
 export const UPDATE_OPERATORS = Object.keys(OPERATORS);
 
 /** Checks an update once, before any row is touched: unknown operators and bad operands are errors. */
@@ -73,28 +68,20 @@ function increment(value: unknown, name: string): number {
   return value;
 }
 
-/** `$push`/`$addToSet` take a value, or `{$each: [values]}`: the values to add, as one JSON array. */
-function eachValue(operator: string, value: unknown, name: string): Json {
-  const modifiers = dollarKeys(value);
-  if (modifiers.length === 0) return [toStorableValue(value, `${operator} "${name}"`)];
-  const unknown = modifiers.find((key) => key !== '$each');
-  if (unknown !== undefined) throw new DocumentQueryError(`${operator} "${name}": unknown modifier "${unknown}" (only $each is supported)`);
-  const each = (value as Record<string, unknown>).$each;
-  if (Object.keys(value as object).length !== 1 || !Array.isArray(each)) throw new DocumentQueryError(`${operator} "${name}": $each needs an array, and nothing beside it`);
-  checkBound('eachValues', each.length, `${operator} "${name}"`);
-  return toStorableValue(each, `${operator} "${name}"`);
-}
-
-/** `$pull` removes the elements equal to a value, or to any value of `{$in: [values]}`. */
-function pulledValues(value: unknown, name: string): Json {
-  const conditions = dollarKeys(value);
-  if (conditions.length === 0) return [toStorableValue(value, `$pull "${name}"`)];
-  const unknown = conditions.find((key) => key !== '$in');
-  if (unknown !== undefined) throw new DocumentQueryError(`$pull "${name}": unknown operator "${unknown}" ($pull removes by equality, or $in)`);
-  const list = (value as Record<string, unknown>).$in;
-  if (Object.keys(value as object).length !== 1 || !Array.isArray(list)) throw new DocumentQueryError(`$pull "${name}": $in needs an array, and nothing beside it`);
-  checkBound('eachValues', list.length, `$pull "${name}"`);
-  return toStorableValue(list, `$pull "${name}"`);
+/** `$push`/`$addToSet` take a value or `{$each: [values]}`, `$pull` a value or `{$in: [values]}`: the values as one JSON array. */
+function listOperand(operator: string, value: unknown, name: string, listKey: '$each' | '$in'): Json {
+  const where = `${operator} "${name}"`;
+  const keys = dollarKeys(value);
+  if (keys.length === 0) return [toStorableValue(value, where)];
+  const unknown = keys.find((key) => key !== listKey);
+  if (unknown !== undefined) {
+    const why = listKey === '$each' ? `unknown modifier "${unknown}" (only $each is supported)` : `unknown operator "${unknown}" ($pull removes by equality, or $in)`;
+    throw new DocumentQueryError(`${where}: ${why}`);
+  }
+  const list = (value as Record<string, unknown>)[listKey];
+  if (Object.keys(value as object).length !== 1 || !Array.isArray(list)) throw new DocumentQueryError(`${where}: ${listKey} needs an array, and nothing beside it`);
+  checkBound('eachValues', list.length, where);
+  return toStorableValue(list, where);
 }
 
 function dollarKeys(value: unknown): string[] {
@@ -105,10 +92,7 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : typeof value;
 }
 
-/**
- * Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses
- * them too). Each path is looked up with its parents in a set: time linear in the paths.
- */
+/** Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses them too). */
 function rejectConflicts(operations: readonly UpdateOperation[]): void {
   const paths = new Set<string>();
   for (const { path } of operations) {
@@ -124,7 +108,6 @@ function rejectConflicts(operations: readonly UpdateOperation[]): void {
   }
 }
 
-/** The operations as the one bound value the statement passes to `documents_apply_update`. */
 export function operationsJson({ operations }: CompiledUpdate): string {
   return JSON.stringify(operations.map(({ op, path, value }) => ({ op, path, value: value ?? null })));
 }

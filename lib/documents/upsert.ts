@@ -4,12 +4,7 @@ import type { Filter } from './types.ts';
 import { isPlainObject } from '../values/json.ts';
 import { toJsonValue } from './values.ts';
 
-/**
- * The document an upsert starts from, before its update is applied (MongoDB's rule): the
- * filter's equality conditions, `{field: value}`, `{'a.b': value}` and `{field: {$eq: value}}`,
- * also inside `$and`. Other conditions (`$gt`, `$in`, `$or`...) contribute nothing. The filter
- * has been compiled already, so its paths and values are known to be valid.
- */
+/** The document an upsert starts from (MongoDB's rule): the filter's equalities, also inside `$and`; the filter is compiled already, so valid. */
 export function upsertSeed(filter: Filter | undefined): Record<string, unknown> {
   const seed: Record<string, unknown> = {};
   addEqualities(seed, filter ?? {});

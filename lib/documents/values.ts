@@ -3,11 +3,7 @@ import { isStorable } from '../values/storable-text.ts';
 import { DocumentQueryError } from './errors.ts';
 import { checkKeysWithin } from './keys.ts';
 
-/**
- * A value as the store keeps it: what `JSON.stringify` makes of it (a Date becomes its ISO
- * string, `undefined` becomes null). Values JSON cannot hold are errors, not silent nulls, and
- * so is a key the key rule refuses (keys.ts), at any depth.
- */
+/** A value as `JSON.stringify` makes it (a Date its ISO string); what JSON cannot hold, and a refused key (keys.ts), are errors, not silent nulls. */
 export function toJsonValue(value: unknown, where: string): Json {
   rejectUnstorable(value, where);
   if (value === undefined) return null;
@@ -28,10 +24,7 @@ function jsonCopy(value: unknown, where: string): Json {
   }
 }
 
-/**
- * The value as a document stores it: `toJsonValue`, refusing text that PostgreSQL's jsonb
- * cannot hold (NUL, an unpaired surrogate) with a clear error rather than a database failure.
- */
+/** `toJsonValue`, refusing text jsonb cannot hold with a clear error rather than a database failure. */
 export function toStorableValue(value: unknown, where: string): Json {
   const json = toJsonValue(value, where);
   if (!isStorable(json)) throw new DocumentQueryError(`${where}: text with NUL (\\u0000) or an unpaired surrogate cannot be stored`);
@@ -51,10 +44,7 @@ export function isScalar(value: Json): value is Scalar {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 }
 
-/**
- * A scalar written as a SQL/JSON path literal. JSON's escaping is valid jsonpath escaping, so a
- * string cannot end its literal early; the whole path still travels as a bound parameter.
- */
+/** JSON's escaping is valid jsonpath escaping, so a string cannot end its literal early. */
 export function jsonPathLiteral(value: Scalar | null): string {
   return JSON.stringify(value);
 }

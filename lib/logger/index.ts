@@ -4,16 +4,12 @@ export type { Logger };
 
 /** Where each logger `createLogger` made writes: pino keeps it under a private symbol only. */
 const destinations = new WeakMap<Logger, pino.DestinationStream>();
-/** The trace fields of each logger `createLogger` made with traces on. */
 const traceFieldsOf = new WeakMap<Logger, TraceFields>();
 
 /** `traceId` and `spanId` of the span a line is written in: none outside one. */
 export type TraceFields = () => Record<string, string>;
 
-/**
- * JSON lines; fields that could hold a credential are censored wherever they appear. With
- * `traceFields` (traces on), each line written within a span names its trace.
- */
+/** Fields that could hold a credential are censored wherever they appear; with `traceFields`, a line within a span names its trace. */
 export function createLogger(level: string, destination: pino.DestinationStream = pino.destination(1), traceFields?: TraceFields): Logger {
   const options: pino.LoggerOptions = {
     mixin: traceFields,
@@ -31,18 +27,12 @@ export function createLogger(level: string, destination: pino.DestinationStream 
 }
 
 const FLUSH_EVERY_MS = 250;
-/** About 4 KB of log text (a line is mostly ASCII): a block is written once it has this many characters. */
 const BLOCK_CHARS = 4096;
 
 /**
- * Standard output written in blocks of about 4 KB instead of one write call a line: lines wait
- * at most a quarter of a second, and whatever is left is written when the process exits or a
- * fatal line is logged (a `kill -9`, or a signal the service does not handle, loses that quarter
- * of a second). The lines are gathered here, in one string, and sonic-boom writes each block
- * synchronously (retrying a busy pipe), as pino's default destination writes each line. Its own
- * `minLength` gathering measured the whole pending block in bytes at every line, two-fifths of
- * the cost of a request line on the heartbeat; and a block waiting for an asynchronous write
- * would outlive young garbage collections and swell the old generation with log text.
+ * Blocks of about 4 KB, each line waiting at most a quarter of a second (a `kill -9` loses that). Gathered here, not
+ * by sonic-boom's `minLength`, which measured the block in bytes at every line (two-fifths of a request line's cost);
+ * written synchronously, as a block awaiting an asynchronous write would swell the old generation.
  */
 export function bufferedStdout(): pino.DestinationStream & { flushSync(): void } {
   const destination = pino.destination({ dest: 1, sync: true });
@@ -73,9 +63,7 @@ export interface RequestLine {
   readonly ms: number;
   readonly tenant: string | undefined;
   readonly requestId: string;
-  /** The authenticated caller's `uid`, when system authentication found one. */
   readonly uid?: string;
-  /** The project route that answered, if one did. */
   readonly project?: string;
   readonly route?: string;
   /** What went wrong: the error answer's text, or the client leaving early. */
@@ -84,12 +72,7 @@ export interface RequestLine {
 
 const INFO = 30;
 
-/**
- * Writes request lines to `logger`'s destination exactly as `logger.info(fields, 'request')`
- * would, but with the fields known beforehand: pino's general serializer took a fifth of a
- * request's CPU. Lines are dropped, as pino drops them, when the level is above info. A logger
- * `createLogger` did not make (a child, say) writes them through pino.
- */
+/** Exactly as `logger.info(fields, 'request')` would write, with the fields known beforehand: pino's general serializer took a fifth of a request's CPU. */
 export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
   if (!logger.isLevelEnabled('info')) return () => {};
   const destination = destinations.get(logger);

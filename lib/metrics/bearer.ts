@@ -1,10 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-/**
- * Whether `authorization` is `Bearer <token>`. The two are compared as SHA-256 digests with
- * `timingSafeEqual`: equal lengths whatever was sent, so the time taken tells nothing of the
- * token, its length included.
- */
+/** Compared as SHA-256 digests with `timingSafeEqual`: the time taken tells nothing of the token, its length included. */
 export function bearerTokenMatches(authorization: string | undefined, token: string): boolean {
   const sent = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1] ?? '';
   return timingSafeEqual(digest(sent), digest(token));

@@ -1,14 +1,9 @@
-/**
- * The method labels, numbered: methods a client commonly sends keep their name; any other
- * (Node's parser accepts some forty, `PROPFIND`, `MKCALENDAR`...) is counted as `other`, so a
- * scanner cycling through them adds one series, not forty.
- */
+/** Any other method (Node's parser accepts some forty) is `other`, so a scanner cycling through them adds one series, not forty. */
 export const METHOD_LABELS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'other'];
 
 const NUMBERS: ReadonlyMap<string, number> = new Map(METHOD_LABELS.slice(0, -1).map((method, index) => [method, index]));
 const OTHER = METHOD_LABELS.length - 1;
 
-/** The method's index in `METHOD_LABELS`. */
 export function methodNumber(method: string): number {
   return NUMBERS.get(method) ?? OTHER;
 }

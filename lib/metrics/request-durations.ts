@@ -1,8 +1,9 @@
 import type { Metric } from 'prom-client';
+import { entryOf } from '../values/map-entry.ts';
 
 type Labels = Record<string, string>;
 
-/** One series: how many observations fell in each bucket (not yet cumulative), their sum and count. */
+/** `buckets`: not yet cumulative. */
 interface Series {
   readonly labels: Labels;
   readonly buckets: Float64Array;
@@ -18,12 +19,8 @@ interface Sample {
 }
 
 /**
- * A Prometheus histogram for the one observation every request makes, kept in a form that
- * costs some 40 ns per request instead of prom-client's ~1 µs (which builds a label object,
- * validates it and joins it into a string key on every `observe`): a series is found by two
- * map lookups on values the caller already holds (the declared route's name and a number made
- * of method and status). The registry formats it at each scrape from `get()`, the public shape
- * every prom-client metric answers, so the exposition is prom-client's own.
+ * Some 40 ns a request instead of prom-client's ~1 µs (a label object built, validated and joined into a key on every
+ * `observe`). The registry formats it from `get()`, every prom-client metric's public shape, so the exposition is its own.
  */
 export class RequestDurations {
   readonly type = 'histogram' as const;
@@ -31,7 +28,6 @@ export class RequestDurations {
   readonly name: string;
   readonly help: string;
   readonly #bounds: readonly number[];
-  /** The method label of each method number the caller passes; one series per number. */
   readonly #methods: readonly string[];
   /** By project (`''` for the service's own routes), then route name, then `status × 8 + method`. */
   readonly #series = new Map<string, Map<string, Map<number, Series>>>();
@@ -43,7 +39,6 @@ export class RequestDurations {
     this.#methods = methods;
   }
 
-  /** The registry calls this before `get()`; nothing to gather, the series are always current. */
   collect(): void {}
 
   observe(project: string, route: string, method: number, status: number, seconds: number): void {
@@ -104,13 +99,4 @@ export class RequestDurations {
     samples.push({ metricName: `${this.name}_count`, labels: series.labels, value: series.count });
     return samples;
   }
-}
-
-function entryOf<Key, Value>(map: Map<Key, Value>, key: Key, create: () => Value): Value {
-  let value = map.get(key);
-  if (value === undefined) {
-    value = create();
-    map.set(key, value);
-  }
-  return value;
 }

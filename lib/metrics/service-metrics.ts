@@ -2,19 +2,14 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { METHOD_LABELS, methodNumber } from './labels.ts';
 import { RequestDurations } from './request-durations.ts';
 
-/** The connections of a pool, as `pg.Pool` counts them. */
 export interface PoolCounts {
   readonly total: number;
   readonly idle: number;
-  /** Callers waiting for a connection. */
   readonly waiting: number;
-  /** Tenants using their whole share of the pool (SPEC §17.2). */
   readonly tenantsAtShare: number;
-  /** Statements waiting in a tenant's queue for a connection of its share. */
   readonly shareWaiting: number;
 }
 
-/** Where a request went: its project (none for the service's own routes) and its declared route. */
 export interface AnsweredRoute {
   readonly project: string | undefined;
   /** `GET /heartbeat`, `GET /healthz`. */
@@ -31,10 +26,8 @@ const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 const SHARE_WAIT_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
- * One service's Prometheus metrics, in a registry of its own (never prom-client's global one), so
- * two services in one process keep theirs apart. Every label value comes from what the service
- * declared (its routes, its methods, its rate limits) or decided (the status), never from the
- * request as sent, so the number of series stays bounded whatever clients send.
+ * A registry of its own, so two services in one process keep theirs apart. Every label comes from what the service
+ * declared or decided, never from the request as sent, so the series stay bounded whatever clients send.
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
@@ -90,12 +83,10 @@ export class ServiceMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** How many declared unique indexes could not be built, read at each scrape. */
   watchUnbuiltIndexes(count: () => number): void {
     this.#unbuiltIndexes = count;
   }
 
-  /** The pool the gauges read, at each scrape. */
   watchPool(counts: () => PoolCounts): void {
     this.#poolCounts = counts;
   }
@@ -119,7 +110,6 @@ export class ServiceMetrics {
     this.#rejections.inc({ limit });
   }
 
-  /** The Prometheus text exposition of every metric, and its content type. */
   async exposition(): Promise<{ text: string; contentType: string }> {
     return { text: await this.registry.metrics(), contentType: this.registry.contentType };
   }

@@ -1,19 +1,14 @@
 import type { Logger } from '../logger/index.ts';
 import { currentRequest } from '../core/request-state.ts';
 
-/** What escaped every request: a throw from a callback, or a rejection nobody handled. */
 export type Escape = 'uncaught exception' | 'unhandled promise rejection';
 
 /** What the line says of a thrown value that throws when read (a getter, a proxy's trap). */
 const UNREADABLE = 'a thrown value that could not be read';
 
 /**
- * Logs an error that no request caught at `level`, with the stack and the request whose async
- * context it came from (its id, tenant, project and route), or saying it came from none. Node
- * calls its `uncaughtException` and `unhandledRejection` listeners in that context, with
- * AsyncLocalStorage over AsyncContextFrame or over async_hooks, except (over async_hooks) for a
- * throw from a `queueMicrotask` callback: that one reads as outside any request. Never throws:
- * a throw from Node's listeners would end the process at once.
+ * With the request whose async context it came from (Node calls the listeners there, except over async_hooks for a
+ * `queueMicrotask` throw). Never throws: a throw from Node's listeners would end the process at once.
  */
 export function logEscaped(logger: Logger, level: 'fatal' | 'error', what: Escape, error: unknown): void {
   const request = currentRequest();
@@ -27,18 +22,11 @@ export function logEscaped(logger: Logger, level: 'fatal' | 'error', what: Escap
 }
 
 export interface UncaughtExceptionLog {
-  /** Logs `error` as a fatal line, unless it repeats one already logged (then it is counted). */
   log(error: unknown): void;
-  /** One line counting the repeats, if there were any. */
   logRepeats(): void;
 }
 
-/**
- * Fatal lines for uncaught exceptions, each one once: a `setInterval` that throws every few
- * milliseconds while the service drains is one line and a count, not thousands of lines. An
- * exception repeats another when it has the same stack (the same message thrown from the same
- * place); a thrown value without a stack is always logged.
- */
+/** Each stack once: a `setInterval` throwing every few milliseconds while the service drains is one line and a count, not thousands. */
 export function uncaughtExceptionLog(logger: Logger): UncaughtExceptionLog {
   const logged = new Set<string>();
   let repeats = 0;

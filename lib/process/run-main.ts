@@ -1,10 +1,6 @@
 import { ConfigError } from '../config/index.ts';
 
-/**
- * Runs a process's `main` (`make run`, `make dev`, a make target's command): should it fail, a
- * line on stderr and exit 1. A configuration error says so; anything else follows `failed`
- * (what did not happen, or the command's name), whole or, for a command, its first line.
- */
+/** Should `main` fail, one line on stderr and exit 1; `failed`: what did not happen, or the command's name. */
 export function runMain(main: () => Promise<void>, failed: string, { firstLineOnly = false } = {}): void {
   main().catch((error: unknown) => {
     const text = (error as Error).message;

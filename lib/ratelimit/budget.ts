@@ -5,7 +5,7 @@ export interface RateLimitBudget {
   readonly max: number;
 }
 
-/** How much of a budget a request found spent, itself included, and when the window resets. */
+/** `consumed`: the request itself included. */
 export interface Spent {
   readonly consumed: number;
   readonly msBeforeReset: number;

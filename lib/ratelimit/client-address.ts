@@ -1,31 +1,19 @@
 import { isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { entryOf } from '../values/map-entry.ts';
 
 /** Groups remembered per prefix: past this many, the memo starts again (a client rotating addresses only misses it). */
 const MEMO_LIMIT = 10_000;
 
-/**
- * Groups already worked out, by prefix then address: parsing an IPv6 address costs ipaddr.js
- * some 6-10 µs, a lookup 0.1 µs, and a client sends many requests. A memo of a pure function,
- * shared by every service of the process since it holds nothing of any of them.
- */
+/** By prefix then address: ipaddr.js parses an IPv6 address in 6-10 µs, a lookup takes 0.1 µs. A pure function's memo, shared by the process. */
 const memos = new Map<number, Map<string, string>>();
 
 /**
- * The client a per-address limit counts, from the address Koa gives (`ctx.ip`: the socket's, or
- * the X-Forwarded-For entry a trusted proxy appended). An IPv4 address is one client, also when
- * an IPv6 socket writes it IPv4-mapped (`::ffff:203.0.113.9`, in any case or length). An IPv6
- * address is the network of its first `ipv6Prefix` bits (`2001:db8:a:b::/64`): a subscriber is
- * given a whole /64 (or more), and would otherwise have 2^64 budgets. Text that is no address (an
- * odd forwarded entry) counts as itself, as before.
+ * An IPv4 address is one client, IPv4-mapped too; an IPv6 address is the network of its first `ipv6Prefix` bits: a
+ * subscriber is given a whole /64 (or more), and would otherwise have 2^64 budgets. Text that is no address counts as itself.
  */
 export function clientGroup(ipv6Prefix: number): (address: string) => string {
-  let memo = memos.get(ipv6Prefix);
-  if (memo === undefined) {
-    memo = new Map();
-    memos.set(ipv6Prefix, memo);
-  }
-  const remembered = memo;
+  const remembered = entryOf(memos, ipv6Prefix, () => new Map<string, string>());
   return (address) => {
     // Dotted IPv4, as sockets and proxies write it, needs no parsing: the path of most requests.
     if (!address.includes(':')) return address;

@@ -1,38 +1,27 @@
 import type { Secrets } from '../config/index.ts';
 import { messageOf } from '../core/errors.ts';
 import type { Logger } from '../logger/index.ts';
+import { entryOf } from '../values/map-entry.ts';
 import type { RateCounter, RateCounters, RateLimitBudget } from './budget.ts';
 import type { RedisTarget, SharedCounts } from './shared.ts';
 import { MemoryWindows } from './window.ts';
 
-/**
- * The counters of one service's rate limits, one per name and budget: in memory, or in Redis
- * when REDIS_URL (or REDIS_CLUSTER_NODES) is set so that several instances share one budget. Should Redis fail, a limit
- * is kept in memory meanwhile. `createRuntime` makes it and registers `close` as it does.
- */
+/** One counter per name and budget: in Redis when set, so instances share one budget; in memory meanwhile, should Redis fail. */
 export class RateLimitCounters implements RateCounters {
   readonly #redis: RedisTarget | undefined;
   readonly #logger: Logger;
   readonly #counters = new Map<string, RateCounter>();
   #shared: Promise<SharedCounts> | undefined;
 
-  /** `redis`: a URL (one Redis), or one Redis or a cluster's seed nodes; none keeps limits in memory. */
   constructor(redis: string | RedisTarget | undefined, logger: Logger) {
     this.#redis = typeof redis === 'string' ? { url: redis } : redis;
     this.#logger = logger;
   }
 
   counterFor(budget: RateLimitBudget): RateCounter {
-    const id = `${budget.name}:${budget.windowMs}:${budget.max}`;
-    let counter = this.#counters.get(id);
-    if (counter === undefined) {
-      counter = this.#create(budget);
-      this.#counters.set(id, counter);
-    }
-    return counter;
+    return entryOf(this.#counters, `${budget.name}:${budget.windowMs}:${budget.max}`, () => this.#create(budget));
   }
 
-  /** Closes the Redis client, if a limit opened one. */
   async close(): Promise<void> {
     const shared = await this.#shared?.catch(() => undefined);
     await shared?.close();
@@ -50,11 +39,7 @@ export class RateLimitCounters implements RateCounters {
     return async (key) => (await shared)(key);
   }
 
-  /**
-   * Loaded only where Redis is configured and a limit exists: ioredis and rate-limiter-flexible
-   * are some 80 modules that every start-up (and every command) would otherwise read. The import
-   * begins as the first limit is composed, at start-up, not at the first request.
-   */
+  /** Imported only where Redis is configured: ioredis and rate-limiter-flexible are some 80 modules every start-up would read. */
   #sharedCounts(redis: RedisTarget): Promise<SharedCounts> {
     this.#shared ??= import('./shared.ts').then((module) => module.sharedCounts(redis, this.#logger));
     return this.#shared;
@@ -66,7 +51,6 @@ function memoryCounter(budget: RateLimitBudget): RateCounter {
   return (key) => windows.consume(key);
 }
 
-/** Where the shared counts are kept: the cluster's seed nodes, one Redis, or nowhere (memory). */
 export function redisTarget({ redisUrl, redisClusterNodes }: Pick<Secrets, 'redisUrl' | 'redisClusterNodes'>): RedisTarget | undefined {
   if (redisClusterNodes !== undefined) return { clusterNodes: redisClusterNodes };
   return redisUrl === undefined ? undefined : { url: redisUrl };

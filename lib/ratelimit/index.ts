@@ -8,21 +8,12 @@ import { clientGroup } from './client-address.ts';
 export interface RateLimitOptions extends RateLimitBudget {
   /** Whom the budget counts: the client's IP (the default), or the caller's verified uid (its IP without one). */
   readonly by?: 'ip' | 'user';
-  /**
-   * Counts apart from the other limits of the same name and budget (a route's own limit, named
-   * `route` in the metrics whatever its route): its counts are kept under their own keys.
-   */
+  /** Counts apart from other limits of the same name and budget (a route's own limit, `route` in the metrics whatever its route). */
   readonly scope?: string;
 }
 export { RateLimitCounters, redisTarget } from './counters.ts';
 
-/**
- * Limits requests per client (its IPv4 address or IPv6 network, see `clientGroup`; or the
- * caller) and tenant (SPEC §8.6, §17.5): every answer carries `RateLimit-Limit`,
- * `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window resets); past the limit
- * the answer is 429 `{error}` with `Retry-After`. Every request that reaches it counts. In memory
- * it answers without a promise.
- */
+/** Per client (`clientGroup`, or the caller) and tenant (SPEC §8.6, §17.5): `RateLimit-*` headers, 429 past the limit; in memory, no promise. */
 export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middleware {
   const counter = runtime.rateCounters.counterFor(options);
   const max = String(options.max);
@@ -44,7 +35,6 @@ export function rateLimit(runtime: Runtime, options: RateLimitOptions): Middlewa
   };
 }
 
-/** The key a request is counted under: its scope, its tenant and its client (its address's group, or its uid). */
 function clientKey({ by = 'ip', scope }: RateLimitOptions, groupOf: (address: string) => string): (ctx: Context) => string {
   const prefix = scope === undefined ? '' : `${scope}|`;
   if (by === 'ip') return (ctx) => `${prefix}${requestState(ctx).tenant ?? ''}|${groupOf(ctx.ip)}`;

@@ -10,7 +10,6 @@ const REDIS_TIMEOUT_MS = 1000;
 /** How long a limit stays in memory after Redis failed it, before Redis is tried again. */
 const MEMORY_SPELL_MS = 5000;
 
-/** One Redis client for all the shared limits of a service, and the way to close it. */
 export interface SharedCounts {
   /** Resolves once the first connection is made, or after REDIS_TIMEOUT_MS at most. */
   counterFor(budget: RateLimitBudget): Promise<RateCounter>;
@@ -34,11 +33,6 @@ export function sharedCounts(target: RedisTarget, logger: Logger): SharedCounts 
   };
 }
 
-/**
- * rate-limiter-flexible over Redis. When Redis fails a count (away, silent, or refusing writes
- * as in a failover), the limit is kept in memory for MEMORY_SPELL_MS, then one request tries
- * Redis again: only the requests already waiting on Redis wait out its timeout, not every one.
- */
 function sharedCounter(client: Redis | Cluster, logger: Logger, { name, windowMs, max }: RateLimitBudget): RateCounter {
   const limiter = new RateLimiterRedis({
     storeClient: client,
@@ -73,11 +67,7 @@ function sharedCounter(client: Redis | Cluster, logger: Logger, { name, windowMs
   };
 }
 
-/**
- * Where a count goes while Redis fails: in memory for a spell of MEMORY_SPELL_MS after a failure,
- * then one request (the probe) tries Redis while the rest stay in memory, instead of all waiting
- * on a Redis that may still not answer.
- */
+/** After a failure, counts stay in memory for a spell, then one request (the probe) tries Redis: only it waits out the timeout, not every one. */
 class Outages {
   #memoryUntil = 0;
   #probing = false;
@@ -95,7 +85,7 @@ class Outages {
     this.#memoryUntil = 0;
   }
 
-  /** Records a failure; true when it begins a spell in memory (worth a log line). */
+  /** True when it begins a spell in memory (worth a log line). */
   failed(way: 'redis' | 'probe'): boolean {
     if (way === 'probe') this.#probing = false;
     const begins = Date.now() >= this.#memoryUntil;
@@ -104,10 +94,8 @@ class Outages {
   }
 }
 
-// While Redis is away, a command fails at once (and is counted in memory) instead of every
-// request waiting out the timeout: no offline queue, and a connection that has not answered
-// for REDIS_TIMEOUT_MS is closed (and reopened) rather than kept waiting on. A command that
-// failed was counted in memory: it is not sent again once Redis is back.
+// While Redis is away a command fails at once, counted in memory (so never resent), instead of every request
+// waiting out the timeout; a connection silent for REDIS_TIMEOUT_MS is closed and reopened.
 const TIME_LIMITS = {
   enableOfflineQueue: false,
   autoResendUnfulfilledCommands: false,
@@ -123,12 +111,7 @@ function redisClient(url: string, logger: Logger): Redis {
   return client;
 }
 
-/**
- * A Redis Cluster client: it follows MOVED and ASK to the node serving a key's slot (a count is
- * one script on one key, so never two slots), with each node's connection under the same time
- * limits as one Redis. A slot whose master is away (until a replica takes over) fails its counts
- * like an absent Redis: they are kept in memory meanwhile.
- */
+/** A count is one script on one key, so never two slots; a slot whose master is away fails its counts like an absent Redis. */
 function clusterClient(seeds: readonly string[], logger: Logger): Cluster {
   const nodes = seeds.map((seed) => new URL(seed));
   const withCredentials = nodes.find((node) => node.username !== '' || node.password !== '');
@@ -154,7 +137,6 @@ function clusterClient(seeds: readonly string[], logger: Logger): Cluster {
   return client;
 }
 
-/** The first connection's outcome: ready, refused, or still pending after REDIS_TIMEOUT_MS. */
 function firstConnection(client: Redis | Cluster): Promise<void> {
   return new Promise((resolve) => {
     const settle = () => {

@@ -1,10 +1,6 @@
 import type { Spent } from './budget.ts';
 
-/**
- * Fixed windows counted in memory, one per key, each starting at its key's first request:
- * the same windows as rate-limiter-flexible's memory store, counted without a promise, since
- * nothing here waits. Expired windows are swept once a window's time.
- */
+/** rate-limiter-flexible's memory windows (one per key, from its first request), without a promise since nothing here waits. */
 export class MemoryWindows {
   readonly #windowMs: number;
   readonly #windows = new Map<string, { consumed: number; resetAt: number }>();

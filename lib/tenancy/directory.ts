@@ -15,13 +15,8 @@ declare module '../core/runtime.ts' {
 }
 
 /**
- * The tenants table, read through a cache of the names that exist: a known tenant costs no
- * query. Tenants are never deleted, so a name once found stays valid.
- *
- * An unknown name is not remembered: a tenant created by another instance or by `make tenant`
- * is served at once, everywhere. Remembering misses would not shield the database anyway, since
- * a caller sending random names never hits such a cache; each miss is one primary-key lookup,
- * bounded like every other query by the pool and the query time limit.
+ * Tenants are never deleted, so a name once found stays valid. Misses are not remembered: a new tenant is served at once
+ * everywhere, and random names would never hit such a cache anyway; a miss is one primary-key lookup.
  */
 export class TenantDirectory implements TenantLookup {
   readonly #database: TenantDatabase;
@@ -31,7 +26,6 @@ export class TenantDirectory implements TenantLookup {
     this.#database = database;
   }
 
-  /** True for a tenant already seen: the common case, answered without a promise. */
   isKnown(name: string): boolean {
     return this.#known.has(name);
   }
@@ -45,7 +39,7 @@ export class TenantDirectory implements TenantLookup {
   }
 }
 
-/** Creates a tenant unless it exists (as the database's owner); returns true when it was new. */
+/** As the database's owner; true when it was new. */
 export async function createTenant(knex: Knex, name: string): Promise<boolean> {
   const inserted = await knex('tenants').insert({ name }).onConflict('name').ignore().returning('name');
   return inserted.length > 0;

@@ -1,4 +1,3 @@
-export { withTenant } from './step.ts';
+export { tenantFromHeader, withTenant } from './step.ts';
 export { TenantDirectory, createTenant } from './directory.ts';
-export { tenantFromHeader } from './step.ts';
 export { requestScope, runInTenant, tenantRows, type TenantScope } from './scope.ts';

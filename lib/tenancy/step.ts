@@ -5,11 +5,7 @@ import { requestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { isTenantName } from '../values/tenant-name.ts';
 
-/**
- * The tenant step (SPEC §4.1): resolves the request's tenant, makes it visible as
- * `req.headers.tenant` and records it in the request state, which every data access of the
- * request reads (SPEC §4.2); then runs `rest`. A tenant seen before costs no promise.
- */
+/** The tenant step (SPEC §4.1): sets `req.headers.tenant` and the request state every data access reads (§4.2); a known tenant costs no promise. */
 export function withTenant(runtime: Runtime, rest: Area): Area {
   const defaultTenant = runtime.config.tenancy.defaultTenant;
   const enter = (ctx: Context, tenant: string) => {

@@ -4,13 +4,7 @@ import { ConfigError } from '../config/index.ts';
 
 const traceContext = new W3CTraceContextPropagator();
 
-/**
- * W3C trace context as the service takes it from its callers: the `traceparent` is continued,
- * the `tracestate` is dropped. A caller's entries are its vendors' business, up to 512 bytes of
- * them, which would otherwise go on verbatim to whatever service a project's route calls; the
- * trace goes on without them, and what the service's own tracing writes (nothing today) is all
- * an outgoing `tracestate` can hold.
- */
+/** The `traceparent` is continued, the `tracestate` dropped: a caller's vendors' entries (up to 512 bytes) would go on verbatim to whatever a route calls. */
 const callerTraceContext: TextMapPropagator = {
   inject: (context, carrier, setter) => traceContext.inject(context, carrier, setter),
   extract: (context, carrier, getter) => withoutTraceState(traceContext.extract(context, carrier, getter)),
@@ -31,11 +25,8 @@ const PROPAGATORS: Readonly<Record<string, TextMapPropagator | undefined>> = {
 };
 
 /**
- * What the service reads from a request and writes on its outgoing calls, as the standard
- * `OTEL_PROPAGATORS` lists it: `tracecontext` when unset, so that a caller's `baggage` (its own
- * keys and values, up to 8 KB) reaches the services a route calls only when the operator says
- * so (`tracecontext,baggage`), unlike OpenTelemetry's default. A name the service lacks (`b3`,
- * `jaeger`) stops start-up rather than quietly propagating nothing.
+ * `tracecontext` when `OTEL_PROPAGATORS` is unset, unlike OpenTelemetry's default: a caller's `baggage` (up to 8 KB) goes on
+ * only when the operator says so. A name the service lacks (`b3`) stops start-up rather than quietly propagating nothing.
  */
 export function propagatorFor(environment: NodeJS.ProcessEnv): TextMapPropagator {
   const names = (environment.OTEL_PROPAGATORS ?? '')

@@ -18,12 +18,7 @@ import { requestState } from '../core/request-state.ts';
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE', 'QUERY']);
 const CLIENT_LEFT = 499;
 
-/**
- * Wraps the entry's `serve`: a server span per request, continuing the trace of an incoming
- * `traceparent`, active for the whole request so that its statements and outgoing calls are its
- * children. Named by method and the route that answered once it is known (`GET sample
- * /heartbeat`, `GET /healthz`), or the method alone for a path no route declares.
- */
+/** Active for the whole request, so its statements and outgoing calls are its children; named by method and the route that answered. */
 export function requestSpans(tracer: Tracer): (serve: Middleware) => Middleware {
   return (serve) => (ctx, next) => {
     const parent = propagation.extract(ROOT_CONTEXT, ctx.req.headers);
@@ -67,7 +62,6 @@ function requestAttributes(ctx: Context, method: string | undefined): Record<str
   return attributes;
 }
 
-/** Names the span by its route, and records the status the request's log line shows. */
 function endRequestSpan(span: Span, ctx: Context, method: string | undefined): void {
   const { route, abandoned, requestId, tenant } = requestState(ctx);
   if (route !== undefined) {

@@ -14,20 +14,12 @@ import { requestSpans } from './request-spans.ts';
 import { statementSpans } from './statement-spans.ts';
 
 const TRACER_NAME = 'spaceport';
-/**
- * How long the spans still waiting may take to be sent on shutdown: the exporter retries an
- * unreachable collector for about ten seconds, the whole shutdown's limit.
- */
+/** The exporter would retry an unreachable collector for about ten seconds, the whole shutdown's limit. */
 const FLUSH_LIMIT_MS = 2000;
 
 /**
- * Starts OpenTelemetry for the process, configured by the standard `OTEL_*` variables (endpoint,
- * headers, sampler, batching, service name and resource attributes): the provider with its
- * AsyncLocalStorage context manager and W3C propagation, the OTLP/HTTP exporter
- * (JSON), and the client spans of a handler's outgoing calls by `fetch` (undici) and by
- * `node:http`/`node:https`. The server span of each request is the entry's (`Tracing.traced`),
- * so the HTTP instrumentation leaves incoming requests alone. What is read from a request and
- * sent on is `OTEL_PROPAGATORS`'s choice (`propagatorFor`), checked before anything starts.
+ * Configured by the standard `OTEL_*` variables; client spans for `fetch` and `node:http(s)` calls. The server span of
+ * each request is the entry's (`Tracing.traced`), so the HTTP instrumentation leaves incoming requests alone.
  */
 export function startTracing(environment: NodeJS.ProcessEnv = process.env): Tracing {
   const propagator = propagatorFor(environment);
@@ -52,10 +44,8 @@ export function startTracing(environment: NodeJS.ProcessEnv = process.env): Trac
 }
 
 /**
- * The HTTP instrumentation patches `node:http` and `node:https` when they are required after it
- * is registered; this service and its projects import them as ES modules, which go through no
- * `require`. Requiring them here patches the one exports object both module systems share, and
- * `syncBuiltinESMExports` carries the patched functions to named imports (`import { request }`).
+ * The instrumentation patches `node:http(s)` only when required, and ES modules go through no `require`: requiring
+ * them patches the exports both systems share, and `syncBuiltinESMExports` carries that to named imports.
  */
 function patchHttpForModules(): void {
   const require = createRequire(import.meta.url);
@@ -64,7 +54,6 @@ function patchHttpForModules(): void {
   syncBuiltinESMExports();
 }
 
-/** `work`, or a failure once `limitMs` has passed without it settling. */
 function settledWithin(work: Promise<void>, limitMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {

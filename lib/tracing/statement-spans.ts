@@ -8,11 +8,7 @@ const ATTR_DB_SYSTEM = 'db.system';
 const ATTR_DB_RESPONSE_STATUS_CODE = 'db.response.status_code';
 const FIRST_WORD = /^\s*([A-Za-z]+)/;
 
-/**
- * A client span per statement, a child of whatever span is active (the request's), named by
- * its operation (`SELECT`). It holds the statement's text, which has no values in it (they
- * are bound), and never the bindings; nor the message of a failure, which may quote them.
- */
+/** The statement's text holds no values (they are bound); a failure's message, which may quote them, is left out too. */
 export function statementSpans(tracer: Tracer): StatementTracer {
   return (sql, send) => {
     const operation = FIRST_WORD.exec(sql)?.[1]?.toUpperCase();

@@ -1,8 +1,4 @@
-/**
- * Whether the standard OpenTelemetry variables ask for traces over OTLP: `OTEL_TRACES_EXPORTER`
- * naming `otlp`, or, when it names no exporter, an OTLP endpoint; never with the SDK disabled.
- * Kept apart from the rest of `lib/tracing` so that deciding loads no OpenTelemetry module.
- */
+/** Whether the standard `OTEL_*` variables ask for traces over OTLP; apart from the rest of `lib/tracing`, so deciding loads no OpenTelemetry module. */
 export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '')

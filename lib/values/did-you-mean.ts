@@ -1,7 +1,4 @@
-/**
- * One problem per property of `candidate` not in `known`, with the known one it is a letter or a
- * case away from, if any: `unknown property "skipauth" (did you mean "skipAuth"?)`.
- */
+/** `unknown property "skipauth" (did you mean "skipAuth"?)` for each property not in `known`. */
 export function unknownPropertyProblems(candidate: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
   return Object.keys(candidate)
     .filter((key) => !known.includes(key))
@@ -14,10 +11,7 @@ export function didYouMean(word: string, known: readonly string[]): string {
   return near === undefined ? '' : ` (did you mean "${near}"?)`;
 }
 
-/**
- * The fewest insertions, deletions, substitutions and swaps of two neighbouring letters from one
- * word to the other (optimal string alignment): `helpdeks` is one from `helpdesk`.
- */
+/** Optimal string alignment: insertions, deletions, substitutions and swaps of neighbours (`helpdeks` is one from `helpdesk`). */
 function editDistance(from: string, to: string): number {
   const rows: number[][] = [Array.from({ length: to.length + 1 }, (_, index) => index)];
   for (let row = 1; row <= from.length; row++) {

@@ -8,7 +8,6 @@ import { EMBEDDED_DATABASE, type HolderMessage, type KeeperMessage, type KeeperR
 import { keeperSocketPath } from './keeper-socket.ts';
 import { embeddedPassword } from './password.ts';
 
-/** The embedded PostgreSQL under `<dataDir>/postgres`, held for as long as this process uses it. */
 export interface EmbeddedDatabase {
   readonly url: string;
   /** Lets go of the server: the last process to let go (or to die) has it stopped, the others leave it running. */
@@ -22,11 +21,7 @@ const START_LIMIT_MS = 120_000;
 /** What the keeper needs of our environment: never the secrets a service may be given there. */
 const KEEPER_ENVIRONMENT = ['PATH', 'TZ', 'LANG', 'TMPDIR', 'XDG_RUNTIME_DIR'];
 
-/**
- * Joins the embedded server of `dataDir` when its keeper runs it (a running service), otherwise
- * starts a keeper that starts it. The server runs as long as one process holds it: a process
- * killed outright lets go too, so the server never outlives the last of them.
- */
+/** Joins the server of `dataDir`'s keeper, or starts one; a process killed outright lets go too, so the server never outlives the last. */
 export async function openEmbeddedDatabase(dataDir: string, log: Log = () => {}): Promise<EmbeddedDatabase> {
   mkdirSync(dataDir, { recursive: true });
   const password = embeddedPassword(dataDir);
@@ -49,7 +44,6 @@ async function acquireLease(dataDir: string, log: Log): Promise<Lease> {
   throw new Error(`embedded PostgreSQL: not ready after ${START_LIMIT_MS / 1000} s (its log: ${path.join(dataDir, 'postgres.log')})`);
 }
 
-/** A lease from the running keeper; `absent` when none runs, `stopping` while one stops its server. */
 function askKeeper(socketPath: string, log: Log): Promise<Lease | 'absent' | 'stopping'> {
   return new Promise((resolve) => {
     const socket = connect(socketPath);
@@ -77,7 +71,6 @@ function askKeeper(socketPath: string, log: Log): Promise<Lease | 'absent' | 'st
   });
 }
 
-/** Resolves once the keeper serves (or another keeper already does); rejects with its one-line failure. */
 async function startKeeper(dataDir: string, log: Log): Promise<void> {
   const logFile = path.join(dataDir, 'postgres.log');
   const logDescriptor = openSync(logFile, 'a', 0o600);
@@ -102,10 +95,7 @@ async function startKeeper(dataDir: string, log: Log): Promise<void> {
   }
 }
 
-/**
- * This process's hold on the server: a connection to the keeper that never keeps the process
- * alive by itself. Should the server end under us, that is said in one line.
- */
+/** A connection to the keeper that never keeps the process alive by itself. */
 class Lease {
   readonly port: number;
   readonly #socket: Socket;
@@ -135,7 +125,6 @@ class Lease {
     this.#log(`embedded PostgreSQL stopped: ${reason}; requests needing the database fail until this process is restarted`);
   }
 
-  /** Resolves once the keeper has answered: the server kept for others, or stopped. */
   async release(): Promise<void> {
     if (this.#leaving || this.#socket.destroyed) return;
     this.#leaving = true;

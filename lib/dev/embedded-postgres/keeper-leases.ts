@@ -2,17 +2,12 @@ import type { Server, Socket } from 'node:net';
 import { type HolderMessage, type KeeperMessage, onMessages, send } from './lease.ts';
 
 /**
- * The processes using the embedded server. Each connects to the keeper, is told the port once
- * the server is up, and answers `hold`; once told `held`, its open connection is its lease. The
- * kernel closes that connection when its process ends, however it ends (SIGKILL included), so
- * a lease can neither be forgotten nor outlive its holder. A connection that never says `hold`
- * (another keeper checking that this one lives) holds nothing.
+ * An open connection is a lease: the kernel closes it when its process ends, however (SIGKILL included), so a lease
+ * can neither be forgotten nor outlive its holder. One that never says `hold` (another keeper checking) holds nothing.
  */
 export class Leases {
-  /** Connected, not holding yet: told `ready` once the server is up. */
   readonly #visitors = new Set<Socket>();
   readonly #holders = new Set<Socket>();
-  /** Released, waiting to hear whether the server was kept or stopped. */
   readonly #releasing = new Set<Socket>();
   #onIdle: () => void = () => {};
   #state: 'starting' | 'serving' | 'stopping' = 'starting';
@@ -22,10 +17,7 @@ export class Leases {
     server.on('connection', (socket) => this.#accept(socket));
   }
 
-  /**
-   * The server is up: every visitor, those already waiting too, is told `ready`. When the last
-   * lease ends, or none was taken within `graceMs`, `onIdle` runs, once.
-   */
+  /** `onIdle` runs once, when the last lease ends or none was taken within `graceMs`. */
   serve(ready: KeeperMessage, graceMs: number, onIdle: () => void): void {
     this.#state = 'serving';
     this.#ready = ready;
@@ -34,7 +26,6 @@ export class Leases {
     setTimeout(() => this.#stopIfIdle(), graceMs).unref();
   }
 
-  /** Tells everyone connected `message` and closes; later visitors are told to come back. */
   end(message: KeeperMessage): void {
     this.#state = 'stopping';
     for (const socket of [...this.#visitors, ...this.#holders, ...this.#releasing]) {

@@ -9,11 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 const SOCKET_PATH_LIMIT = 100;
 const STALE_LOCK_MS = 10_000;
 
-/**
- * Where the keeper of `dataDir` listens: a socket file in the data folder, so that only who may
- * use that folder may reach the keeper, or pose as it (an abstract socket would let any local
- * user do both). A data folder too deep for a socket path gets one in our private runtime folder.
- */
+/** In the data folder, so only who may use it may reach the keeper or pose as it (an abstract socket would let any local user). */
 export function keeperSocketPath(dataDir: string): string {
   const inDataDir = path.join(dataDir, 'postgres-keeper.sock');
   if (Buffer.byteLength(inDataDir) <= SOCKET_PATH_LIMIT) return inDataDir;
@@ -33,11 +29,7 @@ function privateRuntimeFolder(): string {
   return folder;
 }
 
-/**
- * Listens on `socketPath` unless a live keeper already does (then undefined). A socket file left
- * by a keeper that was killed is removed first, under a lock, so two keepers starting at once
- * can never both listen: the file is only ever removed while no live keeper can be bound to it.
- */
+/** Undefined when a live keeper listens; a killed keeper's socket file is removed under a lock, so two keepers never both listen. */
 export async function listenAlone(socketPath: string): Promise<Server | undefined> {
   for (;;) {
     const server = await listenOn(socketPath);
@@ -59,7 +51,6 @@ export async function listenAlone(socketPath: string): Promise<Server | undefine
   }
 }
 
-/** A listening server, readable and writable by us alone; undefined when the path is taken. */
 function listenOn(socketPath: string): Promise<Server | undefined> {
   return new Promise((resolve, reject) => {
     const server = createServer();

