@@ -2,8 +2,11 @@ import test from 'ava';
 import fc from 'fast-check';
 import { auditCase, auditWorlds, checkAuditIsolation, type AuditWorlds } from '../helpers/audit-isolation.ts';
 
-/** test/db/row-level-security.test.ts runs the same property against row-level security alone. */
-const RUNS = 150;
+/**
+ * A quick search on every `make test`; `make test-stress` runs it 1 000 times, both walls and row-level
+ * security alone (test/stress/isolation.test.ts), and test/db/row-level-security.test.ts against row-level security alone.
+ */
+const RUNS = 40;
 
 let worlds: AuditWorlds;
 test.before(async () => {

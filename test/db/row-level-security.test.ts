@@ -11,8 +11,8 @@ import { checkIsolation, isolationCase, isolationWorlds, OPERATIONS_PER_CASE, ty
 import { auditCase, auditWorlds, checkAuditIsolation, type AuditWorlds } from '../helpers/audit-isolation.ts';
 import { checkSpaceIsolation, spaceCase, spaceWorlds, type SpaceWorlds } from '../helpers/space-isolation.ts';
 
-/** `make test-stress` runs these properties many more times (test/stress/isolation.test.ts). */
-const RUNS = 150;
+/** A quick search on every `make test`: `make test-stress` runs these properties 1 000 to 2 000 times (test/stress/isolation.test.ts). */
+const RUNS = 30;
 
 let database: MigratedDatabase;
 let worlds: IsolationWorlds;

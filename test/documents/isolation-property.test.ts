@@ -2,8 +2,8 @@ import test from 'ava';
 import fc from 'fast-check';
 import { checkIsolation, isolationCase, isolationWorlds, OPERATIONS_PER_CASE, type IsolationWorlds } from '../helpers/isolation.ts';
 
-/** `make test-stress` runs the same property 10 000 times (test/stress/isolation.test.ts). */
-const RUNS = 300;
+/** A quick search on every `make test`; `make test-stress` runs the same property 10 000 times (test/stress/isolation.test.ts). */
+const RUNS = 60;
 
 let worlds: IsolationWorlds;
 test.before(async () => {
