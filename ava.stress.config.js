@@ -1,7 +1,8 @@
 // `make test-stress`: the heavy suites (property-based isolation, faults, fuzzing, load, two
 // instances, a fleet through PgBouncer), kept out of `make test`, and the `*.heavy.test.ts`
-// files beside the tests of their folder, each of which drives real `make` targets or an
-// embedded PostgreSQL for 10 to 25 s.
+// files beside the tests of their folder: each drives real `make` targets, an embedded
+// PostgreSQL, or one service process after another, for 10 s and more of the machine's time
+// (kept out of `make test` so that it stays near 2 minutes).
 // Each file bounds its own running time.
 export default {
   extensions: ['ts'],
@@ -9,4 +10,7 @@ export default {
   timeout: '5m',
   workerThreads: false,
   concurrency: 1,
+  // As in `make test` (package.json): no test reads the user's config/expert.json, and project
+  // tests resolve `spaceport/testing`.
+  nodeArguments: ['--import=./lib/testing/register.ts'],
 };
