@@ -140,30 +140,24 @@ const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'si
 /** The environment variables of SPEC §2.3. */
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL');
 
-export const environmentSchema = z.object({
-  PORT: z
+/** A variable holding a whole number from `min` to `max` in decimal digits; `message` says so when it does not. */
+function wholeNumber(min: number, max: number, message: string) {
+  return z
     .string()
-    .regex(/^\d{1,5}$/, 'must be a port number from 0 to 65535')
+    .regex(new RegExp(`^\\d{1,${String(max).length}}$`), message)
     .transform(Number)
-    .refine((port) => port <= 65_535, 'must be a port number from 0 to 65535')
-    .default(3000),
+    .refine((value) => value >= min && value <= max, message);
+}
+
+export const environmentSchema = z.object({
+  PORT: wholeNumber(0, 65_535, 'must be a port number from 0 to 65535').default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_DIRECT_URL: postgresUrl.optional(),
-  DATABASE_POOL_MAX: z
-    .string()
-    .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
-    .transform(Number)
-    .refine((size) => size >= 1 && size <= 1000, 'must be a whole number from 1 to 1000')
-    .default(10),
+  DATABASE_POOL_MAX: wholeNumber(1, 1000, 'must be a whole number from 1 to 1000').default(10),
   // The wait for a new database connection before it counts as unreachable (503): 1.5 s by
   // default, longer where the database is far or the machine busy (issue 37).
-  DATABASE_CONNECT_TIMEOUT_MS: z
-    .string()
-    .regex(/^\d{3,6}$/, 'must be a whole number of milliseconds from 100 to 600000')
-    .transform(Number)
-    .refine((milliseconds) => milliseconds >= 100 && milliseconds <= 600_000, 'must be a whole number of milliseconds from 100 to 600000')
-    .default(1500),
+  DATABASE_CONNECT_TIMEOUT_MS: wholeNumber(100, 600_000, 'must be a whole number of milliseconds from 100 to 600000').default(1500),
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),
   PROJECTS_DIR: z.string().min(1).default('./projects'),
