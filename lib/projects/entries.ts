@@ -2,20 +2,14 @@ import { kindOf } from '../values/kind-of.ts';
 import type { RouteProblem } from './problems.ts';
 
 /** One entry of a project module's array, checked alone: why it is wrong, else what it declares. */
-export interface CheckedEntry<Entry> {
-  readonly reasons: string[];
-  readonly entry?: Entry;
-}
+export type CheckedEntry<Entry> = { reasons: string[]; entry?: Entry };
 
-/** A key no two entries may share, and the problem of a later one, given the index of the first. */
-export type UniqueKey = readonly [key: string | undefined, sameAs: (first: number) => string];
-
-export interface EntryRules<Entry> {
+interface EntryRules<Entry> {
   /** What the array holds (`routes`, `indexes`), for the problem of an export that is no array. */
   readonly plural: string;
   check(candidate: unknown): CheckedEntry<Entry>;
-  uniqueKeys(entry: Entry): readonly UniqueKey[];
-  /** How the problem of entry `index` reads for one of its reasons. */
+  /** The keys no two entries may share, each with the problem of a later one (given the first's index). */
+  uniqueKeys(entry: Entry): ReadonlyArray<readonly [key: string | undefined, sameAs: (first: number) => string]>;
   problem(candidate: unknown, index: number, reason: string): RouteProblem;
 }
 
