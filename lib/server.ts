@@ -23,7 +23,6 @@ import { Readiness, type Runtime } from './core/runtime.ts';
 import { DeclaredIndexPaths } from './documents/declared-index-paths.ts';
 import { DocumentShapes } from './documents/statements.ts';
 import type { Tracing } from './tracing/tracing.ts';
-import { serveFacilitiesOutsideRequests } from './facilities/current.ts';
 import { BoundProjectSettings } from './facilities/settings.ts';
 import { RateLimitCounters, redisTarget } from './ratelimit/index.ts';
 import { startTrashSweeper } from './spaces/index.ts';
@@ -102,7 +101,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
 
 /**
  * Everything the service shares, without HTTP (the CLI uses it too); what needs closing registers
- * its closing as it is made. Facilities read it outside requests (`facilities/current.ts`).
+ * its closing as it is made.
  */
 export async function createRuntime(options: StartOptions = {}, database: DatabaseOptions = {}): Promise<Runtime> {
   const loaded = loadConfig(options);
@@ -122,7 +121,7 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
   metrics?.watchUnbuiltIndexes(() => declaredPaths.unbuilt().length);
   const rateCounters = new RateLimitCounters(redisTarget(secrets), logger);
   shutdownTasks.push(() => rateCounters.close());
-  const runtime: Runtime = {
+  return {
     config,
     secrets,
     knex,
@@ -140,8 +139,6 @@ export async function createRuntime(options: StartOptions = {}, database: Databa
     tracing,
     shutdownTasks: Object.freeze(shutdownTasks),
   };
-  serveFacilitiesOutsideRequests(runtime);
-  return runtime;
 }
 
 /** The database (`openDatabase`), migrated when asked, with the owner's knex and the tenant pool over it. */

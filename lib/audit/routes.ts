@@ -1,12 +1,9 @@
 import type { Context } from 'koa';
-import { serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler } from '../routes/service-area.ts';
-import { loadCallerAccess, requireAdmin } from '../spaces/caller.ts';
+import { serviceSchema, serviceTraits, type ServiceAreaDeclaration } from '../routes/service-area.ts';
+import { admin, loadCaller } from '../spaces/caller.ts';
 import { requestScope } from '../tenancy/scope.ts';
 import { readAudit } from './events.ts';
 import { auditQuery, auditAnswer, auditRequestOf } from './query.ts';
-
-const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
-const admin: ServiceHandler = () => requireAdmin;
 
 /** Answers whatever the spaces switch: the record outlives it. Authentication and the admin check are the spaces API's own, so both answer alike. */
 export const auditArea: ServiceAreaDeclaration = {

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/index.ts';
-import { serveFacilitiesOutsideRequests } from '../facilities/current.ts';
+import { withFacilityState } from '../facilities/current.ts';
 import { BoundProjectSettings } from '../facilities/settings.ts';
 import { createLogger } from '../logger/index.ts';
 import { answeringServiceRoutes, switchedOffAreas } from '../app.ts';
@@ -22,10 +22,9 @@ export const routeCommands: CommandTable = {
   routes: async () => {
     const { config, secrets } = loadConfig();
     const bound = new BoundProjectSettings();
-    serveFacilitiesOutsideRequests({ config, projectSettings: bound });
     const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', { write: (line) => process.stderr.write(readableLogLine(line)) });
     try {
-      const catalog = await readCatalog(config, { sources: secrets.projectSettings, bound }, logger);
+      const catalog = await withFacilityState({ config, projectSettings: bound }, () => readCatalog(config, { sources: secrets.projectSettings, bound }, logger));
       const projectRoutes = projectRouteTable(catalog.projects, catalog.defaultProject, config.referer.enabled);
       const footnotes = switchedOffAreas(config).map(({ segments, reason }) => `not listed: the ${segments.map((segment) => `/${segment}`).join(', ')} routes (${reason})`);
       if (projectRoutes.length === 0) footnotes.push(`no project routes in ${config.projectsDir}`);

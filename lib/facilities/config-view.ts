@@ -23,9 +23,9 @@ const CONFIG_KEYS: Record<keyof Config, true> = {
 };
 
 /**
- * The configuration of the service serving the current request (SPEC §3, §8.5), deeply frozen.
- * Its keys read through to that service's, for a route module is loaded once per process and
- * one process may run several services (tests, benchmarks).
+ * The configuration of the service serving the current request, or that imported the code
+ * reading it (SPEC §3, §8.5), deeply frozen. Its keys read through to that service's, for a
+ * route module is loaded once per process and one process may run several services (tests, benchmarks).
  */
 export const configView: Config = Object.freeze(
   Object.defineProperties(

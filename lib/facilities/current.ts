@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { currentRequest } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 
@@ -5,31 +6,34 @@ import type { Runtime } from '../core/runtime.ts';
 export type FacilityState = Pick<Runtime, 'config' | 'projectSettings'>;
 
 /**
- * The service (or command) this process runs, for facility calls made outside a request: a route
- * file reading `config` or its settings at import time, a timer started by a handler. A route
- * module is imported once per process, so it cannot be handed its service: outside a request
- * this process-level value is the only way to it. Inside a request the request's state names the
- * runtime, so several services in one process (tests, benchmarks) stay apart.
- *
- * Set by `createRuntime` (the last runtime made wins: a test process makes several) and by
- * `make routes`, which imports route files without a runtime. Nothing else writes it.
+ * The service a project's code runs for outside a request: a route file reading `config` as it
+ * is imported, a timer it starts then. A module is imported once per process, so it cannot be
+ * handed its service; the service imports it in this async context instead, which the module's
+ * code and what it starts inherit. Inside a request the request's state names the runtime.
  */
-let outsideRequests: Runtime | FacilityState | undefined;
+const serving = new AsyncLocalStorage<Runtime | FacilityState>();
 
-/** What facility calls outside a request read from now on: a runtime, or (`make routes`) its facility state alone. */
-export function serveFacilitiesOutsideRequests(service: Runtime | FacilityState): void {
-  outsideRequests = service;
+/**
+ * Runs `work` (importing a service's project files) as `service`'s: facility calls made in it,
+ * and in the timers and promises it starts, read that service. `make routes` passes its facility state alone.
+ */
+export function withFacilityState<Result>(service: Runtime | FacilityState, work: () => Result): Result {
+  return serving.run(service, work);
 }
 
 export function currentRuntime(): Runtime {
-  const runtime = currentRequest()?.runtime ?? (outsideRequests !== undefined && 'tenantDatabase' in outsideRequests ? outsideRequests : undefined);
-  if (runtime === undefined) throw new Error('spaceport: this facility needs the running service');
-  return runtime;
+  const service = currentRequest()?.runtime ?? serving.getStore();
+  if (service === undefined || !isRuntime(service)) throw new Error('spaceport: this facility needs the running service');
+  return service;
 }
 
-/** The configuration and project settings of the request's service, else of the process's. */
+function isRuntime(service: Runtime | FacilityState): service is Runtime {
+  return 'tenantDatabase' in service;
+}
+
+/** The configuration and project settings of the request's service, else of the service that imported the code. */
 export function currentFacilityState(): FacilityState {
-  const state = currentRequest()?.runtime ?? outsideRequests;
+  const state = currentRequest()?.runtime ?? serving.getStore();
   if (state === undefined) throw new Error('spaceport: the configuration is read once the service has loaded it');
   return state;
 }

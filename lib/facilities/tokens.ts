@@ -16,7 +16,7 @@ export async function signToken(account: TokenSubject): Promise<string> {
 /**
  * Returns the claims of a valid system JWT (HS256, not expired), or throws. Inside a request the
  * token must also be of the request's tenant, as for system authentication (SPEC §5.3); outside
- * one (tools, tests) any tenant's token passes.
+ * one (a timer a route file started) any tenant's token passes.
  */
 export function verifyToken(token: string): TokenClaims {
   const request = currentRequest();

@@ -2,6 +2,7 @@ import { declaredPath, indexNames, type IndexDeclaration, type IndexField } from
 import { isPlainObject } from '../values/json.ts';
 import { kindOf } from '../values/kind-of.ts';
 import { isStorableText } from '../values/storable-text.ts';
+import { checkEntries, type CheckedEntry } from './entries.ts';
 import type { RouteProblem } from './problems.ts';
 import { unknownPropertyProblems } from '../values/did-you-mean.ts';
 
@@ -24,27 +25,19 @@ export interface ValidatedIndexes {
 
 /** Checks an index file's export (SPEC §9.4): `[{collection, fields: {path: 1 | -1}, unique?}]`. */
 export function validateIndexes(project: string, file: string, exported: unknown): ValidatedIndexes {
-  if (!Array.isArray(exported)) {
-    const reason = exported === undefined ? 'has no default export (an array of indexes)' : `the default export must be an array of indexes (got ${kindOf(exported)})`;
-    return { indexes: [], problems: [{ project, source: { file }, reason }] };
-  }
-  const indexes: IndexDeclaration[] = [];
-  const problems: RouteProblem[] = [];
-  const seen = new Map<string, number>();
-  exported.forEach((candidate: unknown, index) => {
-    const { reasons, declaration } = checkEntry(project, candidate);
-    if (declaration !== undefined) {
-      const name = indexNames(declaration).query;
-      const first = seen.get(name);
-      if (first === undefined) seen.set(name, index);
-      else reasons.push(`declares the same index as entry #${first}`);
-      indexes.push(declaration);
-    }
-    const collection = isPlainObject(candidate) && typeof candidate.collection === 'string' && candidate.collection !== '' ? ` ${candidate.collection}` : '';
-    for (const reason of reasons) problems.push({ project, source: { file }, reason: `#${index}${collection}: ${reason}` });
+  const { entries, problems } = checkEntries(project, file, exported, {
+    plural: 'indexes',
+    check: (candidate) => checkEntry(project, candidate),
+    uniqueKeys: (declaration) => [[indexNames(declaration).query, (first) => `declares the same index as entry #${first}`]],
+    problem: (candidate, index, reason) => ({ project, source: { file }, reason: `#${index}${collectionOf(candidate)}: ${reason}` }),
   });
-  problems.push(...boundProblems(project, file, indexes));
-  return { indexes: problems.length === 0 ? indexes : [], problems };
+  problems.push(...boundProblems(project, file, entries));
+  return { indexes: problems.length === 0 ? entries : [], problems };
+}
+
+/** ` tickets`, how a problem names the entry's collection when it has one. */
+function collectionOf(candidate: unknown): string {
+  return isPlainObject(candidate) && typeof candidate.collection === 'string' && candidate.collection !== '' ? ` ${candidate.collection}` : '';
 }
 
 function boundProblems(project: string, file: string, indexes: readonly IndexDeclaration[]): RouteProblem[] {
@@ -56,14 +49,14 @@ function boundProblems(project: string, file: string, indexes: readonly IndexDec
   return reasons.map((reason) => ({ project, source: { file }, reason }));
 }
 
-function checkEntry(project: string, candidate: unknown): { reasons: string[]; declaration?: IndexDeclaration } {
+function checkEntry(project: string, candidate: unknown): CheckedEntry<IndexDeclaration> {
   if (!isPlainObject(candidate)) return { reasons: [`an index must be an object {collection, fields} (got ${kindOf(candidate)})`] };
   const reasons = [...collectionProblems(candidate.collection), ...unknownPropertyProblems(candidate, KNOWN_PROPERTIES, '')];
   if (candidate.unique !== undefined && typeof candidate.unique !== 'boolean') reasons.push(`unique must be a boolean (got ${kindOf(candidate.unique)})`);
   const fields = readFields(candidate.fields, reasons);
   if (reasons.length > 0) return { reasons };
   const declaration = { project, collection: candidate.collection as string, fields, unique: candidate.unique === true };
-  return { reasons, declaration: Object.freeze(declaration) };
+  return { reasons, entry: Object.freeze(declaration) };
 }
 
 function collectionProblems(collection: unknown): string[] {

@@ -3,6 +3,7 @@ import type { AuthMode, RateLimitKey, RouteDeclaration, RouteRateLimit } from '.
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
 import { HTTP_METHODS, type HttpMethod } from '../routes/methods.ts';
 import { pathPattern } from '../routes/router.ts';
+import { checkEntries, type CheckedEntry } from './entries.ts';
 import type { RouteProblem } from './problems.ts';
 import { readRouteSecurity } from './route-security.ts';
 import { unknownPropertyProblems } from '../values/did-you-mean.ts';
@@ -25,41 +26,30 @@ export interface ValidatedRoutes {
 
 /** Checks a route file's default export, an array of route objects (SPEC §8.1), collecting every problem. */
 export function validateRoutes(project: string, file: string, exported: unknown): ValidatedRoutes {
-  if (!Array.isArray(exported)) {
-    const reason = exported === undefined ? 'has no default export (an array of routes)' : `the default export must be an array of routes (got ${kindOf(exported)})`;
-    return { routes: [], problems: [{ project, source: { file }, reason }] };
-  }
-  const routes: ProjectRoute[] = [];
-  const problems: RouteProblem[] = [];
-  const seen = new Map<string, number>();
-  const operationIds = new Map<string, number>();
   const compiler = new JsonSchemaCompiler();
-  exported.forEach((candidate: unknown, index) => {
-    const { reasons, route } = checkRoute(project, candidate, compiler);
-    if (route !== undefined) {
-      const key = `${route.method} ${matchingKey(route.path)}`;
-      const first = seen.get(key);
-      if (first === undefined) seen.set(key, index);
-      else reasons.push(`same method and path as route #${first} (case, a trailing slash and parameter names do not count)`);
-      const sameId = route.operationId === undefined ? undefined : operationIds.get(route.operationId);
-      if (sameId !== undefined) reasons.push(`same operationId as route #${sameId}`);
-      else if (route.operationId !== undefined) operationIds.set(route.operationId, index);
-      routes.push(route);
-    }
-    const { method, path } = isRecord(candidate) ? candidate : { method: undefined, path: undefined };
-    for (const reason of reasons) problems.push({ project, source: { file }, route: { index, method, path }, reason });
+  const { entries, problems } = checkEntries(project, file, exported, {
+    plural: 'routes',
+    check: (candidate) => checkRoute(project, candidate, compiler),
+    uniqueKeys: (route) => [
+      [`${route.method} ${matchingKey(route.path)}`, (first) => `same method and path as route #${first} (case, a trailing slash and parameter names do not count)`],
+      [route.operationId, (first) => `same operationId as route #${first}`],
+    ],
+    problem: (candidate, index, reason) => {
+      const { method, path } = isRecord(candidate) ? candidate : { method: undefined, path: undefined };
+      return { project, source: { file }, route: { index, method, path }, reason };
+    },
   });
-  return { routes, problems };
+  return { routes: entries, problems };
 }
 
-function checkRoute(project: string, candidate: unknown, compiler: JsonSchemaCompiler): { reasons: string[]; route?: ProjectRoute } {
+function checkRoute(project: string, candidate: unknown, compiler: JsonSchemaCompiler): CheckedEntry<ProjectRoute> {
   const reasons = problemsOfRoute(candidate);
   if (!isRecord(candidate)) return { reasons };
   const declared = candidate.schema === undefined ? undefined : readRouteSchema(candidate.schema, compiler, pathParameterNames(candidate.path));
   reasons.push(...(declared?.problems ?? []));
   const security = readRouteSecurity(candidate.security, typeof candidate.auth === 'function');
   reasons.push(...security.problems);
-  return reasons.length > 0 ? { reasons } : { reasons, route: declarationOf(project, candidate, declared?.schema, security.schemes) };
+  return reasons.length > 0 ? { reasons } : { reasons, entry: declarationOf(project, candidate, declared?.schema, security.schemes) };
 }
 
 function problemsOfRoute(candidate: unknown): string[] {

@@ -3,6 +3,7 @@ import { findAccountByUid } from '../auth/accounts.ts';
 import { unauthorized } from '../core/errors.ts';
 import { requestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
+import type { ServiceHandler } from '../routes/service-area.ts';
 import { spaceAccessOf, type SpaceAccess } from './access.ts';
 import createError from 'http-errors';
 
@@ -37,3 +38,7 @@ export const requireAdmin: Middleware = async (ctx, next) => {
   if (!callerAccess(ctx).admin) throw createError(403, 'admin role required');
   await next();
 };
+
+/** Guards of the spaces and audit routes: the caller's account read (401 without one), then its role checked (403). */
+export const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
+export const admin: ServiceHandler = () => requireAdmin;

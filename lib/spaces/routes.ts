@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { paramsOf } from '../routes/router.ts';
 import { checkedBody, serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler, type ServiceRoute } from '../routes/service-area.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { callerAccess, loadCallerAccess, requireAdmin } from './caller.ts';
+import { admin, callerAccess, loadCaller, requireAdmin } from './caller.ts';
 import { allowedVersions, etagOf, noneMatchHolds } from './etag.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, StaleVersion, type AllowedVersions, type StoredSpace } from './store.ts';
 import { listTrashedSpaces, restoreSpace } from './trash.ts';
@@ -24,8 +24,6 @@ import {
 
 const FEATURE_NOTE = 'Answers 404 `{error: "spaces feature is disabled"}` while `spaces.enabled` is false.';
 const tags = ['spaces'];
-const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
-const admin: ServiceHandler = () => requireAdmin;
 const adminForTrash: ServiceHandler = () => (ctx, next) => (asksForTrash(ctx.query) ? requireAdmin(ctx, next) : next());
 const trashDaysOf = (runtime: Runtime): number => runtime.config.spaces.trashDays;
 const ETAG_HEADER = { ETag: { schema: { type: 'string' }, description: "The space's strong validator, for `If-Match` and `If-None-Match`." } };

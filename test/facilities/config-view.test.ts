@@ -1,10 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { loadConfig } from '../../lib/config/index.ts';
 import { configView } from '../../lib/facilities/config-view.ts';
-import { serveFacilitiesOutsideRequests } from '../../lib/facilities/current.ts';
+import { withFacilityState } from '../../lib/facilities/current.ts';
 import { BoundProjectSettings } from '../../lib/facilities/settings.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 import { dropTestDatabase, TEST_JWT_SECRET } from '../helpers/service.ts';
@@ -24,22 +24,27 @@ const loaded = loadConfig({
   env: { JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-config-view-')) },
   expert: { referer: { enabled: true, allow: ['example.com'] }, limits: { jsonBytes: 4096 } },
 }).config;
-serveFacilitiesOutsideRequests({ config: loaded, projectSettings: new BoundProjectSettings() });
+const facilityState = { config: loaded, projectSettings: new BoundProjectSettings() };
 
-test('Object.isFrozen holds for config and every object in it', (t) => {
+/** A test reading `config` outside a request, as code its service imported does. */
+function readingLoaded(work: (t: ExecutionContext) => void): (t: ExecutionContext) => void {
+  return (t) => withFacilityState(facilityState, () => work(t));
+}
+
+test('Object.isFrozen holds for config and every object in it', readingLoaded((t) => {
   t.true(Object.isFrozen(configView));
   t.deepEqual(unfrozenPaths(configView), []);
   t.true(Object.keys(configView).length > 10);
-});
+}));
 
-test('config reads as the loaded configuration, key for key', (t) => {
+test('config reads as the loaded configuration, key for key', readingLoaded((t) => {
   t.deepEqual(Object.keys(configView).sort(), Object.keys(loaded).sort());
   t.deepEqual({ ...configView }, { ...loaded });
   t.is(configView.limits, loaded.limits, 'the sections are the loaded, frozen objects themselves');
   t.deepEqual(JSON.parse(JSON.stringify(configView)), JSON.parse(JSON.stringify(loaded)));
-});
+}));
 
-test('no write reaches config, at any depth', (t) => {
+test('no write reaches config, at any depth', readingLoaded((t) => {
   const writable = configView as unknown as Partial<Record<string, unknown>>;
   const limits = configView.limits as unknown as Record<string, unknown>;
   t.throws(() => {
@@ -57,7 +62,7 @@ test('no write reaches config, at any depth', (t) => {
   t.throws(() => Object.defineProperty(writable, 'port', { value: 2 }), { instanceOf: TypeError });
   t.is(configView.port, loaded.port);
   t.is(configView.limits.jsonBytes, 4096);
-});
+}));
 
 const ROUTES = `import config from 'spaceport/config';
 

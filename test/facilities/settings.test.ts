@@ -1,6 +1,6 @@
 import test from 'ava';
 import { loadConfig } from '../../lib/config/index.ts';
-import { serveFacilitiesOutsideRequests } from '../../lib/facilities/current.ts';
+import { withFacilityState } from '../../lib/facilities/current.ts';
 import { defineSettings, type SettingValues } from '../../lib/facilities/index.ts';
 import { BoundProjectSettings } from '../../lib/facilities/settings.ts';
 
@@ -19,20 +19,22 @@ test('defineSettings keeps the declarations as they are', (t) => {
 
 test('reading settings that no loaded project declares says what to do', (t) => {
   const { config } = loadConfig({ env: { JWT_SECRET: 'a-secret-that-is-long-enough' }, expert: {} });
-  serveFacilitiesOutsideRequests({ config, projectSettings: new BoundProjectSettings() });
   const settings = defineSettings(declarations);
-  t.throws(() => settings.get('apiKey'), { message: /belong to no loaded project \(a project's settings are the default export of its api\/settings\.js\)/ });
+  withFacilityState({ config, projectSettings: new BoundProjectSettings() }, () => {
+    t.throws(() => settings.get('apiKey'), { message: /belong to no loaded project \(a project's settings are the default export of its api\/settings\.js\)/ });
+  });
 });
 
 test('values are read from the service they were bound to', (t) => {
   const { config } = loadConfig({ env: { JWT_SECRET: 'a-secret-that-is-long-enough' }, expert: {} });
   const projectSettings = new BoundProjectSettings();
-  serveFacilitiesOutsideRequests({ config, projectSettings });
   const settings = defineSettings(declarations);
   projectSettings.bind('shop', settings, { apiKey: 'k', pageSize: 5 });
-  t.is(settings.get('apiKey'), 'k');
-  t.is(settings.get('pageSize'), 5);
-  t.is(settings.get('label'), undefined);
+  withFacilityState({ config, projectSettings }, () => {
+    t.is(settings.get('apiKey'), 'k');
+    t.is(settings.get('pageSize'), 5);
+    t.is(settings.get('label'), undefined);
+  });
 });
 
 /** Its types are the test, checked by `make check`: values are typed after their declarations. */
