@@ -13,11 +13,11 @@ import { buildDeclaredIndexes, undeclaredLeft, type BuiltIndex, type IndexBuild 
 import { indexNames, type IndexDeclaration } from './documents/index-keys.ts';
 import { defaultTenantConnections, type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
 import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
-import { answerConnect } from './http/connect.ts';
+
 import type { BodyPace } from './http/body-pace.ts';
 import { createDrainableServer } from './http/drain.ts';
 import { bufferedStdout, createLogger, type Logger } from './logger/index.ts';
-import { answerHttp2Preface, answerParserErrors } from './http/parser-errors.ts';
+import { answerConnect, answerHttp2Preface, answerParserErrors } from './http/node-answers.ts';
 import { loadProjects } from './projects/index.ts';
 import { Readiness, type Runtime } from './core/runtime.ts';
 import { DeclaredIndexPaths } from './documents/declared-index-paths.ts';

@@ -10,11 +10,11 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import onFinished from 'on-finished';
 import typeis from 'type-is';
 import type { Config } from '../config/index.ts';
-import { exchangeFor } from './exchange.ts';
-import { uploadFolder } from './upload-folder.ts';
+import { exchangeFor } from './handler.ts';
+
 import { requestState } from '../core/request-state.ts';
 import { bodyError } from '../core/errors.ts';
-import { uploadsOf } from './uploads.ts';
+import { uploadFolder, uploadsOf } from './uploads.ts';
 
 type Limits = Config['limits'];
 

@@ -5,12 +5,12 @@ import onFinished from 'on-finished';
 import { answerError } from '../core/errors.ts';
 import type { Logger } from '../logger/index.ts';
 import { requestState, runInRequest, type RequestState } from '../core/request-state.ts';
-import type { Completion, Outcome, PassedTo } from './completion.ts';
+import { Completions, type Completion, type Outcome, type PassedTo } from './completion.ts';
 import { handlerFailure } from './errors.ts';
-import { exchangeFor, type Exchange } from './exchange.ts';
 import type { BridgeRequest } from './request.ts';
-import type { BridgeResponse } from './response.ts';
+import { BridgeResponse } from './response.ts';
 import type { NextFunction } from './types.ts';
+import type { UploadedFiles } from './uploads.ts';
 
 /** A project route's function or custom auth: Express-style, synchronous or async. */
 export type RouteHandler = (req: BridgeRequest<BridgeResponse>, res: BridgeResponse, next: NextFunction) => unknown;
@@ -120,4 +120,31 @@ function reportLate(ctx: Context, logger: Logger, attempt: string, first: Outcom
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+/** The bridged pair of one request: custom auth and handler share them, as Express's chain does. */
+export interface Exchange {
+  readonly req: BridgeRequest<BridgeResponse>;
+  readonly res: BridgeResponse;
+  /** Which bridged function an answer ends: the one running when it is given. */
+  readonly completions: Completions;
+}
+
+declare module '../core/request-state.ts' {
+  interface RequestState {
+    /** The request's `req`/`res`, made when a bridged function first needs them. */
+    exchange?: Exchange;
+    /** `req.files`: set for multipart requests only (null when they carried no file). */
+    uploads?: UploadedFiles | null;
+  }
+}
+
+/** The request's `req`/`res`, made on first use. */
+export function exchangeFor(context: Context): Exchange {
+  const state = requestState(context);
+  if (state.exchange !== undefined) return state.exchange;
+  const completions = new Completions();
+  const res = new BridgeResponse(context, completions);
+  state.exchange = { req: res.req, res, completions };
+  return state.exchange;
 }

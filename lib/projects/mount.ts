@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { systemAuthentication } from '../auth/system-auth.ts';
 import { bodyParsers, bridgeHandler, type RouteHandler } from '../bridge/index.ts';
-import { exchangeFor } from '../bridge/exchange.ts';
+import { exchangeFor } from '../bridge/handler.ts';
 import { nothingAnswers } from '../core/errors.ts';
 import type { Runtime } from '../core/runtime.ts';
 import type { AreaTraits } from '../routes/declaration.ts';
