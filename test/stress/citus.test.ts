@@ -214,6 +214,67 @@ citusTest('the two-tenant workload on Citus answers as on plain PostgreSQL: 0 er
   t.deepEqual(multiShard.slice(0, 5), []);
 });
 
+/** Accounts limited to some spaces or schemas (SPEC §6.2), and what each may ask of the spaces. */
+const LIMITED = [
+  { username: 'schemas-s1', spaces: [], schemas: ['s1'] },
+  { username: 'schemas-s2-x', spaces: [], schemas: ['s2', 'x'] },
+  { username: 'schemas-none', spaces: [], schemas: [] },
+  { username: 'schemas-all', spaces: [], schemas: ['*'] },
+  { username: 'spaces-two', spaces: ['limited-a', 'limited-c'], schemas: ['s1', 's2'] },
+  { username: 'spaces-one-all', spaces: ['limited-b'], schemas: ['*'] },
+];
+const LIMITED_SPACES = [
+  { name: 'limited-a', schemas: ['s1'] },
+  { name: 'limited-b', schemas: ['s2', 's1', 'x'] },
+  { name: 'limited-c', schemas: [] },
+  { name: 'limited-d', schemas: ['x'] },
+];
+
+citusTest('an account limited to some spaces or schemas reads the spaces through the coordinator as on plain PostgreSQL, each statement on one shard', async (t) => {
+  const onCitus = await startServiceProcess(t, serviceOptions(target().url));
+  const onPlain = await startServiceProcess(t, serviceOptions(await testDatabaseUrl()));
+  await clearState(citusOwner);
+  await clearState(plainOwner);
+  const answers: Record<'citus' | 'plain', unknown[]> = { citus: [], plain: [] };
+  for (const [on, service, url] of [['citus', onCitus, target().url], ['plain', onPlain, await testDatabaseUrl()]] as const) {
+    const database = new TenantDatabase(url, { scopeForm: on === 'citus' ? 'citus' : 'statement', queryTimeoutMs: 10_000 });
+    try {
+      for (const tenant of TENANTS) {
+        const admin = { tenant, authorization: `Bearer ${tokens[on][tenant]}`, 'content-type': 'application/json' };
+        for (const space of LIMITED_SPACES) {
+          const created = await fetch(`${service.url}/spaces`, { method: 'POST', headers: admin, body: JSON.stringify(space) });
+          t.is(created.status, 201, `${on} ${tenant} ${space.name}`);
+        }
+        for (const limited of LIMITED) {
+          const { account } = await saveAccount(database, tenant, { ...limited, password: PASSWORD, role: 'member' });
+          const headers = { tenant, authorization: `Bearer ${hmacToken({ alg: 'HS256', typ: 'JWT' }, systemClaims(account.uid, tenant), TEST_JWT_SECRET)}` };
+          for (const path of ['/spaces', ...LIMITED_SPACES.map((space) => `/spaces/${space.name}`)]) {
+            const response = await fetch(`${service.url}${path}`, { headers });
+            answers[on].push({ tenant, account: limited.username, path, status: response.status, body: namesAndSchemas(await response.json()) });
+          }
+        }
+      }
+    } finally {
+      await database.close();
+    }
+  }
+  const differing = answers.citus.filter((answer, index) => !isDeepStrictEqual(answer, answers.plain[index]));
+  const seen = answers.citus.filter((answer) => (answer as { status: number }).status === 200).length;
+  t.log(`${answers.citus.length} reads by ${LIMITED.length} limited accounts of each tenant, ${seen} answered 200, ${differing.length} unlike plain PostgreSQL's`);
+  t.deepEqual(differing.slice(0, 5), []);
+  t.true(seen > 0 && seen < answers.citus.length, 'some spaces are hidden from some accounts, others shown');
+  const multiShard = onCitus.logEntries().filter((entry) => /multi-task|more than one shard/i.test(JSON.stringify(entry)));
+  t.deepEqual(multiShard.slice(0, 5), []);
+});
+
+/** A space or a list of them as names and schemas: their times and versions differ between databases. */
+function namesAndSchemas(body: unknown): unknown {
+  if (Array.isArray(body)) return body.map(namesAndSchemas);
+  if (body === null || typeof body !== 'object') return body;
+  const { name, schemas, error, spaces } = body as Record<string, unknown>;
+  return spaces === undefined ? { name, schemas, error } : { spaces: namesAndSchemas(spaces) };
+}
+
 /** The node holding a tenant's shard of `documents`, and the shard. */
 async function placementOf(tenant: string): Promise<{ shard: string; port: number }> {
   const { rows } = await citusOwner.raw<{ rows: Array<{ shard: string; port: number }> }>(
