@@ -112,13 +112,11 @@ async function initNode(asPostgres: (command: string, args: string[]) => Promise
  * `distributeTables`), with `tenants` created: the world of an isolation property (SPEC §15.4).
  * Its `knex` is the owner's view, which may read and clear every shard; its `tenantDatabase`
  * the service's, in the Citus form of the scope, where a statement on more than one shard
- * fails (`citus.multi_task_query_log_level = 'error'`). `shardCount` (Citus's default, 32,
- * unless given) of 1 puts every tenant's rows in one shard on one worker, where the policies
- * alone keep them apart once the application's tenant condition is left out.
+ * fails (`citus.multi_task_query_log_level = 'error'`).
  */
-export function distributedDatabase(cluster: CitusCluster, tenants: string[], shardCount?: number): Promise<MigratedDatabase> {
+export function distributedDatabase(cluster: CitusCluster, tenants: string[], options: DistributedDatabaseOptions = {}): Promise<MigratedDatabase> {
   // One at a time: nodes added from two databases at once failed ("failure on connection marked as essential").
-  const made = creating.then(() => newDistributedDatabase(cluster, tenants, shardCount));
+  const made = creating.then(() => newDistributedDatabase(cluster, tenants, options));
   creating = made.then(
     () => undefined,
     () => undefined,
@@ -128,7 +126,19 @@ export function distributedDatabase(cluster: CitusCluster, tenants: string[], sh
 
 let creating: Promise<void> = Promise.resolve();
 
-async function newDistributedDatabase(cluster: CitusCluster, tenants: string[], shardCount: number | undefined): Promise<MigratedDatabase> {
+export interface DistributedDatabaseOptions {
+  /**
+   * Shards of each table (Citus's default, 32, unless given): 1 puts every tenant's rows in one
+   * shard on one worker, where the policies alone keep them apart once the application's tenant
+   * condition is left out.
+   */
+  readonly shardCount?: number;
+  /** The URL the service's view uses for the database's own (a pooler's in front of the coordinator), and its pool size. */
+  readonly serviceUrl?: (databaseUrl: string) => string;
+  readonly poolMax?: number;
+}
+
+async function newDistributedDatabase(cluster: CitusCluster, tenants: string[], { shardCount, serviceUrl, poolMax }: DistributedDatabaseOptions): Promise<MigratedDatabase> {
   const fresh = await createMigratedDatabaseOn(cluster.url, 'spaceport_citus');
   const dropEverywhere = () => dropOnEveryNode(cluster, fresh.name);
   let knex: Knex | undefined;
@@ -148,7 +158,7 @@ async function newDistributedDatabase(cluster: CitusCluster, tenants: string[], 
   }
   const owner = knex;
   // Opened after the database's settings, which a session takes when it starts.
-  const tenantDatabase = testTenantDatabase(fresh.url, { scopeForm: 'citus' });
+  const tenantDatabase = testTenantDatabase(serviceUrl?.(fresh.url) ?? fresh.url, { scopeForm: 'citus', poolMax });
   return {
     url: fresh.url,
     knex: owner,

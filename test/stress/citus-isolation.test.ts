@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
+import { NO_TENANT } from '../../lib/db/tenant-database.ts';
 import { type CitusCluster, distributedDatabase, startCitusCluster } from '../helpers/citus.ts';
 import type { TenantDatabaseRoute } from '../helpers/database.ts';
 import { OPERATIONS_PER_CASE } from '../helpers/isolation.ts';
 import { auditLane, documentLane, inLanes, type LaneOptions, spaceLane } from '../helpers/isolation-lanes.ts';
+import { pgbouncerBinary, startPgBouncer } from '../helpers/pgbouncer.ts';
 import { dropApplicationTenantConditionForTest } from '../helpers/row-level-security-alone.ts';
+import { addReport, emptyReport, probeScopes, sharedBackends } from '../helpers/scope-probes.ts';
 
 /**
  * Both walls of tenant isolation, and row-level security alone, through Citus (SPEC §15.4): the
@@ -20,6 +23,10 @@ import { dropApplicationTenantConditionForTest } from '../helpers/row-level-secu
 const DOCUMENT_CASES = 800;
 const SPACE_CASES = 200;
 const RLS_ALONE_DOCUMENT_CASES = 400;
+const POOLED_DOCUMENT_CASES = 200;
+const POOLED_SPACE_CASES = 100;
+/** PgBouncer's server connections per database (the service's pool: 10). */
+const SERVER_POOL = 2;
 /** A fixed amount of work, which a loaded machine does slower: a limit to catch a hang. */
 const LIMIT_MS = 30 * 60_000;
 
@@ -27,6 +34,8 @@ const LIMIT_MS = 30 * 60_000;
 const cluster = await startCitusCluster('spaceport_citus_isolation').catch((error: Error) => ({ missing: error.message }));
 if ('missing' in cluster && !process.env.CI) process.stderr.write(`${cluster.missing}: the Citus isolation tests are skipped\n`);
 const citusTest = 'missing' in cluster && !process.env.CI ? test.serial.skip : test.serial;
+const pgbouncer = await pgbouncerBinary();
+const pooledTest = 'path' in pgbouncer || process.env.CI ? citusTest : test.serial.skip;
 
 test.after.always(async () => {
   if (!('missing' in cluster)) await cluster.stop();
@@ -39,7 +48,7 @@ function started(): CitusCluster {
 
 /** Lanes whose every world is a distributed database of the cluster, of `shardCount` shards (Citus's default unless given). */
 function throughCitus(shardCount?: number): LaneOptions {
-  const route: TenantDatabaseRoute = { create: (tenants) => distributedDatabase(started(), tenants, shardCount) };
+  const route: TenantDatabaseRoute = { create: (tenants) => distributedDatabase(started(), tenants, { shardCount }) };
   return { route };
 }
 
@@ -75,7 +84,7 @@ async function oneShardEach(t: ExecutionContext, lanes: () => Promise<void>): Pr
 }
 
 citusTest('a world of one shard holds both tenants\' rows side by side on a worker, where without the application\'s condition the policies alone keep them apart', async (t) => {
-  const world = await distributedDatabase(started(), ['alpha', 'beta'], 1);
+  const world = await distributedDatabase(started(), ['alpha', 'beta'], { shardCount: 1 });
   t.teardown(() => world.close());
   const { rows: shards } = await world.knex.raw<{ rows: Array<{ shards: string }> }>("select count(*) as shards from pg_dist_shard where logicalrelid = 'documents'::regclass");
   t.is(Number(shards[0]?.shards), 1);
@@ -115,4 +124,32 @@ citusTest(`through Citus, row-level security alone (both tenants' rows in one sh
   } finally {
     restore();
   }
+});
+
+pooledTest(`through PgBouncer (transaction mode) in front of the coordinator, each world of one shard: ${POOLED_DOCUMENT_CASES} document cases and ${POOLED_SPACE_CASES} space sequences with both walls, ${POOLED_DOCUMENT_CASES} document cases with row-level security alone, probes of every scope beside them, no leak`, async (t) => {
+  t.timeout(LIMIT_MS);
+  if (!('path' in pgbouncer)) throw new Error(pgbouncer.missing);
+  const pooler = await startPgBouncer({ binary: pgbouncer.path, serverUrl: started().url, poolSize: SERVER_POOL });
+  t.teardown(() => pooler.stop());
+  const report = emptyReport();
+  const pooled = (): LaneOptions => ({
+    route: { create: (tenants) => distributedDatabase(started(), tenants, { shardCount: 1, serviceUrl: (url) => pooler.pooled(url), poolMax: 10 }) },
+    alongside: (shared) => {
+      const stop = probeScopes(shared.tenantDatabase, ['alpha', 'beta', NO_TENANT]);
+      return async () => addReport(report, await stop());
+    },
+  });
+  await oneShardEach(t, async () => {
+    await inLanes(POOLED_DOCUMENT_CASES, (runs) => documentLane(runs, pooled()));
+    await inLanes(POOLED_SPACE_CASES, (runs) => spaceLane(runs, pooled()));
+    const restore = dropApplicationTenantConditionForTest();
+    try {
+      await inLanes(POOLED_DOCUMENT_CASES, (runs) => documentLane(runs, pooled()));
+    } finally {
+      restore();
+    }
+  });
+  t.log(`${report.statements} probes beside them, on ${report.backends.size} server connections, ${sharedBackends(report)} of which ran statements of several tenants; ${report.problems.length} problems`);
+  t.deepEqual([...new Set(report.problems)].slice(0, 10), []);
+  t.true(sharedBackends(report) > 0, 'statements of different tenants took turns on the same server connections');
 });
