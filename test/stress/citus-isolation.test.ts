@@ -17,8 +17,12 @@ import { addReport, emptyReport, probeScopes, sharedBackends } from '../helpers/
  * view in the Citus form of the scope. With both walls up, a statement of the service on more
  * than one shard fails (`citus.multi_task_query_log_level = 'error'`), and the coordinator's
  * log is read for any: a refusal in both worlds would compare equal. Row-level security alone
- * (the application's tenant condition left out) reads every shard, where the policies on the
- * workers are the only wall. Without Citus's tarball (outside CI) the tests are skipped.
+ * (the application's tenant condition left out) runs in worlds of one shard, so that both
+ * tenants' rows sit in one shard table on a worker, the policies there the only wall (over 32
+ * shards such statements would read every shard, and Citus refuses a `FOR UPDATE` over several).
+ * The last test runs them through PgBouncer in front of the coordinator, with the scope probes
+ * of test/stress/pooler-isolation.test.ts beside them. Without Citus's tarball (outside CI)
+ * the tests are skipped.
  */
 const DOCUMENT_CASES = 800;
 const SPACE_CASES = 200;
