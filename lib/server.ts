@@ -178,6 +178,7 @@ async function openDatabases(
     // A transaction never outlives its request, which never outlives the handler's limit: idle
     // longer than that, its process has stopped without its connection closing (SPEC §17.1).
     idleInTransactionMs: handlerMs + IDLE_IN_TRANSACTION_MARGIN_MS,
+    shardMoveWaitMs: handlerMs,
     onShareWait: database.onShareWait,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
     onStatement: database.onStatement,

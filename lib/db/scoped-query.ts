@@ -58,6 +58,9 @@ class CitusScopedQuery extends pg.Query {
       `set local role ${pg.escapeIdentifier(scope.role)}`,
       `set local ${scope.tenantSetting} = ${pg.escapeLiteral(scope.tenant)}`,
       `set local statement_timeout = ${Number(scope.statementTimeout)}`,
+      // A lock wait ends (55P03) before the statement's limit would (57014): a write held by a
+      // shard split or move is then told apart from a slow statement, and tried again.
+      `set local lock_timeout = ${Math.floor(Number(scope.statementTimeout) / 2)}`,
       `set local application_name = ${pg.escapeLiteral(scope.tag)}`,
     ];
     this.#after = opens ? [] : ['commit'];

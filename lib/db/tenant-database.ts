@@ -37,6 +37,9 @@ export class DatabaseStoppedAnswering extends Error {
   }
 }
 
+/** How long a statement that meets a shard move is tried again unless configured: `limits.handlerMs`' default. */
+const DEFAULT_SHARD_MOVE_WAIT_MS = 30_000;
+
 const DEFAULT_QUEUE_MS = 2000;
 
 /** `idle_in_transaction_session_timeout`: the backstop for a process frozen mid-transaction, whose own rollback cannot run. */
@@ -49,23 +52,30 @@ export function defaultTenantConnections(poolMax: number): number {
 /** How traces follow statements (`lib/tracing`); `sql` holds no values: every value is bound. */
 export type StatementTracer = <Result>(sql: string, send: () => Promise<Result>) => Promise<Result>;
 
-/** How often, and how far apart, a statement or transaction that met a Citus shard split or move is tried again. */
-const SHARD_MOVE_RETRIES = 10;
+/** How far apart a statement or transaction that met a Citus shard split or move is tried again. */
 const SHARD_MOVE_PAUSE_MS = 200;
 
 /**
- * Runs `work` again when Citus refused it because a shard it needed was just split or moved
- * (SQLSTATE 40001, "shard for the given value does not exist", as when a tenant is isolated to
- * a shard of its own): nothing of it was done, and the next try finds the new shard. Never
- * raised by plain PostgreSQL.
+ * Whether Citus refused `error` because of a shard split or move, so that nothing of it was
+ * done and a later try can succeed: the shard it needed was just split or moved (SQLSTATE 40001,
+ * "shard for the given value does not exist"), or, on a Citus coordinator, a lock it waited for
+ * longer than its `lock_timeout` (55P03), as a write does while a split or move with
+ * `block_writes` holds its shard. Never raised by plain PostgreSQL's statements here.
  */
-async function retriedOverShardMoves<Result>(work: () => Promise<Result>): Promise<Result> {
-  for (let attempt = 1; ; attempt++) {
+function metShardMove(error: unknown, scopeForm: ScopeForm): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  if (code === '55P03') return scopeForm === 'citus';
+  return code === '40001' && message?.startsWith('shard for the given value does not exist') === true;
+}
+
+/** Runs `work` again, `SHARD_MOVE_PAUSE_MS` apart, while it meets a shard move and `waitMs` has not passed since the first try. */
+async function retriedOverShardMoves<Result>(scopeForm: ScopeForm, waitMs: number, work: () => Promise<Result>): Promise<Result> {
+  const started = performance.now();
+  for (;;) {
     try {
       return await work();
     } catch (error) {
-      const { code, message } = error as { code?: string; message?: string };
-      if (code !== '40001' || !message?.startsWith('shard for the given value does not exist') || attempt >= SHARD_MOVE_RETRIES) throw error;
+      if (!metShardMove(error, scopeForm) || performance.now() - started + SHARD_MOVE_PAUSE_MS >= waitMs) throw error;
       await new Promise((resolve) => setTimeout(resolve, SHARD_MOVE_PAUSE_MS));
     }
   }
@@ -88,6 +98,12 @@ export interface TenantDatabaseOptions {
   traceStatement?: StatementTracer;
   /** `citus` on a Citus coordinator (SPEC §15.4). */
   scopeForm?: ScopeForm;
+  /**
+   * How long a statement or transaction that meets a Citus shard split or move keeps being tried
+   * again: the request's own limit (`limits.handlerMs`), so a write held by a move waits for it
+   * instead of failing; 30 s unless given.
+   */
+  shardMoveWaitMs?: number;
 }
 
 export interface PoolCounts {
@@ -111,12 +127,14 @@ export class TenantDatabase {
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
   readonly #scopeForm: ScopeForm;
+  readonly #shardMoveWaitMs: number;
   readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
   #tagsGiven = 0;
 
   constructor(url: string, options: TenantDatabaseOptions = {}) {
     const { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' } = options;
     this.#scopeForm = scopeForm;
+    this.#shardMoveWaitMs = options.shardMoveWaitMs ?? DEFAULT_SHARD_MOVE_WAIT_MS;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
     this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url, connectTimeoutMs));
@@ -134,7 +152,7 @@ export class TenantDatabase {
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
     const scope = this.#scope(tenant);
-    return retriedOverShardMoves(() =>
+    return retriedOverShardMoves(this.#scopeForm, this.#shardMoveWaitMs, () =>
       this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm))),
     );
   }
@@ -149,7 +167,7 @@ export class TenantDatabase {
       if (!stillWanted()) throw new TransactionGivenUp();
     };
     const scope = this.#scope(tenant);
-    return retriedOverShardMoves(() => this.#withConnection(tenant, async (client) => {
+    return retriedOverShardMoves(this.#scopeForm, this.#shardMoveWaitMs, () => this.#withConnection(tenant, async (client) => {
       // The wait for a connection may have outlasted the request.
       wanted();
       await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm));

@@ -60,10 +60,15 @@ export interface MigratedDatabase {
   close(): Promise<void>;
 }
 
-/** How the service's view reaches a database: the URL it uses for the database's own (a pooler's), and its pool size. */
+/**
+ * How the service's view reaches a database: the URL it uses for the database's own (a
+ * pooler's), and its pool size; or where the whole database is made instead of the test server
+ * (`create`: a Citus cluster's, distributed).
+ */
 export interface TenantDatabaseRoute {
-  url(databaseUrl: string): string;
+  url?(databaseUrl: string): string;
   poolMax?: number;
+  create?(tenants: string[]): Promise<MigratedDatabase>;
 }
 
 /**
@@ -71,10 +76,11 @@ export interface TenantDatabaseRoute {
  * `tenantDatabase` goes through `route` when given (migrations and `knex` always go direct).
  */
 export async function migratedDatabase(tenants: string[], route?: TenantDatabaseRoute): Promise<MigratedDatabase> {
+  if (route?.create !== undefined) return route.create(tenants);
   const database = await createMigratedDatabase();
   const knex = testKnex(database.url);
   for (const tenant of tenants) await createTenant(knex, tenant);
-  const tenantDatabase = testTenantDatabase(route?.url(database.url) ?? database.url, { poolMax: route?.poolMax });
+  const tenantDatabase = testTenantDatabase(route?.url?.(database.url) ?? database.url, { poolMax: route?.poolMax });
   return {
     url: database.url,
     knex,
