@@ -42,7 +42,7 @@ async function plansOfTheCheck(tenant: string, collection: string): Promise<stri
     await client.query('set auto_explain.log_min_duration = 0; set auto_explain.log_nested_statements = on; set auto_explain.log_level = notice');
     await client.query('begin');
     await client.query("select set_config('role', 'spaceport_tenant', true), set_config('spaceport.tenant', $1, true)", [tenant]);
-    await client.query("select documents_no_arrays_at($1, array['score'])", [collection]);
+    await client.query("select documents_no_arrays_at($1, $2, array['score'])", [tenant, collection]);
     return notices.join('\n');
   } finally {
     await client.end();

@@ -66,25 +66,14 @@ function multiShardRefusals(): string[] {
   });
 }
 
-/**
- * A gap found by these properties, left open (lib/documents is not this test's to change): a
- * find on a declared path that assumes no arrays calls `documents_no_arrays_at(collection,
- * paths)` (migration 20261126000011), whose `exists (select from document_array_paths …)` has
- * no tenant condition of its own: on a worker it is a query on every shard, which Citus refuses
- * from within a query on a shard. Such a find fails alike beside another tenant and alone
- * (no leak, but an error on Citus); every other statement must be on one shard.
- */
-const KNOWN_FAN_OUT = 'PL/pgSQL function documents_no_arrays_at(text,text[])';
-
-/** Runs `lanes` with both walls up; none of their statements may have touched two shards, but for the known gap, which is counted. */
+/** Runs `lanes` with both walls up; none of their statements may have touched two shards. */
 async function oneShardEach(t: ExecutionContext, lanes: () => Promise<void>): Promise<void> {
   const before = multiShardRefusals().length;
   const begun = performance.now();
   await lanes();
   const refused = multiShardRefusals().slice(before);
-  const known = refused.filter((entry) => entry.includes(KNOWN_FAN_OUT));
-  t.log(`${Math.round(performance.now() - begun)} ms; ${refused.length} statements refused for touching more than one shard, ${known.length} of them in documents_no_arrays_at (the known gap)`);
-  t.deepEqual(refused.filter((entry) => !entry.includes(KNOWN_FAN_OUT)).slice(0, 5), []);
+  t.log(`${Math.round(performance.now() - begun)} ms; ${refused.length} statements refused for touching more than one shard`);
+  t.deepEqual(refused.slice(0, 5), []);
 }
 
 citusTest('a world of one shard holds both tenants\' rows side by side on a worker, where without the application\'s condition the policies alone keep them apart', async (t) => {
