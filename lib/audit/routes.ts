@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { serviceSchema, serviceTraits, type ServiceAreaDeclaration } from '../routes/service-area.ts';
-import { admin, loadCaller } from '../spaces/caller.ts';
+import { admin, callerRoute, operation } from '../spaces/caller.ts';
 import { requestScope } from '../tenancy/scope.ts';
 import { readAudit } from './events.ts';
 import { auditQuery, auditAnswer, auditRequestOf } from './query.ts';
@@ -11,20 +11,13 @@ export const auditArea: ServiceAreaDeclaration = {
   traits: serviceTraits({ tenant: true }),
   crossOrigin: true,
   routes: [
-    {
-      method: 'GET',
-      path: '/audit',
-      auth: 'system',
-      guards: [loadCaller, admin],
+    callerRoute('GET /audit', admin, {
       handler: () => showAudit,
       schema: serviceSchema({ query: auditQuery, responses: { 200: auditAnswer } }),
-      operationId: 'getAudit',
-      summary: "The tenant's space and account events, newest first (admin)",
-      description:
-        '`?limit` (1-1000, default 100) and `?before=<at>` page through it; events sharing the last `at` of a page are never split between pages, so a page may hold a few more than `limit`. `?action=` and `?actor=` filter. Answers also while the spaces feature is off.',
+      ...operation('getAudit', "The tenant's space and account events, newest first (admin)", '`?limit` (1-1000, default 100) and `?before=<at>` page through it; events sharing the last `at` of a page are never split between pages, so a page may hold a few more than `limit`. `?action=` and `?actor=` filter. Answers also while the spaces feature is off.'),
       tags: ['audit'],
       errors: [403],
-    },
+    }),
   ],
 };
 

@@ -3,7 +3,8 @@ import { findAccountByUid } from '../auth/accounts.ts';
 import { unauthorized } from '../core/errors.ts';
 import { requestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
-import type { ServiceHandler } from '../routes/service-area.ts';
+import type { HttpMethod } from '../routes/methods.ts';
+import type { ServiceHandler, ServiceRoute } from '../routes/service-area.ts';
 import { spaceAccessOf, type SpaceAccess } from './access.ts';
 import createError from 'http-errors';
 
@@ -39,6 +40,27 @@ export const requireAdmin: Middleware = async (ctx, next) => {
   await next();
 };
 
-/** Guards of the spaces and audit routes: the caller's account read (401 without one), then its role checked (403). */
-export const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
+const loadCaller: ServiceHandler = ({ runtime }) => loadCallerAccess(runtime);
 export const admin: ServiceHandler = () => requireAdmin;
+
+/**
+ * A route of the spaces and audit APIs: system authentication, the caller's account read (401
+ * without one), then `guard` (`admin`: 403 for anyone else), all before the body is read.
+ */
+export function callerRoute(at: `${HttpMethod} /${string}`, guard: ServiceHandler | undefined, route: CallerRouteFields): ServiceRoute {
+  const [method, path] = at.split(' ') as [HttpMethod, string];
+  return { ...route, method, path, auth: 'system', guards: guard === undefined ? [loadCaller] : [loadCaller, guard] };
+}
+
+type CallerRouteFields = Omit<ServiceRoute, 'method' | 'path' | 'auth' | 'guards' | 'operationId' | 'summary' | 'description'> & OperationDoc;
+
+/** Its OpenAPI operation: id, summary and description, in one line of the route's table. */
+export function operation(operationId: string, summary: string, description: string): OperationDoc {
+  return { operationId, summary, description };
+}
+
+interface OperationDoc {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+}

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { paramsOf } from '../routes/router.ts';
 import { checkedBody, serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler, type ServiceRoute } from '../routes/service-area.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { admin, callerAccess, loadCaller, requireAdmin } from './caller.ts';
+import { admin, callerAccess, callerRoute, operation, requireAdmin } from './caller.ts';
 import { allowedVersions, etagOf, noneMatchHolds } from './etag.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, StaleVersion, type AllowedVersions, type StoredSpace } from './store.ts';
 import { listTrashedSpaces, restoreSpace } from './trash.ts';
@@ -23,110 +23,62 @@ import {
 } from './validation.ts';
 
 const FEATURE_NOTE = 'Answers 404 `{error: "spaces feature is disabled"}` while `spaces.enabled` is false.';
-const tags = ['spaces'];
 const adminForTrash: ServiceHandler = () => (ctx, next) => (asksForTrash(ctx.query) ? requireAdmin(ctx, next) : next());
 const trashDaysOf = (runtime: Runtime): number => runtime.config.spaces.trashDays;
 const ETAG_HEADER = { ETag: { schema: { type: 'string' }, description: "The space's strong validator, for `If-Match` and `If-None-Match`." } };
 const IF_MATCH_NOTE = 'With `If-Match` (one or more ETags, or `*`), a space whose ETag is none of them answers 412 and is not changed.';
 
+const spaceRoute = (...[at, guard, route]: Parameters<typeof callerRoute>): ServiceRoute => callerRoute(at, guard, { ...route, tags: ['spaces'] });
+
 /** SPEC §6, checked in its order: tenant, switch, authentication, role (guards), body (schema), then handlers. */
 const spaceRoutes: readonly ServiceRoute[] = [
-  {
-    method: 'GET',
-    path: '/spaces',
-    auth: 'system',
-    guards: [loadCaller, adminForTrash],
+  spaceRoute('GET /spaces', adminForTrash, {
     handler: ({ runtime }) => listSpaces(trashDaysOf(runtime)),
     schema: serviceSchema({ query: listQuery, responses: { 200: spaceList } }),
-    operationId: 'listSpaces',
-    summary: 'The spaces visible to the caller, sorted by name in byte order; with `?trashed=true`, the trash (admin)',
-    description: `${FEATURE_NOTE} \`?trashed=true\` lists the spaces in the trash instead, each with \`deletedAt\` (admins only).`,
-    tags,
+    ...operation('listSpaces', 'The spaces visible to the caller, sorted by name in byte order; with `?trashed=true`, the trash (admin)', `${FEATURE_NOTE} \`?trashed=true\` lists the spaces in the trash instead, each with \`deletedAt\` (admins only).`),
     errors: [403],
-  },
-  {
-    method: 'GET',
-    path: '/spaces/:name',
-    auth: 'system',
-    guards: [loadCaller],
+  }),
+  spaceRoute('GET /spaces/:name', undefined, {
     handler: () => showSpace,
     schema: serviceSchema({ responses: { 200: spaceAnswer } }),
-    operationId: 'getSpace',
-    summary: 'One space, when visible to the caller',
-    description: `${FEATURE_NOTE} With \`If-None-Match\` naming its ETag (or \`*\`), answers 304 without a body.`,
-    tags,
+    ...operation('getSpace', 'One space, when visible to the caller', `${FEATURE_NOTE} With \`If-None-Match\` naming its ETag (or \`*\`), answers 304 without a body.`),
     errors: [304],
     answerHeaders: { 200: ETAG_HEADER },
-  },
-  {
-    method: 'POST',
-    path: '/spaces',
-    auth: 'system',
-    guards: [loadCaller, admin],
+  }),
+  spaceRoute('POST /spaces', admin, {
     handler: () => createSpace,
     schema: serviceSchema({ body: createSpaceBody, responses: { 201: spaceAnswer } }),
-    operationId: 'createSpace',
-    summary: 'Create a space (admin)',
-    description: FEATURE_NOTE,
-    tags,
+    ...operation('createSpace', 'Create a space (admin)', FEATURE_NOTE),
     errors: [403, 409],
     answerHeaders: { 201: { Location: { schema: { type: 'string' }, description: '`/spaces/<name>`, the name percent-encoded.' }, ...ETAG_HEADER } },
-  },
-  {
-    method: 'PUT',
-    path: '/spaces/:name',
-    auth: 'system',
-    guards: [loadCaller, admin],
+  }),
+  spaceRoute('PUT /spaces/:name', admin, {
     handler: () => replaceSchemas,
     schema: serviceSchema({ body: replaceSpaceBody, responses: { 200: spaceAnswer } }),
-    operationId: 'replaceSpaceSchemas',
-    summary: "Replace a space's schema list (admin)",
-    description: `${FEATURE_NOTE} ${IF_MATCH_NOTE}`,
-    tags,
+    ...operation('replaceSpaceSchemas', "Replace a space's schema list (admin)", `${FEATURE_NOTE} ${IF_MATCH_NOTE}`),
     errors: [403, 412],
     answerHeaders: { 200: ETAG_HEADER },
-  },
-  {
-    method: 'DELETE',
-    path: '/spaces/:name',
-    auth: 'system',
-    guards: [loadCaller, admin],
+  }),
+  spaceRoute('DELETE /spaces/:name', admin, {
     handler: ({ runtime }) => removeSpace(trashDaysOf(runtime)),
     schema: serviceSchema({ responses: { 200: spaceAnswer } }),
-    operationId: 'deleteSpace',
-    summary: 'Move a space to the trash (admin)',
-    description: `${FEATURE_NOTE} ${IF_MATCH_NOTE} The space stays restorable for \`spaces.trashDays\` days (0: deleted at once), invisible to every other call; answers it as it was.`,
-    tags,
+    ...operation('deleteSpace', 'Move a space to the trash (admin)', `${FEATURE_NOTE} ${IF_MATCH_NOTE} The space stays restorable for \`spaces.trashDays\` days (0: deleted at once), invisible to every other call; answers it as it was.`),
     errors: [403, 412],
     answerHeaders: { 200: ETAG_HEADER },
-  },
-  {
-    method: 'GET',
-    path: '/spaces/:name/history',
-    auth: 'system',
-    guards: [loadCaller, admin],
+  }),
+  spaceRoute('GET /spaces/:name/history', admin, {
     handler: () => showHistory,
     schema: serviceSchema({ query: historyQuery, responses: { 200: historyAnswer } }),
-    operationId: 'getSpaceHistory',
-    summary: "A space's changes, newest first (admin)",
-    description: `${FEATURE_NOTE} Kept after a delete; 404 only for a name that never existed in the tenant. \`?limit\` (1-1000, default 100) and \`?before=<at>\` page through it.`,
-    tags,
+    ...operation('getSpaceHistory', "A space's changes, newest first (admin)", `${FEATURE_NOTE} Kept after a delete; 404 only for a name that never existed in the tenant. \`?limit\` (1-1000, default 100) and \`?before=<at>\` page through it.`),
     errors: [403],
-  },
-  {
-    method: 'POST',
-    path: '/spaces/:name/restore',
-    auth: 'system',
-    guards: [loadCaller, admin],
+  }),
+  spaceRoute('POST /spaces/:name/restore', admin, {
     handler: ({ runtime }) => restoreFromTrash(trashDaysOf(runtime)),
     schema: serviceSchema({ responses: { 200: spaceAnswer } }),
-    operationId: 'restoreSpace',
-    summary: 'Bring a space back from the trash as it was (admin)',
-    description: `${FEATURE_NOTE} 404 when the name is not in the trash, 409 when a live space has it.`,
-    tags,
+    ...operation('restoreSpace', 'Bring a space back from the trash as it was (admin)', `${FEATURE_NOTE} 404 when the name is not in the trash, 409 when a live space has it.`),
     errors: [403, 409],
     answerHeaders: { 200: ETAG_HEADER },
-  },
+  }),
 ];
 
 /** `/spaces`, behind the tenant step and the `spaces.enabled` switch. */
