@@ -87,15 +87,19 @@ export class CollectionIndexes implements CollectionDeclaredPaths {
     for (const [key, value] of Object.entries(filter)) {
       const keys = this.#keys.get(key);
       const condition = keys === undefined ? undefined : servedByIndex(keys, value);
-      if (keys === undefined || condition === undefined) rest.push([key, value]);
+      if (keys === undefined || condition === undefined) {
+        rest.push([key, value]);
+        continue;
+      }
+      const recheck = () => all([rankIn(keys, arrayRanks(keys)), compileRest(Object.fromEntries([[key, value]]))]);
+      split.keys.push(key);
+      // No scalar meets bounds of two types: only an array can, and the planner would prove the scalar arm empty
+      // without ever running the proof beside it.
+      if (condition === NO_SCALAR) split.entries.push([recheck()]);
       else if (noArrays.assumes(key)) {
-        split.keys.push(key);
         split.entries.push([condition]);
         assumed.push(key);
-      } else {
-        split.keys.push(key);
-        split.entries.push([condition, all([rankIn(keys, arrayRanks(keys)), compileRest(Object.fromEntries([[key, value]]))])]);
-      }
+      } else split.entries.push([condition, recheck()]);
     }
     if (split.entries.length === 0) return undefined;
     if (rest.length > 0) split.rest.push(compileRest(Object.fromEntries(rest)));
@@ -119,6 +123,9 @@ const RECHECK_EVERY_PATH: AssumeNoArrays = {
 
 type Arms = readonly [SqlFragment] | readonly [SqlFragment, SqlFragment];
 
+/** A condition no scalar meets (`{$gt: 1, $gte: ""}`): what it matches, it matches through an array. */
+const NO_SCALAR = Symbol('no scalar');
+
 interface Split {
   readonly rest: SqlFragment[];
   readonly keys: string[];
@@ -128,7 +135,7 @@ interface Split {
 const RANGES = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
 /** Anything the index does not serve, an invalid operand included, is left to the unindexed filter, which names what is wrong. */
-function servedByIndex(keys: PathKeys, value: unknown): SqlFragment | undefined {
+function servedByIndex(keys: PathKeys, value: unknown): SqlFragment | typeof NO_SCALAR | undefined {
   try {
     return indexedCondition(keys, value);
   } catch {
@@ -136,13 +143,13 @@ function servedByIndex(keys: PathKeys, value: unknown): SqlFragment | undefined 
   }
 }
 
-function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefined {
+function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | typeof NO_SCALAR | undefined {
   if (!isOperatorObject(value, '')) {
     const equal = equalTo(keys, scalarOf(value));
     return equal === undefined ? undefined : withinType(keys, [equal]);
   }
   const comparisons: TypedComparison[] = [];
-  const lists: SqlFragment[] = [];
+  const lists: InList[] = [];
   for (const [operator, operand] of Object.entries(value)) {
     const list = operator === '$in' ? inList(keys, operand) : undefined;
     const comparison = operator === '$eq' ? equalTo(keys, scalarOf(operand)) : operator in RANGES ? compared(keys, RANGES[operator as keyof typeof RANGES], scalarOf(operand)) : undefined;
@@ -150,7 +157,10 @@ function indexedCondition(keys: PathKeys, value: unknown): SqlFragment | undefin
     if (list !== undefined) lists.push(list);
     if (comparison !== undefined) comparisons.push(comparison);
   }
-  return all([...(comparisons.length > 0 ? [withinType(keys, comparisons)] : []), ...lists]);
+  const rankSets = [...comparisons.map(({ rank }) => [rank]), ...lists.map(({ ranks }) => ranks)];
+  const possible = rankSets.reduce((kept, ranks) => kept.filter((rank) => ranks.includes(rank)));
+  if (possible.length === 0) return NO_SCALAR;
+  return all([...(comparisons.length > 0 ? [withinType(keys, comparisons)] : []), ...lists.map(({ condition }) => condition)]);
 }
 
 function scalarOf(operand: unknown): string | number | boolean | undefined {
@@ -180,16 +190,21 @@ function typedComparison(keys: PathKeys, value: string | number | boolean, opera
   return { rank: rankOf(value), onKey: { sql: `${keys.json} ${operator} ?::jsonb`, bindings: [JSON.stringify(value)] } };
 }
 
-/** The rank condition written once (a shorter statement plans faster); `text is null` lets the btree range over the jsonb key after it. */
+/** Comparisons of one rank, the rank condition written once (a shorter statement plans faster); `text is null` lets the btree range over the jsonb key after it. */
 function withinType(keys: PathKeys, comparisons: readonly TypedComparison[]): SqlFragment {
   const [first] = comparisons as [TypedComparison];
-  if (comparisons.some(({ rank }) => rank !== first.rank)) return all(comparisons.map((comparison) => withinType(keys, [comparison])));
   const type = first.rank === rankOf('') ? `${keys.rank} = ${first.rank}` : `${keys.rank} = ${first.rank} and ${keys.text} is null`;
   return { sql: [type, ...comparisons.map(({ onKey }) => onKey.sql)].join(' and '), bindings: comparisons.flatMap(({ onKey }) => onKey.bindings) };
 }
 
+interface InList {
+  readonly condition: SqlFragment;
+  /** The ranks of its values' types. */
+  readonly ranks: readonly number[];
+}
+
 /** `$in` of strings, numbers and booleans, each kind one bound array; any other value leaves it unindexed. */
-function inList(keys: PathKeys, operand: unknown): SqlFragment | undefined {
+function inList(keys: PathKeys, operand: unknown): InList | undefined {
   if (!Array.isArray(operand) || operand.length === 0) return undefined;
   const values = operand.map(scalarOf);
   if (values.some((value) => value === undefined)) return undefined;
@@ -197,11 +212,11 @@ function inList(keys: PathKeys, operand: unknown): SqlFragment | undefined {
   const numbers = values.filter((value) => typeof value === 'number').map((value) => JSON.stringify(value));
   const booleans = values.filter((value) => typeof value === 'boolean').map((value) => JSON.stringify(value));
   const jsonIn = (rank: number, list: string[]): SqlFragment => ({ sql: `${keys.rank} = ${rank} and ${keys.text} is null and ${keys.json} = any(?::jsonb[])`, bindings: [list] });
-  return any([
-    ...(strings.length > 0 ? [{ sql: `${keys.rank} = 3 and ${keys.text} = any(?::text[])`, bindings: [strings as string[]] }] : []),
-    ...(numbers.length > 0 ? [jsonIn(2, numbers)] : []),
-    ...(booleans.length > 0 ? [jsonIn(6, booleans)] : []),
-  ]);
+  const kinds: InList[] = [];
+  if (strings.length > 0) kinds.push({ ranks: [3], condition: { sql: `${keys.rank} = 3 and ${keys.text} = any(?::text[])`, bindings: [strings as string[]] } });
+  if (numbers.length > 0) kinds.push({ ranks: [2], condition: jsonIn(2, numbers) });
+  if (booleans.length > 0) kinds.push({ ranks: [6], condition: jsonIn(6, booleans) });
+  return { condition: any(kinds.map(({ condition }) => condition)), ranks: kinds.flatMap(({ ranks }) => ranks) };
 }
 
 function rankIn(keys: PathKeys, ranks: readonly number[]): SqlFragment {

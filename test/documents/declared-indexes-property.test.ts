@@ -137,8 +137,8 @@ test.serial('bounds of two types on a path, after a read that assumed no arrays:
   await indexed.insertOne({ _id: 'd00', v: '', a: [{ b: 2 }, { b: '' }] });
   const where = { 'a.b': { $gt: 0.5, $gte: '' } };
   const unindexed = documentStore(plain, 'acme').collection('mixed');
-  t.deepEqual((await unindexed.find(where).toArray()).map(({ _id }) => _id), ['d00']);
-  t.deepEqual((await indexed.find(where).toArray()).map(({ _id }) => _id), ['d00']);
+  t.deepEqual((await unindexed.find(where).toArray()).map(({ _id }) => _id), ['d00'], 'without the declaration');
+  t.deepEqual((await indexed.find(where).toArray()).map(({ _id }) => _id), ['d00'], 'with the declaration');
   t.is(await indexed.countDocuments(where), 1);
 });
 
