@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import test from 'ava';
 import type { Knex } from 'knex';
 import { createTenant } from '../../lib/tenancy/index.ts';
@@ -23,13 +25,20 @@ const QUEUE_MS = 1500;
 const HOLD_MS = 3500;
 
 const ROUTES = `
+import { existsSync } from 'node:fs';
 import { db } from 'spaceport';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** \`ms\` milliseconds, or until the file \`?until=\` names exists. */
+async function wait(query) {
+  const end = Date.now() + Number(query.ms);
+  do await sleep(query.until ? 20 : Number(query.ms));
+  while (query.until && !existsSync(query.until) && Date.now() < end);
+}
 export default [
   { method: 'POST', path: '/hold', skipAuth: true, function: async (req, res) => {
     res.json(await db.transaction(async (tx) => {
       const count = await tx.collection('held').countDocuments({});
-      await sleep(Number(req.query.ms));
+      await wait(req.query);
       return { count };
     }));
   } },
@@ -135,12 +144,15 @@ test.serial('/readyz and /healthz check the database on a connection of their ow
     env: { DATABASE_POOL_MAX: '2' },
     expert: { limits: { tenantConnections: 2, queueMs: QUEUE_MS } },
   });
-  const held = ['acme', 'globex'].map((tenant) => full.fetch(`/api/desk/hold?ms=${HOLD_MS}`, { method: 'POST', headers: { tenant } }));
+  // Held until the probes have answered (a loaded machine may start the second long after the first).
+  const release = path.join(writeTree({}), 'release');
+  const held = ['acme', 'globex'].map((tenant) => full.fetch(`/api/desk/hold?ms=30000&until=${encodeURIComponent(release)}`, { method: 'POST', headers: { tenant } }));
   t.teardown(() => Promise.all(held));
-  const deadline = Date.now() + 4000;
+  const deadline = Date.now() + 20_000;
   while ((await transactionsOpen()) < 2 && Date.now() < deadline) await sleep(50);
   t.is(await transactionsOpen(), 2, 'both connections of the pool are held');
   const [ready, health] = await Promise.all([full.fetch('/readyz'), full.fetch('/healthz')]);
   t.deepEqual([ready.status, health.status], [200, 200]);
+  writeFileSync(release, '');
   t.deepEqual((await Promise.all(held)).map((answer) => answer.status), [200, 200]);
 });
