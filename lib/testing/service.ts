@@ -122,6 +122,9 @@ function testDataFolder(): string {
 function serviceEnvironment(options: StartOptions, folder: ProjectsFolder, dataDir: string, database: FreshDatabase): Record<string, string> {
   return {
     LOG_LEVEL: 'info',
+    // Tests run beside other work (the rest of a suite, other suites): on a loaded machine a new
+    // connection took longer than the service's 1.5 s, and requests answered 503.
+    DATABASE_CONNECT_TIMEOUT_MS: '10000',
     ...options.env,
     PORT: '0',
     HOST: '127.0.0.1',

@@ -1,3 +1,4 @@
+import { boundUnderLoad } from '../helpers/machine-load.ts';
 import test from 'ava';
 import { isDatabaseUnreachable } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
@@ -89,7 +90,7 @@ test('a TenantDatabase waits connectTimeoutMs for a connection (DATABASE_CONNECT
 test('statements waiting for their tenant’s share when the database stops answering are refused at once, not sent after their wait (SPEC §7)', async (t) => {
   const database = await createFreshDatabase();
   const proxy = await databaseProxy(database.url);
-  const shared = testTenantDatabase(proxy.url, { queryTimeoutMs: 1000, tenantConnections: 1, queueMs: 10_000 });
+  const shared = testTenantDatabase(proxy.url, { queryTimeoutMs: boundUnderLoad(1000), tenantConnections: 1, queueMs: 10_000 });
   t.teardown(async () => {
     await shared.close();
     await proxy.close();
@@ -107,6 +108,6 @@ test('statements waiting for their tenant’s share when the database stops answ
   const [heldMs, waitedMs] = await Promise.all([holding, waited]);
   // Without the refusal, the waiting statement gets the share when the first is cut (~1.3 s)
   // and a new connection to the frozen database, and fails only after the connect time limit.
-  t.true(waitedMs - heldMs < 200, `the statement holding the share failed after ${Math.round(heldMs)} ms, the one waiting after ${Math.round(waitedMs)} ms`);
+  t.true(waitedMs - heldMs < boundUnderLoad(200), `the statement holding the share failed after ${Math.round(heldMs)} ms, the one waiting after ${Math.round(waitedMs)} ms`);
   t.deepEqual(shared.shareCounts(), { tenantsAtShare: 0, shareWaiting: 0 });
 });

@@ -70,7 +70,19 @@ test('services starting at once against a new database all come up, and it is mi
   const database = await createFreshDatabase();
   t.teardown(() => database.drop());
   const services = await Promise.all(Array.from({ length: 5 }, () => startTestService(t, { databaseUrl: database.url })));
-  for (const service of services) t.is((await service.fetch('/healthz')).status, 200);
+  // Healthy within a while: on a loaded machine one probe can outlast its time limit.
+  for (const service of services) t.is(await healthyStatus(service), 200);
   const names = await services[0]?.runtime.knex('knex_migrations').pluck('name');
   t.deepEqual(names?.sort(), readdirSync(MIGRATIONS_DIR).filter((file) => file.endsWith('.ts')).sort());
 });
+
+/** `/healthz`'s status, asked again for up to 20 s while it is not 200. */
+async function healthyStatus(service: { fetch(pathname: string): Promise<Response> }): Promise<number> {
+  const deadline = performance.now() + 20_000;
+  let status = (await service.fetch('/healthz')).status;
+  while (status !== 200 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    status = (await service.fetch('/healthz')).status;
+  }
+  return status;
+}

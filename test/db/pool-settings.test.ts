@@ -24,6 +24,8 @@ test.serial('migrations and tools use DATABASE_DIRECT_URL; requests use DATABASE
   t.teardown(() => pooler.close());
   const service = await startWithProjects(t, writeTree({ 'pooled/api/routes.js': ROUTES }), {
     env: { DATABASE_URL: pooler.url, DATABASE_DIRECT_URL: direct, DATABASE_POOL_MAX: '2' },
+    // The eight counts take turns on one connection: on a loaded machine, longer than the default 2 s queue.
+    expert: { limits: { queueMs: 30_000 } },
   });
   t.is(pooler.connections().opened, 1, 'start-up migrated over the direct URL: only the pool’s check went through DATABASE_URL');
   // Every count waits on this lock, holding its connection, until it is released.

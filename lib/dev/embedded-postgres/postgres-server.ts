@@ -43,7 +43,9 @@ export function initialiseCluster(cluster: Cluster, password: string): void {
 /** Where `setpriv` is present, with a parent-death signal: should we die, even by SIGKILL, the kernel sends the server SIGINT (fast shutdown). */
 export async function startServer(cluster: Cluster, port: number): Promise<ChildProcess> {
   const postgres = path.join(cluster.binaries, 'bin', 'postgres');
-  const flags = ['-D', cluster.dataFolder, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+  // Every make target of the checkout shares this server: a full make test alone holds up to ~60
+  // connections, and 100 (PostgreSQL's default) ran out with eight `make test PROJECT=…` beside it.
+  const flags = ['-D', cluster.dataFolder, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=400'];
   const [command = postgres, ...args] = [...parentDeathPrefix(), postgres, ...flags];
   const child = spawn(command, args, { ...spawnAccount(cluster), stdio: ['ignore', cluster.logDescriptor, cluster.logDescriptor] });
   await untilReady(child, cluster);
