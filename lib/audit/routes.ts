@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import { serviceSchema, serviceTraits, type ServiceAreaDeclaration } from '../routes/service-area.ts';
-import { admin, callerRoute, operation } from '../spaces/caller.ts';
+import { operation, serviceSchema, serviceTraits, type ServiceAreaDeclaration } from '../routes/service-area.ts';
+import { admin, callerRoute } from '../spaces/caller.ts';
 import { requestScope } from '../tenancy/scope.ts';
 import { readAudit } from './events.ts';
 import { auditQuery, auditAnswer, auditRequestOf } from './query.ts';

@@ -42,6 +42,17 @@ export function serviceSchema(declared: Record<string, unknown>): CompiledRouteS
   return schema;
 }
 
+/** A service route's OpenAPI operation: id, summary and description, in one line of its area's table. */
+export function operation(operationId: string, summary: string, description: string): OperationDoc {
+  return { operationId, summary, description };
+}
+
+export interface OperationDoc {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+}
+
 /** The request body of a route that declares a body schema: the chain checked it before the handler runs. */
 export function checkedBody<Body>(ctx: Context): Body {
   return ctx.request.body as Body;

@@ -4,7 +4,7 @@ import { unauthorized } from '../core/errors.ts';
 import { requestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 import type { HttpMethod } from '../routes/methods.ts';
-import type { ServiceHandler, ServiceRoute } from '../routes/service-area.ts';
+import type { OperationDoc, ServiceHandler, ServiceRoute } from '../routes/service-area.ts';
 import { spaceAccessOf, type SpaceAccess } from './access.ts';
 import createError from 'http-errors';
 
@@ -52,15 +52,4 @@ export function callerRoute(at: `${HttpMethod} /${string}`, guard: ServiceHandle
   return { ...route, method, path, auth: 'system', guards: guard === undefined ? [loadCaller] : [loadCaller, guard] };
 }
 
-type CallerRouteFields = Omit<ServiceRoute, 'method' | 'path' | 'auth' | 'guards' | 'operationId' | 'summary' | 'description'> & OperationDoc;
-
-/** Its OpenAPI operation: id, summary and description, in one line of the route's table. */
-export function operation(operationId: string, summary: string, description: string): OperationDoc {
-  return { operationId, summary, description };
-}
-
-interface OperationDoc {
-  readonly operationId: string;
-  readonly summary: string;
-  readonly description: string;
-}
+type CallerRouteFields = Omit<ServiceRoute, 'method' | 'path' | 'auth' | 'guards' | keyof OperationDoc> & OperationDoc;

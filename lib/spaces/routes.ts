@@ -1,9 +1,9 @@
 import createError from 'http-errors';
 import type { Context } from 'koa';
 import { paramsOf } from '../routes/router.ts';
-import { checkedBody, serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler, type ServiceRoute } from '../routes/service-area.ts';
+import { checkedBody, operation, serviceSchema, serviceTraits, type ServiceAreaDeclaration, type ServiceHandler, type ServiceRoute } from '../routes/service-area.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { admin, callerAccess, callerRoute, operation, requireAdmin } from './caller.ts';
+import { admin, callerAccess, callerRoute, requireAdmin } from './caller.ts';
 import { allowedVersions, etagOf, noneMatchHolds } from './etag.ts';
 import { deleteSpace, findVisibleSpace, insertSpace, listVisibleSpaces, replaceSpaceSchemas, spaceHistory, StaleVersion, type AllowedVersions, type StoredSpace } from './store.ts';
 import { listTrashedSpaces, restoreSpace } from './trash.ts';
