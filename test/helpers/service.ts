@@ -5,7 +5,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { startLoggedService, type LoggedService } from '../../lib/testing/service.ts';
+import { startLoggedService, withTestQueue, type LoggedService } from '../../lib/testing/service.ts';
 import { createMigratedDatabase } from './database.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-a-decent-length-0123456789';
@@ -56,7 +56,7 @@ export async function startTestService(t: ExecutionContext | undefined, options:
       DATABASE_CONNECT_TIMEOUT_MS: '10000',
       ...options.env,
     },
-    expert: options.expert ?? {},
+    expert: withTestQueue(options.expert ?? {}),
     bodyPace: options.bodyPace,
   });
   const testService: ServiceUnderTest = { ...service, fetch: (pathname, init) => fetch(new URL(pathname, service.url), init) };
