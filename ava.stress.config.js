@@ -12,5 +12,5 @@ export default {
   concurrency: 1,
   // As in `make test` (package.json): no test reads the user's config/expert.json, and project
   // tests resolve `spaceport/testing`.
-  nodeArguments: ['--import=./lib/testing/register.ts'],
+  nodeArguments: ['--import=./lib/testing/register.ts', '--disable-warning=ExperimentalWarning'],
 };

@@ -1,6 +1,7 @@
 import { registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { resolveFacilitiesFromAnywhere } from '../facilities/resolution.ts';
+import { keepStrippedTypeScript } from './typescript-cache.ts';
 
 /**
  * For `node --import` in the test runner's workers: a project's tests import `spaceport/testing`
@@ -13,9 +14,11 @@ const TEST_RUNNER = 'ava';
 // has one, stopped the service's fixture services, issue 37): its services, and those they
 // start, read this file of defaults unless a test names another.
 const TESTS_EXPERT_CONFIG = fileURLToPath(new URL('../../test/fixtures/expert.json', import.meta.url));
+const STRIPPED_TYPESCRIPT = fileURLToPath(new URL('../../node_modules/.cache/stripped-typescript', import.meta.url));
 
 process.env.EXPERT_CONFIG = TESTS_EXPERT_CONFIG;
 
+keepStrippedTypeScript(STRIPPED_TYPESCRIPT);
 resolveFacilitiesFromAnywhere(process.env.PROJECTS_DIR || 'projects');
 registerHooks({
   resolve(specifier, context, nextResolve) {
