@@ -54,6 +54,8 @@ export interface StartOptions extends LoadOptions {
   logDestination?: pino.DestinationStream;
   /** How fast request bodies must arrive (default `BODY_PACE`); for tests. */
   bodyPace?: BodyPace;
+  /** How long a query may go unanswered before it is a 503 (default 1.5 s); for tests on a busy machine. */
+  queryTimeoutMs?: number;
   /** Traces, when `lib/main.ts` started them (`lib/tracing`): process-wide, so never a test's own. */
   tracing?: Tracing;
 }
@@ -71,7 +73,7 @@ export interface DatabaseOptions {
 /** Loads configuration, opens and migrates the database, loads projects, and listens. */
 export async function startService(options: StartOptions = {}): Promise<Service> {
   const logDestination = options.logDestination ?? bufferedStdout();
-  const runtime = await createRuntime({ ...options, logDestination }, { migrate: true, queryTimeoutMs: SERVING_QUERY_TIMEOUT_MS });
+  const runtime = await createRuntime({ ...options, logDestination }, { migrate: true, queryTimeoutMs: options.queryTimeoutMs ?? SERVING_QUERY_TIMEOUT_MS });
   let indexBuild: IndexBuild | undefined;
   try {
     await warnUnlessDocumentIndexUsable(runtime);

@@ -3,6 +3,7 @@ import type { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { QUERY_BOUNDS } from '../../lib/documents/bounds.ts';
 import { DocumentQueryError, documentStore, type Collection, type Filter } from '../../lib/documents/index.ts';
 import { migratedDatabase, type MigratedDatabase, testTenantDatabase } from '../helpers/database.ts';
+import { boundUnderLoad } from '../helpers/machine-load.ts';
 
 // SPEC §17.3: every part of a query whose size decides what PostgreSQL (or the service) spends on
 // it has a bound; over it, the store refuses the query with an error naming the bound, before
@@ -104,13 +105,13 @@ test.serial('the largest allowed filter and sort over 20 000 documents finishes 
 test('the sort of 2 000 keys the issue found (a backend kept 27 s on CPU) is refused at once', async (t) => {
   const started = performance.now();
   await t.throwsAsync(things.find({}).sort(sortOf(2000)).toArray(), { instanceOf: DocumentQueryError, message: /sort keys/ });
-  t.true(performance.now() - started < 1000);
+  t.true(performance.now() - started < boundUnderLoad(1000), `refused after ${Math.round(performance.now() - started)} ms`);
 });
 
 test('a $set of 20 000 fields (its conflict check took 20 s of the event loop) is refused at once', async (t) => {
   const started = performance.now();
   await t.throwsAsync(things.updateOne({ _id: 't1' }, { $set: projectionOf(20_000) }), { instanceOf: DocumentQueryError, message: /update fields/ });
-  t.true(performance.now() - started < 1000);
+  t.true(performance.now() - started < boundUnderLoad(1000), `refused after ${Math.round(performance.now() - started)} ms`);
 });
 
 test('the $and of 20 000 conditions the issue found is refused at once', async (t) => {

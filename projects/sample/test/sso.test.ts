@@ -141,7 +141,8 @@ for (const prefix of PREFIXES) {
   test(`${prefix}/home when the SSO server never answers times out with 500`, async (t) => {
     const started = Date.now();
     await assertFailure(t, await home(prefix, SSO_TOKENS.silent, undefined, impatient), new RegExp(`did not answer within ${SSO_TIMEOUT_MS} ms`));
-    t.true(Date.now() - started < 5000, 'bounded by sso.timeoutMs, well before the handler limit');
+    // Half the handler limit (limits.handlerMs, 30 s): at load 46 on 2 cores the 300 ms took more than 5 s to answer.
+    t.true(Date.now() - started < 15_000, 'bounded by sso.timeoutMs, well before the handler limit');
   });
 
   test(`${prefix}/home when the SSO reply stalls mid-body times out with 500`, async (t) => {
