@@ -25,6 +25,8 @@ export interface ServiceUnderTestOptions {
   databaseUrl?: string;
   /** See `StartOptions.bodyPace`. */
   bodyPace?: BodyPace;
+  /** See `StartOptions.queryTimeoutMs` (the service's 1.5 s by default, which many tests here are about). */
+  queryTimeoutMs?: number;
 }
 
 let fileDatabase: Promise<{ url: string; drop: () => Promise<void> }> | undefined;
@@ -58,6 +60,7 @@ export async function startTestService(t: ExecutionContext | undefined, options:
     },
     expert: withTestQueue(options.expert ?? {}),
     bodyPace: options.bodyPace,
+    queryTimeoutMs: options.queryTimeoutMs,
   });
   const testService: ServiceUnderTest = { ...service, fetch: (pathname, init) => fetch(new URL(pathname, service.url), init) };
   t?.teardown(() => service.close());
