@@ -23,7 +23,9 @@ export function requestSpans(tracer: Tracer): (serve: Middleware) => Middleware 
   return (serve) => (ctx, next) => {
     const parent = propagation.extract(ROOT_CONTEXT, ctx.req.headers);
     const method = KNOWN_METHODS.has(ctx.method) ? ctx.method : undefined;
-    const span = tracer.startSpan(method ?? 'HTTP', { kind: SpanKind.SERVER, attributes: requestAttributes(ctx, method) }, parent);
+    const span = tracer.startSpan(method ?? 'HTTP', { kind: SpanKind.SERVER }, parent);
+    // An unsampled request keeps its trace (log lines, `traceparent` sent on) and costs no attribute.
+    if (span.isRecording()) span.setAttributes(requestAttributes(ctx, method));
     let answering: unknown;
     try {
       answering = context.with(trace.setSpan(parent, span), serve, undefined, ctx, next);
@@ -63,6 +65,11 @@ function requestAttributes(ctx: Context, method: string | undefined): Record<str
 }
 
 function endRequestSpan(span: Span, ctx: Context, method: string | undefined): void {
+  if (span.isRecording()) nameAndAnswer(span, ctx, method);
+  span.end();
+}
+
+function nameAndAnswer(span: Span, ctx: Context, method: string | undefined): void {
   const { route, abandoned, requestId, tenant } = requestState(ctx);
   if (route !== undefined) {
     const path = route.route.path;
@@ -78,5 +85,4 @@ function endRequestSpan(span: Span, ctx: Context, method: string | undefined): v
     span.setAttribute(ATTR_ERROR_TYPE, String(status));
     span.setStatus({ code: SpanStatusCode.ERROR });
   }
-  span.end();
 }

@@ -11,6 +11,7 @@ import type { Tracing } from './tracing.ts';
 import { activeTraceFields } from './log-fields.ts';
 import { propagatorFor } from './propagation.ts';
 import { requestSpans } from './request-spans.ts';
+import { defaultSampler } from './sampling.ts';
 import { statementSpans } from './statement-spans.ts';
 
 const TRACER_NAME = 'spaceport';
@@ -18,12 +19,15 @@ const TRACER_NAME = 'spaceport';
 const FLUSH_LIMIT_MS = 2000;
 
 /**
- * Configured by the standard `OTEL_*` variables; client spans for `fetch` and `node:http(s)` calls. The server span of
- * each request is the entry's (`Tracing.traced`), so the HTTP instrumentation leaves incoming requests alone.
+ * Configured by the standard `OTEL_*` variables, but for the sampler's default (`sampling.ts`); client spans for `fetch`
+ * and `node:http(s)` calls. The server span of each request is the entry's (`Tracing.traced`), so the HTTP
+ * instrumentation leaves incoming requests alone.
  */
 export function startTracing(environment: NodeJS.ProcessEnv = process.env): Tracing {
   const propagator = propagatorFor(environment);
+  const sampler = defaultSampler(environment);
   const provider = new NodeTracerProvider({
+    ...(sampler === undefined ? {} : { sampler }),
     resource: defaultResource()
       .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'spaceport' }))
       .merge(detectResources({ detectors: [envDetector] })),

@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { ATTR_DB_OPERATION_NAME, ATTR_DB_QUERY_TEXT, ATTR_DB_SYSTEM_NAME, ATTR_ERROR_TYPE, DB_SYSTEM_NAME_VALUE_POSTGRESQL } from '@opentelemetry/semantic-conventions';
 import type { StatementTracer } from '../db/tenant-database.ts';
 
@@ -11,16 +11,8 @@ const FIRST_WORD = /^\s*([A-Za-z]+)/;
 /** The statement's text holds no values (they are bound); a failure's message, which may quote them, is left out too. */
 export function statementSpans(tracer: Tracer): StatementTracer {
   return (sql, send) => {
-    const operation = FIRST_WORD.exec(sql)?.[1]?.toUpperCase();
-    const span = tracer.startSpan(operation ?? DB_SYSTEM_NAME_VALUE_POSTGRESQL, {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
-        [ATTR_DB_SYSTEM]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
-        [ATTR_DB_QUERY_TEXT]: sql,
-        [ATTR_DB_OPERATION_NAME]: operation,
-      },
-    });
+    const span = tracer.startSpan(DB_SYSTEM_NAME_VALUE_POSTGRESQL, { kind: SpanKind.CLIENT });
+    if (span.isRecording()) describeStatement(span, sql);
     return send().then(
       (result) => {
         span.end();
@@ -36,4 +28,16 @@ export function statementSpans(tracer: Tracer): StatementTracer {
       },
     );
   };
+}
+
+/** Named by its operation (`SELECT`) once the span is known to be recorded: an unsampled request's statements cost no attribute. */
+function describeStatement(span: Span, sql: string): void {
+  const operation = FIRST_WORD.exec(sql)?.[1]?.toUpperCase();
+  if (operation !== undefined) span.updateName(operation);
+  span.setAttributes({
+    [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
+    [ATTR_DB_SYSTEM]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
+    [ATTR_DB_QUERY_TEXT]: sql,
+    [ATTR_DB_OPERATION_NAME]: operation,
+  });
 }

@@ -28,6 +28,7 @@ const ISSUE_13_TARGETS = [
   'req/s ≥ 0.40 × node:http',
   'req/s ≥ 2.00 × Express 5',
   'metrics on: req/s ≥ 0.97 × spaceport (whole chain)',
+  'tracing on: req/s ≥ 0.80 × spaceport (whole chain)',
   'req/s ≥ 1.00 × spaceport, public',
   'req/s ≥ 0.80 × spaceport, public (driven alike)',
   'req/s ≥ 0.60 × bare pg pool',
@@ -81,6 +82,7 @@ test('a tiny run measures every server, prints one table with a verdict per targ
     'spaceport (whole chain)',
     'spaceport, metrics on',
     'spaceport, tracing on',
+    'spaceport, tracing every request',
     'median of 3 processes',
     'bare Koa + same middleware',
     'Fastify 5 + same work',
@@ -118,7 +120,7 @@ test('a tiny run measures every server, prints one table with a verdict per targ
     t.true(new RegExp(`${escaped(target)}\\s+\\S+ (×|ms|%)(\\s+\\S+ ×)?\\s+(MET|MISSED)$`, 'm').test(run.stdout), `the verdict on ${target}`);
   }
   // Item 8 adds where its time goes when Citus ran (without its tarball it says "not measured").
-  const targets = run.stdout.includes('where the time goes') ? 18 : 17;
+  const targets = run.stdout.includes('where the time goes') ? 19 : 18;
   t.regex(run.stdout, new RegExp(`^targets met: \\d+ of ${targets}$`, 'm'));
   t.regex(run.stdout, /^settings changed from the defaults \(BENCH_SECONDS=0\.3, .*\): the verdicts are indicative only$/m);
   // By name: other bench runs may share this PostgreSQL server and create their own meanwhile.

@@ -47,7 +47,8 @@ async function tracedService(t: ExecutionContext, receiver: OtlpReceiver, option
   return startServiceProcess(t, {
     databaseUrl: await testDatabaseUrl(),
     ...options,
-    environment: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', ...options.environment },
+    // Every new trace recorded, unless a test says otherwise: the service's own default records one in ten.
+    environment: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'parentbased_always_on', ...options.environment },
   });
 }
 
@@ -252,6 +253,62 @@ test.serial('spans still waiting for their batch are sent when the service stops
   t.deepEqual(receiver.spans, []);
   t.like(await service.stop(), { code: 0 });
   t.is(receiver.spans.find((span) => span.kind === SERVER && span.traceId === line?.traceId)?.name, 'GET sample /heartbeat');
+});
+
+/** The `traceparent` a relay route of the traced fixture sent on, called with `traceparent` (or none). */
+async function relayedTraceparent(service: ServiceProcess, peer: { url: string; calls: IncomingHttpHeaders[] }, traceparent?: string): Promise<string> {
+  const calls = peer.calls.length;
+  const relayed = await fetch(`${service.url}/api/relay/relay?to=${encodeURIComponent(`${peer.url}/hello`)}`, { headers: traceparent === undefined ? {} : { traceparent } });
+  await relayed.arrayBuffer();
+  return String(peer.calls[calls]?.traceparent);
+}
+
+const UNSAMPLED_TRACE = '1bf7651916cd43dd8448eb211c80319d';
+
+test.serial('without OTEL_TRACES_SAMPLER, a caller\'s sampled traceparent is recorded, its unsampled one is not, and new traces at OTEL_TRACES_SAMPLER_ARG\'s ratio: 0 records none, yet their log lines name the trace and calls out carry it', async (t) => {
+  const receiver = await receiverFor(t);
+  const peer = await startPeer(t);
+  const service = await tracedService(t, receiver, {
+    projectsDir: TRACED_PROJECTS,
+    expert: { projects: { default: 'relay' } },
+    environment: { OTEL_TRACES_SAMPLER: '', OTEL_TRACES_SAMPLER_ARG: '0' },
+  });
+
+  const unsampled = await relayedTraceparent(service, peer, `00-${UNSAMPLED_TRACE}-${INCOMING_PARENT}-00`);
+  t.regex(unsampled, new RegExp(`^00-${UNSAMPLED_TRACE}-[0-9a-f]{16}-00$`), 'the caller\'s trace goes on, unsampled');
+  const fresh = await relayedTraceparent(service, peer);
+  t.regex(fresh, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/, 'a new trace is sent on, unsampled');
+  const freshTrace = fresh.split('-')[1];
+  const namesTrace = () => service.logEntries().some((entry) => entry.msg === 'request' && entry.traceId === freshTrace);
+  t.true(await until(namesTrace, 5000), 'the request line of the unrecorded new trace names it');
+
+  const sampled = await relayedTraceparent(service, peer, `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01`);
+  t.regex(sampled, new RegExp(`^00-${INCOMING_TRACE}-[0-9a-f]{16}-01$`));
+  const spans = await spansOf(receiver, INCOMING_TRACE, (found) => found.some((span) => span.kind === SERVER) && found.some(isOutgoingCall));
+  t.is(spans.find((span) => span.kind === SERVER)?.parentSpanId, INCOMING_PARENT);
+  // Exported after the unrecorded requests' spans would have been: in batches, in order.
+  t.deepEqual(receiver.spans.filter((span) => span.traceId !== INCOMING_TRACE), []);
+});
+
+/** How many of `count` heartbeats without a `traceparent` the receiver got server spans of; a sampled caller's request marks the end. */
+async function recordedHeartbeats(receiver: OtlpReceiver, service: ServiceProcess, count: number): Promise<number> {
+  for (let sent = 0; sent < count; sent += 1) await (await fetch(`${service.url}/api/sample/heartbeat`)).arrayBuffer();
+  await (await fetch(`${service.url}/api/sample/heartbeat`, { headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01` } })).arrayBuffer();
+  await spansOf(receiver, INCOMING_TRACE, (found) => found.some((span) => span.kind === SERVER));
+  return receiver.spans.filter((span) => span.kind === SERVER && span.traceId !== INCOMING_TRACE).length;
+}
+
+test.serial('by default one new trace in ten is recorded (300 requests: 10 to 60, a chance of about 1 in 10 000 to fall outside)', async (t) => {
+  const receiver = await receiverFor(t);
+  const service = await tracedService(t, receiver, { environment: { OTEL_TRACES_SAMPLER: '', OTEL_TRACES_SAMPLER_ARG: '' } });
+  const recorded = await recordedHeartbeats(receiver, service, 300);
+  t.true(recorded >= 10 && recorded <= 60, `${recorded} of 300 recorded`);
+});
+
+test.serial('OTEL_TRACES_SAMPLER=always_on records every request', async (t) => {
+  const receiver = await receiverFor(t);
+  const service = await tracedService(t, receiver, { environment: { OTEL_TRACES_SAMPLER: 'always_on' } });
+  t.is(await recordedHeartbeats(receiver, service, 30), 30);
 });
 
 /** The service's module URLs, as a process started with `environment` resolved them serving one request. */
