@@ -7,6 +7,12 @@ import { createKnex } from '../db/connect.ts';
 import { MIGRATIONS_DIR, migrateLatest } from '../db/migrations.ts';
 import { openDatabase, type OpenedDatabase } from '../db/open.ts';
 
+/**
+ * How long a tenant's statement over its share waits in a test, unless the test says (`limits.queueMs`): for the
+ * services `start` makes and the service's own tests' pools alike. Tests of the share set their own.
+ */
+export const TEST_QUEUE_MS = 30_000;
+
 export interface FreshDatabase {
   /** `<prefix>_<random>`, so that a stray one can be traced to what made it. */
   readonly name: string;

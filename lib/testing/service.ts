@@ -7,7 +7,7 @@ import { documentStore, type DocumentStore } from '../documents/index.ts';
 import type { SettingValue } from '../facilities/settings.ts';
 import { startService, type Service, type StartOptions as ServiceOptions } from '../server.ts';
 import { createTenant } from '../tenancy/index.ts';
-import { freshTestDatabase, type FreshDatabase } from './database.ts';
+import { freshTestDatabase, type FreshDatabase, TEST_QUEUE_MS } from './database.ts';
 import { collectLogs, type LogEntry } from './logs.ts';
 import { projectsFolder, type ProjectsFolder } from './project-folder.ts';
 import { requestHelpers, type RequestHelpers } from './requests.ts';
@@ -150,9 +150,6 @@ function expertConfiguration(options: StartOptions, folder: ProjectsFolder): Exp
 
 /** How long a query of a test's service may go unanswered before it is a 503 (the service's own: 1.5 s). */
 const TEST_QUERY_TIMEOUT_MS = 10_000;
-
-/** How long a tenant's statement over its share waits in a test, unless the test says (`limits.queueMs`). */
-const TEST_QUEUE_MS = 30_000;
 
 /**
  * `expert` with `limits.queueMs` at 30 s unless it sets one: at load 13 on 2 cores, 20 concurrent requests of one

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { createKnex } from '../../lib/db/connect.ts';
 import { TenantDatabase, type TenantDatabaseOptions } from '../../lib/db/tenant-database.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { createDatabaseOn, createMigratedDatabaseOn, type FreshDatabase } from '../../lib/testing/database.ts';
+import { createDatabaseOn, createMigratedDatabaseOn, type FreshDatabase, TEST_QUEUE_MS } from '../../lib/testing/database.ts';
 
 /**
  * The wait for a new connection of the tests' own pools: a loaded machine (the suite beside
@@ -16,13 +16,6 @@ export const TEST_CONNECT_TIMEOUT_MS = 10_000;
 export function testKnex(url: string): Knex {
   return createKnex(url, { connectTimeoutMs: TEST_CONNECT_TIMEOUT_MS });
 }
-
-/**
- * The wait of a statement for its tenant's share of the tests' own pools: concurrent statements of
- * one tenant take turns, and on a loaded machine (load 40 on 2 cores) their turns outlasted the
- * service's 2 s default. Tests of the share set their own.
- */
-const TEST_QUEUE_MS = 30_000;
 
 /** The service's view of the database at `url` (row-level security), for a test. */
 export function testTenantDatabase(url: string, options: TenantDatabaseOptions = {}): TenantDatabase {
