@@ -109,7 +109,7 @@ test('a tiny run measures every server, prints one table with a verdict per targ
   ]) {
     t.true(run.stdout.includes(expected), `the table names ${expected}`);
   }
-  t.regex(run.stdout, /req\/s\s+p99 ms\s+CPU µs\/req\s+req\/s ratio\s+p99 ratio\s+CPU ratio/);
+  t.regex(run.stdout, /req\/s\s+p99 ms\s+CPU µs\/req\s+DB CPU µs\/req\s+req\/s ratio\s+p99 ratio\s+CPU ratio/);
   t.regex(run.stdout, /^\s+node:http\s+[\d,]+\s+[\d.]+\s+[\d,]+\s+[\d.]+\s+(?:[\d.]+|n\/a)\s+[\d.]+\s+the route alone$/m);
   t.regex(run.stdout, /start-up \d+ ms/);
   t.regex(run.stdout, /RSS \d+\.\d MB before, \d+\.\d MB after 150, \d+\.\d MB after all/);

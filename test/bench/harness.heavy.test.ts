@@ -19,8 +19,8 @@ import { listenOnLoopback } from '../helpers/koa-app.ts';
 const execFileAsync = promisify(execFile);
 const SETUP: ServiceSetup = { databaseUrl: 'postgres://unused', jwtSecret: 'bench-harness-test-secret-0123456789', root: '/unused' };
 
-function row(server: string, requestsPerSecond: number, p99 = 1, failures = 0, cpuMicrosecondsPerRequest?: number): Row {
-  const measurement: Measurement = { requestsPerSecond, p99, completed: 100, failures, ...(cpuMicrosecondsPerRequest === undefined ? {} : { cpuMicrosecondsPerRequest }) };
+function row(server: string, requestsPerSecond: number, p99 = 1, failures = 0, cpuMicrosecondsPerRequest?: number, databaseCpuMicrosecondsPerRequest?: number): Row {
+  const measurement: Measurement = { requestsPerSecond, p99, completed: 100, failures, cpuMicrosecondsPerRequest, databaseCpuMicrosecondsPerRequest };
   return { server, measurement };
 }
 
@@ -85,16 +85,23 @@ test('a throughput target is met exactly when the ratio reaches the factor, and 
 });
 
 test('the table ends with one line per target and how many were met', (t) => {
-  const subject = row('spaceport', 900, 30, 0, 400);
-  const floor = row('bare pg pool', 1000, 10, 0, 100);
+  const subject = row('spaceport', 900, 30, 0, 400, 250);
+  const floor = row('bare pg pool', 1000, 10, 0, 100, 120);
   const text = formatTable([
     {
       title: '3. getOneAccount',
       rows: [subject, floor],
-      verdicts: [throughputAtLeast(subject, floor, 0.6), p99AtMost(subject, floor, 2), figureBelow('start-up', 2480, 2000, 'ms', row('spaceport', 1, 1, 3))],
+      verdicts: [
+        throughputAtLeast(subject, floor, 0.6),
+        p99AtMost(subject, floor, 2),
+        figureBelow('start-up', 2480, 2000, 'ms', row('spaceport', 1, 1, 3)),
+      ],
     },
+    { title: '1. heartbeat', rows: [row('node:http', 5000, 2, 0, 30)], verdicts: [] },
   ]);
-  t.regex(text, /bare pg pool\s+1,000\s+10\s+100\s+0\.90\s+3\.00\s+0\.25/);
+  t.regex(text, /server\s+req\/s\s+p99 ms\s+CPU µs\/req\s+DB CPU µs\/req\s+req\/s ratio/);
+  t.regex(text, /bare pg pool\s+1,000\s+10\s+100\s+120\s+0\.90\s+3\.00\s+0\.25/);
+  t.regex(text, /^1\. heartbeat\s+node:http\s+5,000\s+2\.0\s+30$/m, 'no database, no DB CPU figure');
   t.regex(text, /3\. getOneAccount\s+req\/s ≥ 0\.60 × bare pg pool\s+0\.90 ×\s+0\.25 ×\s+MET/);
   t.regex(text, /p99 ≤ 2\.00 × bare pg pool's\s+3\.00 ×\s+MISSED/);
   t.regex(text, /start-up < 2,000 ms\s+2,480 ms\s+NOT VALID/);
