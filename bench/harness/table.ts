@@ -1,7 +1,7 @@
 import type { Row, Section } from './results.ts';
 
 const MEASUREMENT_HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'DB CPU µs/req', 'req/s ratio', 'p99 ratio', 'CPU ratio', 'notes'] as const;
-const VERDICT_HEADINGS = ['measurement', 'target (issue 13)', 'this run', 'by CPU', 'verdict'] as const;
+const VERDICT_HEADINGS = ['measurement', 'target (issues 13, 38)', 'this run', 'by CPU', 'verdict'] as const;
 
 /**
  * The results as plain text: one table of every measurement, then one line per target of

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { databaseCpuProbe } from '../harness/database-cpu.ts';
-import { p99AtMost, throughputAtLeast } from '../harness/goals.ts';
+import { cpuAtMost, p99AtMost, throughputAtLeast } from '../harness/goals.ts';
 import { measureInTurn } from '../harness/load.ts';
 import { withChildServer, type ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
@@ -29,6 +29,6 @@ export async function accountsSection(context: BenchContext, service: ChildServe
   return {
     title: '3. POST /api/sample/getOneAccount',
     rows: [subject, floor],
-    verdicts: [throughputAtLeast(subject, floor, 0.6), p99AtMost(subject, floor, 2.0)],
+    verdicts: [throughputAtLeast(subject, floor, 0.75), p99AtMost(subject, floor, 2.0), cpuAtMost(subject, floor, 1.6)],
   };
 }

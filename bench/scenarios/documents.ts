@@ -32,6 +32,6 @@ export async function documentsSection(context: BenchContext, service: ChildServ
   return {
     title: '7. GET /api/benchmark/events/:from',
     rows: [subject, floor],
-    verdicts: [throughputAtLeast(subject, floor, 0.6), p99AtMost(subject, floor, 2.0)],
+    verdicts: [throughputAtLeast(subject, floor, 0.7), p99AtMost(subject, floor, 2.0)],
   };
 }

@@ -9,7 +9,7 @@ import type { BenchContext } from './context.ts';
 import { getOneAccount } from './requests.ts';
 
 const TITLE = '6. getOneAccount through PgBouncer';
-const TARGET_FACTOR = 0.8;
+const TARGET_FACTOR = 0.9;
 
 /**
  * SPEC §14.6: getOneAccount through PgBouncer in transaction mode (Debian's, installed when

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
-import { figureBelow, p99AtMost, throughputAtLeast } from '../../bench/harness/goals.ts';
+import { cpuAtMost, figureBelow, p99AtMost, throughputAtLeast } from '../../bench/harness/goals.ts';
 import { measure, measureInTurn, send, type Measurement } from '../../bench/harness/load.ts';
 import { withChildServer } from '../../bench/harness/processes.ts';
 import type { Row } from '../../bench/harness/results.ts';
@@ -84,6 +84,15 @@ test('a throughput target is met exactly when the ratio reaches the factor, and 
   );
 });
 
+test('a CPU target is met exactly when the ratio stays within the factor, and not valid without both CPU figures or with failed answers', (t) => {
+  t.is(cpuAtMost(row('spaceport', 1, 1, 0, 160), row('bare pg pool', 1, 1, 0, 100), 1.6).outcome, 'met');
+  t.like(cpuAtMost(row('spaceport', 1, 1, 0, 161), row('bare pg pool', 1, 1, 0, 100), 1.6), { target: "CPU per request ≤ 1.60 × bare pg pool's", actual: '1.61 ×', outcome: 'missed' });
+  t.is(cpuAtMost(row('spaceport', 1, 1, 2, 100), row('bare pg pool', 1, 1, 0, 100), 1.6).outcome, 'not valid');
+  t.is(cpuAtMost(row('spaceport', 1, 1, 0, 100), row('bare pg pool', 1, 1, 1, 100), 1.6).outcome, 'not valid');
+  t.like(cpuAtMost(row('spaceport', 1, 1, 0, 100), row('bare pg pool', 1), 1.6), { actual: 'no CPU figure', outcome: 'not valid' });
+  t.is(cpuAtMost(row('spaceport', 1), row('bare pg pool', 1, 1, 0, 100), 1.6).outcome, 'not valid');
+});
+
 test('the table ends with one line per target and how many were met', (t) => {
   const subject = row('spaceport', 900, 30, 0, 400, 250);
   const floor = row('bare pg pool', 1000, 10, 0, 100, 120);
@@ -94,6 +103,7 @@ test('the table ends with one line per target and how many were met', (t) => {
       verdicts: [
         throughputAtLeast(subject, floor, 0.6),
         p99AtMost(subject, floor, 2),
+        cpuAtMost(subject, floor, 1.6),
         figureBelow('start-up', 2480, 2000, 'ms', row('spaceport', 1, 1, 3)),
       ],
     },
@@ -104,8 +114,9 @@ test('the table ends with one line per target and how many were met', (t) => {
   t.regex(text, /^1\. heartbeat\s+node:http\s+5,000\s+2\.0\s+30$/m, 'no database, no DB CPU figure');
   t.regex(text, /3\. getOneAccount\s+req\/s ≥ 0\.60 × bare pg pool\s+0\.90 ×\s+0\.25 ×\s+MET/);
   t.regex(text, /p99 ≤ 2\.00 × bare pg pool's\s+3\.00 ×\s+MISSED/);
+  t.regex(text, /CPU per request ≤ 1\.60 × bare pg pool's\s+4\.00 ×\s+MISSED/);
   t.regex(text, /start-up < 2,000 ms\s+2,480 ms\s+NOT VALID/);
-  t.regex(text, /targets met: 1 of 3$/);
+  t.regex(text, /targets met: 1 of 4$/);
 });
 
 test('a server process is priced in CPU time per request', async (t) => {
