@@ -1,7 +1,7 @@
 import type { Outcome, Row, Verdict } from './results.ts';
 
 /**
- * The targets of issue 13, as verdicts on a run's rows. A figure taken from a measurement with
+ * The targets of issues 13 and 38, as verdicts on a run's rows. A figure taken from a measurement with
  * failed answers proves nothing either way, so its verdict is 'not valid'.
  */
 
@@ -29,6 +29,19 @@ export function p99AtMost(subject: Row, other: Row, factor: number): Verdict {
     actual: `${formatRatio(ratio)} ×`,
     outcome: outcome(ratio <= factor, subject, other),
   };
+}
+
+/**
+ * The subject's server process spends at most `factor` × the other row's CPU time per request
+ * (the table's CPU µs/req). Not valid without both figures.
+ */
+export function cpuAtMost(subject: Row, other: Row, factor: number): Verdict {
+  const subjectCpu = subject.measurement.cpuMicrosecondsPerRequest;
+  const otherCpu = other.measurement.cpuMicrosecondsPerRequest;
+  const target = `CPU per request ≤ ${factor.toFixed(2)} × ${other.server}'s`;
+  if (subjectCpu === undefined || otherCpu === undefined) return { target, actual: 'no CPU figure', outcome: 'not valid' };
+  const ratio = subjectCpu / otherCpu;
+  return { target, actual: `${formatRatio(ratio)} ×`, outcome: outcome(ratio <= factor, subject, other) };
 }
 
 /** A figure of its own (a start-up time, a growth) stays under `limit`. */

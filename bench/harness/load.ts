@@ -22,31 +22,47 @@ export interface Measurement {
    * barely depends on what else the machine runs, so it stays comparable on a shared machine.
    */
   readonly cpuMicrosecondsPerRequest?: number;
+  /** The same for the database server the measurement talks to, where it runs on this machine. */
+  readonly databaseCpuMicrosecondsPerRequest?: number;
 }
 
-/** A server process whose CPU time can be read, to price each request. */
+/** A server process (or a database's processes) whose CPU time can be read, to price each request. */
 export interface CpuProbe {
   cpuMicroseconds(): number | undefined;
 }
 
 /**
  * Checks the target answers as expected, warms it up, then measures it for `settings.seconds`;
- * with a `server` probe, also its CPU time per request over the measured seconds.
+ * with a `server` probe, also its CPU time per request over the measured seconds, and likewise
+ * with a `database` probe.
  */
-export async function measure(target: LoadTarget, settings: BenchSettings, server?: CpuProbe): Promise<Measurement> {
+export async function measure(target: LoadTarget, settings: BenchSettings, server?: CpuProbe, database?: CpuProbe): Promise<Measurement> {
   await checkAnswer(target);
   if (settings.warmupSeconds > 0) await drive(target, { duration: settings.warmupSeconds }, settings);
-  const cpuBefore = server?.cpuMicroseconds();
+  const serverCpu = startCpuReading(server);
+  const databaseCpu = startCpuReading(database);
   const measured = await drive(target, { duration: settings.seconds }, settings);
-  const cpuAfter = server?.cpuMicroseconds();
-  if (cpuBefore === undefined || cpuAfter === undefined || measured.completed === 0) return measured;
-  return { ...measured, cpuMicrosecondsPerRequest: (cpuAfter - cpuBefore) / measured.completed };
+  return {
+    ...measured,
+    cpuMicrosecondsPerRequest: serverCpu(measured.completed),
+    databaseCpuMicrosecondsPerRequest: databaseCpu(measured.completed),
+  };
 }
 
-/** One server to measure: what to send it, and its process, to price each request. */
+/** Reads the probe now; the function it returns gives the CPU time spent since, per request. */
+function startCpuReading(probe: CpuProbe | undefined): (requests: number) => number | undefined {
+  const before = probe?.cpuMicroseconds();
+  return (requests) => {
+    const after = probe?.cpuMicroseconds();
+    return before === undefined || after === undefined || requests === 0 ? undefined : (after - before) / requests;
+  };
+}
+
+/** One server to measure: what to send it, its process, and the database it talks to, to price each request. */
 export interface Subject {
   readonly target: LoadTarget;
   readonly server?: CpuProbe;
+  readonly database?: CpuProbe;
 }
 
 /**
@@ -64,7 +80,7 @@ export async function measureInTurn<const Subjects extends readonly Subject[]>(s
     for (let step = 0; step < subjects.length; step += 1) {
       const index = (round + step) % subjects.length;
       const subject = subjects[index] as Subject;
-      runs[index]?.push(await measure(subject.target, settings, subject.server));
+      runs[index]?.push(await measure(subject.target, settings, subject.server, subject.database));
     }
   }
   return runs.map(medianRun) as OnePerItem<Subjects, Measurement>;

@@ -127,16 +127,35 @@ function residentSetBytes(pid: number): number {
 
 let clockTicksPerSecond: number | undefined;
 
-/** utime + stime of /proc/<pid>/stat, counted in clock ticks (usually 100 a second). */
+/** utime + stime of /proc/<pid>/stat. */
 function processCpuMicroseconds(pid: number): number | undefined {
   const statFile = `/proc/${pid}/stat`;
   if (!existsSync(statFile)) return undefined;
+  return parseProcessStat(readFileSync(statFile, 'utf8')).cpuMicroseconds;
+}
+
+/** What the bench reads of a process's /proc/<pid>/stat. */
+export interface ProcessStat {
+  /** The command name, as /proc/<pid>/comm holds it. */
+  readonly command: string;
+  /** When it started, in clock ticks since boot: with the pid, it tells a reused pid apart. */
+  readonly startTicks: number;
+  /** utime + stime, in microseconds (the kernel counts them in clock ticks, usually 100 a second). */
+  readonly cpuMicroseconds: number;
+}
+
+/** Reads the text of one /proc/<pid>/stat. */
+export function parseProcessStat(stat: string): ProcessStat {
   // The command name in parentheses may hold spaces: the fields are counted after it.
-  const stat = readFileSync(statFile, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const commandEnd = stat.lastIndexOf(')');
+  const fields = stat.slice(commandEnd + 2).split(' ');
   clockTicksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
   const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1_000_000) / clockTicksPerSecond;
+  return {
+    command: stat.slice(stat.indexOf('(') + 1, commandEnd),
+    startTicks: Number(fields[19]),
+    cpuMicroseconds: (ticks * 1_000_000) / clockTicksPerSecond,
+  };
 }
 
 /** Starts a server, hands it to `work`, and stops it whatever happens. */

@@ -1,7 +1,7 @@
 import type { Row, Section } from './results.ts';
 
-const MEASUREMENT_HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'req/s ratio', 'p99 ratio', 'CPU ratio', 'notes'] as const;
-const VERDICT_HEADINGS = ['measurement', 'target (issue 13)', 'this run', 'by CPU', 'verdict'] as const;
+const MEASUREMENT_HEADINGS = ['measurement', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'DB CPU µs/req', 'req/s ratio', 'p99 ratio', 'CPU ratio', 'notes'] as const;
+const VERDICT_HEADINGS = ['measurement', 'target (issues 13, 38)', 'this run', 'by CPU', 'verdict'] as const;
 
 /**
  * The results as plain text: one table of every measurement, then one line per target of
@@ -18,9 +18,10 @@ export function formatTable(sections: readonly Section[]): string {
   );
   const met = sections.flatMap((section) => section.verdicts).filter((verdict) => verdict.outcome === 'met').length;
   return [
-    columns(MEASUREMENT_HEADINGS, measurements, new Set([2, 3, 4, 5, 6, 7])),
+    columns(MEASUREMENT_HEADINGS, measurements, new Set([2, 3, 4, 5, 6, 7, 8])),
     '',
     'req/s and p99 ratio = first row of the measurement ÷ this row; CPU ratio = this row ÷ first row (CPU time per request of the server process)',
+    'DB CPU µs/req = the same for every PostgreSQL process on this machine (and PgBouncer in 6), where the measurement talks to a database here',
     '',
     columns(VERDICT_HEADINGS, verdicts, new Set([2, 3])),
     '',
@@ -43,6 +44,7 @@ function rowCells(section: Section, row: Row, index: number): string[] {
   const compared = index > 0 && subject !== undefined;
   const notes = [row.note, measurement.failures > 0 ? `${measurement.failures} failed answers: figure not valid` : undefined];
   const cpu = measurement.cpuMicrosecondsPerRequest;
+  const databaseCpu = measurement.databaseCpuMicrosecondsPerRequest;
   const subjectCpu = subject?.cpuMicrosecondsPerRequest;
   return [
     index === 0 ? section.title : '',
@@ -50,6 +52,7 @@ function rowCells(section: Section, row: Row, index: number): string[] {
     formatNumber(measurement.requestsPerSecond, 0),
     formatNumber(measurement.p99, measurement.p99 < 10 ? 1 : 0),
     cpu === undefined ? '' : formatNumber(cpu, 0),
+    databaseCpu === undefined ? '' : formatNumber(databaseCpu, 0),
     compared ? ratio(subject.requestsPerSecond, measurement.requestsPerSecond) : '',
     compared ? ratio(subject.p99, measurement.p99) : '',
     compared && cpu !== undefined && subjectCpu !== undefined ? ratio(cpu, subjectCpu) : '',

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { p99AtMost, throughputAtLeast } from '../harness/goals.ts';
+import { databaseCpuProbe } from '../harness/database-cpu.ts';
+import { cpuAtMost, p99AtMost, throughputAtLeast } from '../harness/goals.ts';
 import { measureInTurn } from '../harness/load.ts';
 import { withChildServer, type ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
@@ -12,11 +13,12 @@ const PG_POOL_SERVER = path.resolve(import.meta.dirname, '../servers/pg-pool.ts'
 export async function accountsSection(context: BenchContext, service: ChildServer): Promise<Section> {
   context.progress(`3. getOneAccount: spaceport and a bare pg pool, in turn, ${context.settings.rounds} rounds`);
   const options = { name: 'bare pg pool', script: PG_POOL_SERVER, env: { DATABASE_URL: context.setup.databaseUrl }, readyPath: '/' };
+  const database = databaseCpuProbe(context.setup.databaseUrl);
   const [throughService, bare] = await withChildServer(options, (server) =>
     measureInTurn(
       [
-        { target: getOneAccount(service.origin, context.usernames), server: service },
-        { target: getOneAccount(server.origin, context.usernames), server },
+        { target: getOneAccount(service.origin, context.usernames), server: service, database },
+        { target: getOneAccount(server.origin, context.usernames), server, database },
       ],
       context.settings,
     ),
@@ -27,6 +29,6 @@ export async function accountsSection(context: BenchContext, service: ChildServe
   return {
     title: '3. POST /api/sample/getOneAccount',
     rows: [subject, floor],
-    verdicts: [throughputAtLeast(subject, floor, 0.6), p99AtMost(subject, floor, 2.0)],
+    verdicts: [throughputAtLeast(subject, floor, 0.75), p99AtMost(subject, floor, 2.0), cpuAtMost(subject, floor, 1.6)],
   };
 }

@@ -5,6 +5,7 @@ import type { ScopeForm } from '../../lib/db/scoped-query.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { startCitusCluster } from '../../test/helpers/citus.ts';
 import { seedAccounts } from '../harness/accounts.ts';
+import { databaseCpuProbe } from '../harness/database-cpu.ts';
 import { measureInTurn } from '../harness/load.ts';
 import { withChildServer, type ChildServer } from '../harness/processes.ts';
 import type { Row, Section } from '../harness/results.ts';
@@ -38,8 +39,8 @@ export async function citusSection(context: BenchContext, plain: ChildServer): P
     const [onCitus, onPlain] = await withChildServer(options, (citus) =>
       measureInTurn(
         [
-          { target: getOneAccount(citus.origin, context.usernames), server: citus },
-          { target: getOneAccount(plain.origin, context.usernames), server: plain },
+          { target: getOneAccount(citus.origin, context.usernames), server: citus, database: databaseCpuProbe(cluster.url) },
+          { target: getOneAccount(plain.origin, context.usernames), server: plain, database: databaseCpuProbe(context.setup.databaseUrl) },
         ],
         context.settings,
       ),

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
-import { figureBelow, p99AtMost, throughputAtLeast } from '../../bench/harness/goals.ts';
+import { cpuAtMost, figureBelow, p99AtMost, throughputAtLeast } from '../../bench/harness/goals.ts';
 import { measure, measureInTurn, send, type Measurement } from '../../bench/harness/load.ts';
 import { withChildServer } from '../../bench/harness/processes.ts';
 import type { Row } from '../../bench/harness/results.ts';
@@ -19,8 +19,8 @@ import { listenOnLoopback } from '../helpers/koa-app.ts';
 const execFileAsync = promisify(execFile);
 const SETUP: ServiceSetup = { databaseUrl: 'postgres://unused', jwtSecret: 'bench-harness-test-secret-0123456789', root: '/unused' };
 
-function row(server: string, requestsPerSecond: number, p99 = 1, failures = 0, cpuMicrosecondsPerRequest?: number): Row {
-  const measurement: Measurement = { requestsPerSecond, p99, completed: 100, failures, ...(cpuMicrosecondsPerRequest === undefined ? {} : { cpuMicrosecondsPerRequest }) };
+function row(server: string, requestsPerSecond: number, p99 = 1, failures = 0, cpuMicrosecondsPerRequest?: number, databaseCpuMicrosecondsPerRequest?: number): Row {
+  const measurement: Measurement = { requestsPerSecond, p99, completed: 100, failures, cpuMicrosecondsPerRequest, databaseCpuMicrosecondsPerRequest };
   return { server, measurement };
 }
 
@@ -84,21 +84,39 @@ test('a throughput target is met exactly when the ratio reaches the factor, and 
   );
 });
 
+test('a CPU target is met exactly when the ratio stays within the factor, and not valid without both CPU figures or with failed answers', (t) => {
+  t.is(cpuAtMost(row('spaceport', 1, 1, 0, 160), row('bare pg pool', 1, 1, 0, 100), 1.6).outcome, 'met');
+  t.like(cpuAtMost(row('spaceport', 1, 1, 0, 161), row('bare pg pool', 1, 1, 0, 100), 1.6), { target: "CPU per request ≤ 1.60 × bare pg pool's", actual: '1.61 ×', outcome: 'missed' });
+  t.is(cpuAtMost(row('spaceport', 1, 1, 2, 100), row('bare pg pool', 1, 1, 0, 100), 1.6).outcome, 'not valid');
+  t.is(cpuAtMost(row('spaceport', 1, 1, 0, 100), row('bare pg pool', 1, 1, 1, 100), 1.6).outcome, 'not valid');
+  t.like(cpuAtMost(row('spaceport', 1, 1, 0, 100), row('bare pg pool', 1), 1.6), { actual: 'no CPU figure', outcome: 'not valid' });
+  t.is(cpuAtMost(row('spaceport', 1), row('bare pg pool', 1, 1, 0, 100), 1.6).outcome, 'not valid');
+});
+
 test('the table ends with one line per target and how many were met', (t) => {
-  const subject = row('spaceport', 900, 30, 0, 400);
-  const floor = row('bare pg pool', 1000, 10, 0, 100);
+  const subject = row('spaceport', 900, 30, 0, 400, 250);
+  const floor = row('bare pg pool', 1000, 10, 0, 100, 120);
   const text = formatTable([
     {
       title: '3. getOneAccount',
       rows: [subject, floor],
-      verdicts: [throughputAtLeast(subject, floor, 0.6), p99AtMost(subject, floor, 2), figureBelow('start-up', 2480, 2000, 'ms', row('spaceport', 1, 1, 3))],
+      verdicts: [
+        throughputAtLeast(subject, floor, 0.6),
+        p99AtMost(subject, floor, 2),
+        cpuAtMost(subject, floor, 1.6),
+        figureBelow('start-up', 2480, 2000, 'ms', row('spaceport', 1, 1, 3)),
+      ],
     },
+    { title: '1. heartbeat', rows: [row('node:http', 5000, 2, 0, 30)], verdicts: [] },
   ]);
-  t.regex(text, /bare pg pool\s+1,000\s+10\s+100\s+0\.90\s+3\.00\s+0\.25/);
+  t.regex(text, /server\s+req\/s\s+p99 ms\s+CPU µs\/req\s+DB CPU µs\/req\s+req\/s ratio/);
+  t.regex(text, /bare pg pool\s+1,000\s+10\s+100\s+120\s+0\.90\s+3\.00\s+0\.25/);
+  t.regex(text, /^1\. heartbeat\s+node:http\s+5,000\s+2\.0\s+30$/m, 'no database, no DB CPU figure');
   t.regex(text, /3\. getOneAccount\s+req\/s ≥ 0\.60 × bare pg pool\s+0\.90 ×\s+0\.25 ×\s+MET/);
   t.regex(text, /p99 ≤ 2\.00 × bare pg pool's\s+3\.00 ×\s+MISSED/);
+  t.regex(text, /CPU per request ≤ 1\.60 × bare pg pool's\s+4\.00 ×\s+MISSED/);
   t.regex(text, /start-up < 2,000 ms\s+2,480 ms\s+NOT VALID/);
-  t.regex(text, /targets met: 1 of 3$/);
+  t.regex(text, /targets met: 1 of 4$/);
 });
 
 test('a server process is priced in CPU time per request', async (t) => {
