@@ -66,3 +66,8 @@ function readStat(pid: string): ProcessStat | undefined {
     return undefined;
   }
 }
+
+/** The CPU time of one backend (`pg_backend_pid()`), if this machine's /proc shows it. */
+export function backendCpuMicroseconds(pid: number): number | undefined {
+  return readStat(String(pid))?.cpuMicroseconds;
+}

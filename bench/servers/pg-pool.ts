@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { declaredPath, pathKeys } from '../../lib/documents/index-keys.ts';
+import { FIND_ACCOUNT } from './lookups.ts';
 import { listenFromEnvironment } from './common.ts';
 
 /**
@@ -15,8 +16,6 @@ const EVENTS_PATH = /^\/api\/benchmark\/events\/(\d+)$/;
 /** As the fixture's route asks: a range of 100 scores, 20 documents. */
 const WINDOW = 100;
 const BODY_LIMIT = 1_048_576;
-/** The username index is on the stored `account_username` column (migration 4). */
-const FIND_ACCOUNT = "select doc from documents where tenant = $1 and collection = 'accounts' and account_username = $2 limit 1";
 /** The declared index's own key expressions (lib/documents/index-keys.ts), so that the query uses it. */
 const score = pathKeys(declaredPath('score'));
 const FIND_EVENTS = `select doc from documents where tenant = $1 and collection = 'events'
