@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 export interface StatementScope {
@@ -15,6 +16,54 @@ export interface StatementScope {
 const SCOPE_SQL =
   "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true) || set_config('idle_in_transaction_session_timeout', $6, true)) is null";
 
+/**
+ * Named by its text's hash: a server connection that holds this name holds this very text, whoever prepared it there
+ * (through a pooler, another instance may have, or an instance of another version, whose text has another name).
+ */
+const SCOPE_NAME = `spaceport_scope_${createHash('sha256').update(SCOPE_SQL).digest('hex').slice(0, 16)}`;
+
+/** SQLSTATEs of a named statement the server connection does not hold, or holds already: a pooler gave another one. */
+const PREPARED_ELSEWHERE = new Set(['26000', '42P05']);
+
+/**
+ * The scope as a statement prepared once per connection: PostgreSQL then skips parsing and
+ * planning it (about half its CPU for a one-row lookup). A transaction-mode pooler without
+ * prepared statements (PgBouncer before 1.21, or `max_prepared_statements = 0`) hands each
+ * transaction another server connection: the first statement that meets one which lacks the
+ * name, or has it already, fails before anything ran and is sent again, and from then on the
+ * scope is parsed with every statement.
+ */
+export class PreparedScope {
+  readonly #connections = new WeakSet<pg.Connection>();
+  readonly #onGivenUp: () => void;
+  #kept = true;
+
+  constructor(onGivenUp: () => void = () => {}) {
+    this.#onGivenUp = onGivenUp;
+  }
+
+  get kept(): boolean {
+    return this.#kept;
+  }
+
+  /** Whether `connection` still needs the scope's Parse; it holds the name from then on. */
+  needsParse(connection: pg.Connection): boolean {
+    if (this.#connections.has(connection)) return false;
+    this.#connections.add(connection);
+    return true;
+  }
+
+  /** Whether `error` says the connection's statements are not its own to keep: if so, never prepared again. */
+  givenUpOver(error: unknown): boolean {
+    if (!PREPARED_ELSEWHERE.has((error as { code?: string }).code ?? '')) return false;
+    if (this.#kept) {
+      this.#kept = false;
+      this.#onGivenUp();
+    }
+    return true;
+  }
+}
+
 /** pg's Query writes its statement's messages in `prepare`, which its types do not declare. */
 interface QueryMessages {
   prepare(connection: pg.Connection): void;
@@ -29,18 +78,21 @@ class ScopedQuery extends pg.Query {
   /** pg's, undeclared in its types. */
   declare queryMode: string;
   readonly #scope: string[];
+  readonly #prepared: PreparedScope | undefined;
 
-  constructor(scope: StatementScope, text: string, values: unknown[], callback: (error: Error | undefined, result: unknown) => void) {
+  constructor(scope: StatementScope, text: string, values: unknown[], prepared: PreparedScope | undefined, callback: (error: Error | undefined, result: unknown) => void) {
     // The text, not a config object: pg copies an object's every property descriptor (2 % of a request's CPU).
     super(text, values, callback);
     // Else a statement without values would go as a simple query.
     this.queryMode = 'extended';
     this.#scope = [scope.role, scope.tenantSetting, scope.tenant, scope.statementTimeout, scope.tag, scope.idleInTransactionTimeout];
+    this.#prepared = prepared;
   }
 
   prepare(connection: pg.Connection): void {
-    connection.parse({ name: '', text: SCOPE_SQL, types: [] }, false);
-    connection.bind({ values: this.#scope }, false);
+    const name = this.#prepared === undefined ? '' : SCOPE_NAME;
+    if (this.#prepared === undefined || this.#prepared.needsParse(connection)) connection.parse({ name, text: SCOPE_SQL, types: [] }, false);
+    connection.bind({ statement: name, values: this.#scope }, false);
     connection.execute({ portal: '' }, false);
     (pg.Query.prototype as unknown as QueryMessages).prepare.call(this, connection);
   }
@@ -108,16 +160,26 @@ function withoutSync(connection: pg.Connection, beforeSync: () => void): pg.Conn
 
 export type ScopeForm = 'statement' | 'citus';
 
+/** `prepared`: the scope goes as a prepared statement while that holds (in the `statement` form). */
 export function queryInScope<Row extends pg.QueryResultRow>(
   client: pg.ClientBase,
   scope: StatementScope,
   text: string,
   values: unknown[],
   form: ScopeForm = 'statement',
+  prepared?: PreparedScope,
 ): Promise<pg.QueryResult<Row>> {
   if (form === 'citus') return citusQueryInScope(client, scope, text, values);
+  if (prepared?.kept !== true) return sendInScope(client, scope, text, values, undefined);
+  return sendInScope<Row>(client, scope, text, values, prepared).catch((error: unknown) => {
+    if (!prepared.givenUpOver(error)) throw error;
+    return sendInScope<Row>(client, scope, text, values, undefined);
+  });
+}
+
+function sendInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedScope | undefined): Promise<pg.QueryResult<Row>> {
   return new Promise((resolve, reject) => {
-    const query = new ScopedQuery(scope, text, values, (error, results) => {
+    const query = new ScopedQuery(scope, text, values, prepared, (error, results) => {
       if (error !== undefined && error !== null) reject(error);
       // pg answers one result per statement sent: the scope's, then this statement's.
       else resolve((Array.isArray(results) ? results[results.length - 1] : results) as pg.QueryResult<Row>);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import pg from 'pg';
-import { queryInScope, type StatementScope } from '../../lib/db/scoped-query.ts';
+import { PreparedScope, queryInScope, type StatementScope } from '../../lib/db/scoped-query.ts';
 import { TENANT_ROLE, TENANT_SETTING } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 
@@ -69,4 +69,60 @@ test.serial('a scope that cannot be taken fails the statement, and the connectio
   const refused = await t.throwsAsync(queryInScope(client, { ...SCOPE, role: 'no_such_role_here' }, 'select 1', []));
   t.regex(refused?.message ?? '', /role "no_such_role_here" does not exist/);
   t.deepEqual((await client.query('select 1 as ok')).rows, [{ ok: 1 }]);
+});
+
+/** The statements this session holds prepared, by name. */
+async function preparedHere(): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>('select name from pg_prepared_statements order by name');
+  return rows.map((row) => row.name);
+}
+
+test.serial('a prepared scope is parsed once per connection, and its statements are scoped all the same', async (t) => {
+  await client.query('deallocate all');
+  const prepared = new PreparedScope();
+  for (const tenant of ['alpha', 'beta']) {
+    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, SETTINGS, [], 'statement', prepared);
+    t.like(rows[0], { role: TENANT_ROLE, tenant, timeout: '1234ms', idle: '4321ms' });
+  }
+  const names = await preparedHere();
+  t.is(names.length, 1, 'one statement held, whatever the number of statements sent');
+  t.regex(names[0] ?? '', /^spaceport_scope_[0-9a-f]{16}$/);
+  t.true(prepared.kept);
+  t.deepEqual(await sessionSettings(), { role: 'postgres', tenant: '', timeout: '0', idle: '0' });
+});
+
+test.serial('a connection that no longer holds the prepared scope, as through a transaction-mode pooler, answers all the same, and the scope is parsed from then on', async (t) => {
+  await client.query('deallocate all');
+  let givenUp = 0;
+  const prepared = new PreparedScope(() => {
+    givenUp += 1;
+  });
+  await queryInScope(client, SCOPE, SETTINGS, [], 'statement', prepared);
+  // A pooler's next server connection: the name is not there.
+  await client.query('deallocate all');
+  for (const tenant of ['alpha', 'beta']) {
+    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, `${SETTINGS}, $1::text as echoed`, ['value'], 'statement', prepared);
+    t.like(rows[0], { role: TENANT_ROLE, tenant, echoed: 'value' });
+  }
+  t.false(prepared.kept);
+  t.is(givenUp, 1, 'told once');
+  t.deepEqual(await preparedHere(), [], 'nothing prepared once given up');
+});
+
+test.serial('a connection that holds the name already, prepared by another client through a pooler, answers all the same', async (t) => {
+  await client.query('deallocate all');
+  await queryInScope(client, SCOPE, SETTINGS, [], 'statement', new PreparedScope());
+  const another = new PreparedScope();
+  const { rows } = await queryInScope(client, { ...SCOPE, tenant: 'beta' }, SETTINGS, [], 'statement', another);
+  t.like(rows[0], { role: TENANT_ROLE, tenant: 'beta' });
+  t.false(another.kept);
+});
+
+test.serial('a failing statement after a prepared scope leaves the scope usable', async (t) => {
+  await client.query('deallocate all');
+  const prepared = new PreparedScope();
+  await t.throwsAsync(queryInScope(client, SCOPE, 'select no_such_column', [], 'statement', prepared), { message: /no_such_column/ });
+  const { rows } = await queryInScope(client, SCOPE, SETTINGS, [], 'statement', prepared);
+  t.like(rows[0], { role: TENANT_ROLE, tenant: 'alpha' });
+  t.true(prepared.kept);
 });
