@@ -183,7 +183,7 @@ async function openDatabases(
     shardMoveWaitMs: handlerMs,
     onShareWait: database.onShareWait,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
-    onScopeUnprepared: () => logger.info('database: its connections keep no prepared statement (a transaction-mode pooler without them); each statement\'s scope is parsed with it'),
+    onUnprepared: () => logger.info('database: its connections keep no prepared statement (a transaction-mode pooler without them); every statement is parsed with each use'),
     onStatement: database.onStatement,
     traceStatement: database.traceStatement,
   });

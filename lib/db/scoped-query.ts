@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { isStalePlan, type PreparedStatements, type StatementMessages, UNNAMED } from './prepared-statements.ts';
 
 export interface StatementScope {
   readonly role: string;
@@ -12,61 +12,22 @@ export interface StatementScope {
   readonly tag: string;
 }
 
-/** `set_config(…, true)` is `SET LOCAL`, with every value bound. */
+/**
+ * `set_config(…, true)` is `SET LOCAL`, with every value bound. A prepared statement is planned
+ * for its values each time, as an unnamed one is: never a generic plan, which after five runs
+ * PostgreSQL might keep for values it suits less.
+ */
 const SCOPE_SQL =
-  "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true) || set_config('idle_in_transaction_session_timeout', $6, true)) is null";
-
-/**
- * Named by its text's hash: a server connection that holds this name holds this very text, whoever prepared it there
- * (through a pooler, another instance may have, or an instance of another version, whose text has another name).
- */
-const SCOPE_NAME = `spaceport_scope_${createHash('sha256').update(SCOPE_SQL).digest('hex').slice(0, 16)}`;
-
-/** SQLSTATEs of a named statement the server connection does not hold, or holds already: a pooler gave another one. */
-const PREPARED_ELSEWHERE = new Set(['26000', '42P05']);
-
-/**
- * The scope as a statement prepared once per connection: PostgreSQL then skips parsing and
- * planning it (about half its CPU for a one-row lookup). A transaction-mode pooler without
- * prepared statements (PgBouncer before 1.21, or `max_prepared_statements = 0`) hands each
- * transaction another server connection: the first statement that meets one which lacks the
- * name, or has it already, fails before anything ran and is sent again, and from then on the
- * scope is parsed with every statement.
- */
-export class PreparedScope {
-  readonly #connections = new WeakSet<pg.Connection>();
-  readonly #onGivenUp: () => void;
-  #kept = true;
-
-  constructor(onGivenUp: () => void = () => {}) {
-    this.#onGivenUp = onGivenUp;
-  }
-
-  get kept(): boolean {
-    return this.#kept;
-  }
-
-  /** Whether `connection` still needs the scope's Parse; it holds the name from then on. */
-  needsParse(connection: pg.Connection): boolean {
-    if (this.#connections.has(connection)) return false;
-    this.#connections.add(connection);
-    return true;
-  }
-
-  /** Whether `error` says the connection's statements are not its own to keep: if so, never prepared again. */
-  givenUpOver(error: unknown): boolean {
-    if (!PREPARED_ELSEWHERE.has((error as { code?: string }).code ?? '')) return false;
-    if (this.#kept) {
-      this.#kept = false;
-      this.#onGivenUp();
-    }
-    return true;
-  }
-}
+  "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true) || set_config('idle_in_transaction_session_timeout', $6, true) || set_config('plan_cache_mode', 'force_custom_plan', true)) is null";
 
 /** pg's Query writes its statement's messages in `prepare`, which its types do not declare. */
 interface QueryMessages {
   prepare(connection: pg.Connection): void;
+}
+
+/** What pg's Connection believes it has parsed, by name, which its types do not declare either. */
+interface ParsedStatements {
+  parsedStatements: Record<string, string>;
 }
 
 /**
@@ -77,10 +38,13 @@ interface QueryMessages {
 class ScopedQuery extends pg.Query {
   /** pg's, undeclared in its types. */
   declare queryMode: string;
+  declare name: string | undefined;
+  declare text: string;
   readonly #scope: string[];
-  readonly #prepared: PreparedScope | undefined;
+  readonly #prepared: PreparedStatements | undefined;
+  #sentOn: pg.Connection | undefined;
 
-  constructor(scope: StatementScope, text: string, values: unknown[], prepared: PreparedScope | undefined, callback: (error: Error | undefined, result: unknown) => void) {
+  constructor(scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements | undefined, callback: (error: Error | undefined, result: unknown) => void) {
     // The text, not a config object: pg copies an object's every property descriptor (2 % of a request's CPU).
     super(text, values, callback);
     // Else a statement without values would go as a simple query.
@@ -90,12 +54,37 @@ class ScopedQuery extends pg.Query {
   }
 
   prepare(connection: pg.Connection): void {
-    const name = this.#prepared === undefined ? '' : SCOPE_NAME;
-    if (this.#prepared === undefined || this.#prepared.needsParse(connection)) connection.parse({ name, text: SCOPE_SQL, types: [] }, false);
-    connection.bind({ statement: name, values: this.#scope }, false);
+    this.#sentOn = connection;
+    const scope = this.#messages(connection, SCOPE_SQL);
+    closeAndParse(connection, scope, SCOPE_SQL);
+    connection.bind({ statement: scope.name, values: this.#scope }, false);
     connection.execute({ portal: '' }, false);
+    const own = this.#messages(connection, this.text);
+    if (own.name !== '') {
+      closeAndParse(connection, own, this.text);
+      // pg parses unless it believes the connection holds the name: it does now.
+      const { parsedStatements } = connection as unknown as ParsedStatements;
+      for (const closed of own.close) delete parsedStatements[closed];
+      parsedStatements[own.name] = this.text;
+      this.name = own.name;
+    }
     (pg.Query.prototype as unknown as QueryMessages).prepare.call(this, connection);
   }
+
+  /** After a failure, the statement's own name may not be held: its next use parses it again. */
+  forgetOwnName(): void {
+    if (this.#sentOn !== undefined && this.name !== undefined) this.#prepared?.forget(this.#sentOn, this.name);
+  }
+
+  #messages(connection: pg.Connection, text: string): StatementMessages {
+    return this.#prepared?.messages(connection, text) ?? UNNAMED;
+  }
+}
+
+/** Closes what makes room (or what the server connection may hold already), then parses if needed. */
+function closeAndParse(connection: pg.Connection, { name, close, parse }: StatementMessages, text: string): void {
+  for (const closed of close) connection.close({ type: 'S', name: closed }, false);
+  if (parse) connection.parse({ name, text, types: [] }, false);
 }
 
 /**
@@ -160,27 +149,32 @@ function withoutSync(connection: pg.Connection, beforeSync: () => void): pg.Conn
 
 export type ScopeForm = 'statement' | 'citus';
 
-/** `prepared`: the scope goes as a prepared statement while that holds (in the `statement` form). */
+/** `prepared`: the statements go prepared while the connections keep them (in the `statement` form). */
 export function queryInScope<Row extends pg.QueryResultRow>(
   client: pg.ClientBase,
   scope: StatementScope,
   text: string,
   values: unknown[],
   form: ScopeForm = 'statement',
-  prepared?: PreparedScope,
+  prepared?: PreparedStatements,
 ): Promise<pg.QueryResult<Row>> {
   if (form === 'citus') return citusQueryInScope(client, scope, text, values);
-  if (prepared?.kept !== true) return sendInScope(client, scope, text, values, undefined);
-  return sendInScope<Row>(client, scope, text, values, prepared).catch((error: unknown) => {
-    if (!prepared.givenUpOver(error)) throw error;
-    return sendInScope<Row>(client, scope, text, values, undefined);
+  const sent = sendInScope<Row>(client, scope, text, values, prepared);
+  if (prepared?.kept !== true) return sent;
+  // Either failed before anything ran: sent again, now unnamed or parsed again.
+  return sent.catch((error: unknown) => {
+    if (!prepared.givenUpOver(error) && !isStalePlan(error)) throw error;
+    return sendInScope<Row>(client, scope, text, values, prepared);
   });
 }
 
-function sendInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedScope | undefined): Promise<pg.QueryResult<Row>> {
+function sendInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements | undefined): Promise<pg.QueryResult<Row>> {
   return new Promise((resolve, reject) => {
-    const query = new ScopedQuery(scope, text, values, prepared, (error, results) => {
-      if (error !== undefined && error !== null) reject(error);
+    const query: ScopedQuery = new ScopedQuery(scope, text, values, prepared, (error, results) => {
+      if (error !== undefined && error !== null) {
+        query.forgetOwnName();
+        reject(error);
+      }
       // pg answers one result per statement sent: the scope's, then this statement's.
       else resolve((Array.isArray(results) ? results[results.length - 1] : results) as pg.QueryResult<Row>);
     });

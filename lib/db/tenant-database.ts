@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { BackendWatchdog } from './backend-watchdog.ts';
 import { CONNECT_TIMEOUT_MS, isConnectionLost, isReusable } from './connect.ts';
-import { PreparedScope, queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
+import { PreparedStatements } from './prepared-statements.ts';
+import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
 import { type ShareClass, type ShareCounts, type ShareWaitOutcome, TenantShares } from './tenant-shares.ts';
@@ -99,7 +100,7 @@ export interface TenantDatabaseOptions {
   /** `citus` on a Citus coordinator (SPEC §15.4). */
   scopeForm?: ScopeForm;
   /** Told once if the connections turn out not to keep prepared statements (a transaction-mode pooler without them). */
-  onScopeUnprepared?: () => void;
+  onUnprepared?: () => void;
   /**
    * How long a statement or transaction that meets a Citus shard split or move keeps being tried
    * again: the request's own limit (`limits.handlerMs`), so a write held by a move waits for it
@@ -129,7 +130,7 @@ export class TenantDatabase {
   readonly #onStatement: ((seconds: number) => void) | undefined;
   readonly #traceStatement: StatementTracer | undefined;
   readonly #scopeForm: ScopeForm;
-  readonly #preparedScope: PreparedScope | undefined;
+  readonly #prepared: PreparedStatements | undefined;
   readonly #shardMoveWaitMs: number;
   readonly #tagPrefix = `spaceport/${randomBytes(4).toString('hex')}/`;
   #tagsGiven = 0;
@@ -137,7 +138,7 @@ export class TenantDatabase {
   constructor(url: string, options: TenantDatabaseOptions = {}) {
     const { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' } = options;
     this.#scopeForm = scopeForm;
-    this.#preparedScope = scopeForm === 'statement' ? new PreparedScope(options.onScopeUnprepared) : undefined;
+    this.#prepared = scopeForm === 'statement' ? new PreparedStatements(options.onUnprepared) : undefined;
     this.#shardMoveWaitMs = options.shardMoveWaitMs ?? DEFAULT_SHARD_MOVE_WAIT_MS;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
@@ -157,7 +158,7 @@ export class TenantDatabase {
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
     const scope = this.#scope(tenant);
     return retriedOverShardMoves(this.#scopeForm, this.#shardMoveWaitMs, () =>
-      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm, this.#preparedScope))),
+      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm, this.#prepared))),
     );
   }
 
@@ -174,7 +175,7 @@ export class TenantDatabase {
     return retriedOverShardMoves(this.#scopeForm, this.#shardMoveWaitMs, () => this.#withConnection(tenant, async (client) => {
       // The wait for a connection may have outlasted the request.
       wanted();
-      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm, this.#preparedScope));
+      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm, this.#prepared));
       // The statement last sent: a request that ended may leave it running when the rollback is due.
       let last: Promise<unknown> = Promise.resolve();
       try {

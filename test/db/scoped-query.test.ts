@@ -1,6 +1,7 @@
 import test from 'ava';
 import pg from 'pg';
-import { PreparedScope, queryInScope, type StatementScope } from '../../lib/db/scoped-query.ts';
+import { PreparedStatements } from '../../lib/db/prepared-statements.ts';
+import { queryInScope, type StatementScope } from '../../lib/db/scoped-query.ts';
 import { TENANT_ROLE, TENANT_SETTING } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 
@@ -71,34 +72,52 @@ test.serial('a scope that cannot be taken fails the statement, and the connectio
   t.deepEqual((await client.query('select 1 as ok')).rows, [{ ok: 1 }]);
 });
 
-/** The statements this session holds prepared, by name. */
-async function preparedHere(): Promise<string[]> {
-  const { rows } = await client.query<{ name: string }>('select name from pg_prepared_statements order by name');
-  return rows.map((row) => row.name);
+/** The statements this session holds prepared, and how often each was planned for its values or generically. */
+async function preparedHere(): Promise<Array<{ name: string; statement: string; custom: number; generic: number }>> {
+  const { rows } = await client.query('select name, statement, custom_plans::int as custom, generic_plans::int as generic from pg_prepared_statements order by prepare_time, name');
+  return rows;
 }
 
-test.serial('a prepared scope is parsed once per connection, and its statements are scoped all the same', async (t) => {
+test.serial('each text is prepared once per connection, scope and statement, and planned for its values every time', async (t) => {
   await client.query('deallocate all');
-  const prepared = new PreparedScope();
-  for (const tenant of ['alpha', 'beta']) {
-    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, SETTINGS, [], 'statement', prepared);
-    t.like(rows[0], { role: TENANT_ROLE, tenant, timeout: '1234ms', idle: '4321ms' });
+  const prepared = new PreparedStatements();
+  for (const tenant of ['alpha', 'beta', 'alpha', 'beta', 'alpha', 'beta', 'alpha', 'beta']) {
+    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, `${SETTINGS}, $1::text as echoed`, [tenant], 'statement', prepared);
+    t.like(rows[0], { role: TENANT_ROLE, tenant, timeout: '1234ms', idle: '4321ms', echoed: tenant });
   }
-  const names = await preparedHere();
-  t.is(names.length, 1, 'one statement held, whatever the number of statements sent');
-  t.regex(names[0] ?? '', /^spaceport_scope_[0-9a-f]{16}$/);
+  const held = await preparedHere();
+  t.is(held.length, 2, 'the scope and the statement, whatever the number of times sent');
+  for (const statement of held) t.regex(statement.name, /^spaceport_[0-9a-f]{24}$/);
+  t.like(held[1], { statement: `${SETTINGS}, $1::text as echoed`, custom: 8, generic: 0 }, 'never a generic plan, which PostgreSQL would otherwise try from the sixth run');
   t.true(prepared.kept);
   t.deepEqual(await sessionSettings(), { role: 'postgres', tenant: '', timeout: '0', idle: '0' });
 });
 
-test.serial('a connection that no longer holds the prepared scope, as through a transaction-mode pooler, answers all the same, and the scope is parsed from then on', async (t) => {
+test.serial('a connection keeps at most 100 statements prepared, and a long statement is never kept', async (t) => {
+  await client.query('deallocate all');
+  const prepared = new PreparedStatements();
+  for (let n = 0; n < 150; n += 1) {
+    const { rows } = await queryInScope(client, SCOPE, `select $1::int + ${n} as sum`, [1], 'statement', prepared);
+    t.is(rows[0].sum, n + 1);
+  }
+  const held = await preparedHere();
+  t.is(held.length, 100);
+  t.true(held.some((statement) => statement.statement.includes('set_config')), 'the scope, used by every statement, is kept');
+  t.true(held.some((statement) => statement.statement === 'select $1::int + 149 as sum'), 'the latest is kept');
+  t.false(held.some((statement) => statement.statement === 'select $1::int + 0 as sum'), 'the least recently used went');
+  const long = `select $1::text as echoed -- ${'x'.repeat(5000)}`;
+  t.like((await queryInScope(client, SCOPE, long, ['long'], 'statement', prepared)).rows[0], { echoed: 'long' });
+  t.false((await preparedHere()).some((statement) => statement.statement === long));
+});
+
+test.serial('a connection that no longer holds the prepared statements, as through a transaction-mode pooler, answers all the same, and everything is parsed from then on', async (t) => {
   await client.query('deallocate all');
   let givenUp = 0;
-  const prepared = new PreparedScope(() => {
+  const prepared = new PreparedStatements(() => {
     givenUp += 1;
   });
   await queryInScope(client, SCOPE, SETTINGS, [], 'statement', prepared);
-  // A pooler's next server connection: the name is not there.
+  // A pooler's next server connection: the names are not there.
   await client.query('deallocate all');
   for (const tenant of ['alpha', 'beta']) {
     const { rows } = await queryInScope(client, { ...SCOPE, tenant }, `${SETTINGS}, $1::text as echoed`, ['value'], 'statement', prepared);
@@ -109,20 +128,34 @@ test.serial('a connection that no longer holds the prepared scope, as through a 
   t.deepEqual(await preparedHere(), [], 'nothing prepared once given up');
 });
 
-test.serial('a connection that holds the name already, prepared by another client through a pooler, answers all the same', async (t) => {
+test.serial('a connection that holds the names already, prepared by another client through a pooler, answers all the same', async (t) => {
   await client.query('deallocate all');
-  await queryInScope(client, SCOPE, SETTINGS, [], 'statement', new PreparedScope());
-  const another = new PreparedScope();
+  await queryInScope(client, SCOPE, SETTINGS, [], 'statement', new PreparedStatements());
+  const another = new PreparedStatements();
   const { rows } = await queryInScope(client, { ...SCOPE, tenant: 'beta' }, SETTINGS, [], 'statement', another);
   t.like(rows[0], { role: TENANT_ROLE, tenant: 'beta' });
-  t.false(another.kept);
+  t.is((await preparedHere()).length, 2, 'each replaced, not doubled');
+  t.true(another.kept, 'a name held already is no reason to give up');
 });
 
-test.serial('a failing statement after a prepared scope leaves the scope usable', async (t) => {
+test.serial('a statement that failed, whether it was parsed or not, runs at its next use', async (t) => {
   await client.query('deallocate all');
-  const prepared = new PreparedScope();
+  const prepared = new PreparedStatements();
   await t.throwsAsync(queryInScope(client, SCOPE, 'select no_such_column', [], 'statement', prepared), { message: /no_such_column/ });
-  const { rows } = await queryInScope(client, SCOPE, SETTINGS, [], 'statement', prepared);
-  t.like(rows[0], { role: TENANT_ROLE, tenant: 'alpha' });
+  await t.throwsAsync(queryInScope(client, SCOPE, 'select 1 / $1::int as quotient', [0], 'statement', prepared), { message: /division by zero/ });
+  t.like((await queryInScope(client, SCOPE, 'select 1 / $1::int as quotient', [1], 'statement', prepared)).rows[0], { quotient: 1 });
+  await t.throwsAsync(queryInScope(client, { ...SCOPE, role: 'no_such_role_here' }, 'select 2 / $1::int as quotient', [1], 'statement', prepared), { message: /no_such_role_here/ });
+  t.like((await queryInScope(client, SCOPE, 'select 2 / $1::int as quotient', [1], 'statement', prepared)).rows[0], { quotient: 2 });
+  t.like((await queryInScope(client, SCOPE, SETTINGS, [], 'statement', prepared)).rows[0], { role: TENANT_ROLE, tenant: 'alpha' });
   t.true(prepared.kept);
+});
+
+test.serial('a prepared statement whose columns a migration changed (select * after a column was added) answers with them', async (t) => {
+  await client.query('drop table if exists prepared_columns; create table prepared_columns (a int); insert into prepared_columns values (1); grant select on prepared_columns to spaceport_tenant');
+  const prepared = new PreparedStatements();
+  t.deepEqual((await queryInScope(client, SCOPE, 'select * from prepared_columns where a = $1', [1], 'statement', prepared)).rows, [{ a: 1 }]);
+  await client.query('alter table prepared_columns add column b int default 2');
+  t.deepEqual((await queryInScope(client, SCOPE, 'select * from prepared_columns where a = $1', [1], 'statement', prepared)).rows, [{ a: 1, b: 2 }]);
+  t.true(prepared.kept);
+  await client.query('drop table prepared_columns');
 });
