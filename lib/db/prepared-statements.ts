@@ -37,8 +37,12 @@ export const UNNAMED: StatementMessages = { name: '', close: [], parse: true };
  * is sent again unnamed, as every statement is from then on.
  */
 export class PreparedStatements {
-  /** By connection, the names it is known to hold, least recently used first. */
-  readonly #held = new WeakMap<pg.Connection, Map<string, true>>();
+  /**
+   * By connection, the names it may hold, least recently used first: `true` once sent, `false`
+   * after a failure, when the server may or may not hold it (closed and parsed again at its next
+   * use). A failed one still counts, so the server never holds more than the limit.
+   */
+  readonly #held = new WeakMap<pg.Connection, Map<string, boolean>>();
   readonly #names = new Map<string, string>();
   readonly #onGivenUp: () => void;
   #kept = true;
@@ -56,11 +60,10 @@ export class PreparedStatements {
     if (!this.#kept || text.length > LONGEST_KEPT) return UNNAMED;
     const name = this.#nameOf(text);
     const held = this.#heldBy(connection);
-    if (held.delete(name)) {
-      held.set(name, true);
-      return { name, close: [], parse: false };
-    }
+    const known = held.get(name);
+    held.delete(name);
     held.set(name, true);
+    if (known === true) return { name, close: [], parse: false };
     const close = [name];
     if (held.size > KEPT_PER_CONNECTION) {
       const [oldest] = held.keys();
@@ -74,7 +77,8 @@ export class PreparedStatements {
 
   /** After a failed statement: `name` may or may not have been parsed, so its next use closes and parses it again. */
   forget(connection: pg.Connection, name: string): void {
-    if (name !== '') this.#held.get(connection)?.delete(name);
+    const held = this.#held.get(connection);
+    if (held?.has(name) === true) held.set(name, false);
   }
 
   /** Whether `error` says the connection's statements are not its own to keep: if so, none is prepared again. */
@@ -87,7 +91,7 @@ export class PreparedStatements {
     return true;
   }
 
-  #heldBy(connection: pg.Connection): Map<string, true> {
+  #heldBy(connection: pg.Connection): Map<string, boolean> {
     let held = this.#held.get(connection);
     if (held === undefined) {
       held = new Map();
@@ -107,8 +111,11 @@ export class PreparedStatements {
   }
 }
 
-/** A prepared statement's plan cached before a migration changed its columns (`select *` after a column was added): parsed again, it runs. */
+/**
+ * "cached plan must not change result type": a prepared statement whose columns a migration changed (`select *` after
+ * a column was added); parsed again, it runs. Told by the routine that raises it, as the message may be translated.
+ */
 export function isStalePlan(error: unknown): boolean {
-  const { code, message } = error as { code?: string; message?: string };
-  return code === '0A000' && message?.includes('cached plan must not change result type') === true;
+  const { code, routine } = error as { code?: string; routine?: string };
+  return code === '0A000' && routine === 'RevalidateCachedQuery';
 }

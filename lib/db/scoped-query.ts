@@ -56,12 +56,14 @@ class ScopedQuery extends pg.Query {
   prepare(connection: pg.Connection): void {
     this.#sentOn = connection;
     const scope = this.#messages(connection, SCOPE_SQL);
-    closeAndParse(connection, scope, SCOPE_SQL);
+    const own = this.#messages(connection, this.text);
+    // The Closes first: a failing scope skips what follows it, and room must be made all the same.
+    for (const closed of [...scope.close, ...own.close]) connection.close({ type: 'S', name: closed }, false);
+    if (scope.parse) connection.parse({ name: scope.name, text: SCOPE_SQL, types: [] }, false);
     connection.bind({ statement: scope.name, values: this.#scope }, false);
     connection.execute({ portal: '' }, false);
-    const own = this.#messages(connection, this.text);
     if (own.name !== '') {
-      closeAndParse(connection, own, this.text);
+      if (own.parse) connection.parse({ name: own.name, text: this.text, types: [] }, false);
       // pg parses unless it believes the connection holds the name: it does now.
       const { parsedStatements } = connection as unknown as ParsedStatements;
       for (const closed of own.close) delete parsedStatements[closed];
@@ -79,12 +81,6 @@ class ScopedQuery extends pg.Query {
   #messages(connection: pg.Connection, text: string): StatementMessages {
     return this.#prepared?.messages(connection, text) ?? UNNAMED;
   }
-}
-
-/** Closes what makes room (or what the server connection may hold already), then parses if needed. */
-function closeAndParse(connection: pg.Connection, { name, close, parse }: StatementMessages, text: string): void {
-  for (const closed of close) connection.close({ type: 'S', name: closed }, false);
-  if (parse) connection.parse({ name, text, types: [] }, false);
 }
 
 /**
@@ -159,13 +155,20 @@ export function queryInScope<Row extends pg.QueryResultRow>(
   prepared?: PreparedStatements,
 ): Promise<pg.QueryResult<Row>> {
   if (form === 'citus') return citusQueryInScope(client, scope, text, values);
-  const sent = sendInScope<Row>(client, scope, text, values, prepared);
-  if (prepared?.kept !== true) return sent;
-  // Either failed before anything ran: sent again, now unnamed or parsed again.
-  return sent.catch((error: unknown) => {
-    if (!prepared.givenUpOver(error) && !isStalePlan(error)) throw error;
-    return sendInScope<Row>(client, scope, text, values, prepared);
-  });
+  if (prepared?.kept !== true) return sendInScope(client, scope, text, values, prepared);
+  return sendPrepared(client, scope, text, values, prepared);
+}
+
+/** Sent again when it failed before anything ran because of its preparation: now unnamed, or parsed again. */
+async function sendPrepared<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements): Promise<pg.QueryResult<Row>> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await sendInScope<Row>(client, scope, text, values, prepared);
+    } catch (error) {
+      const again = prepared.givenUpOver(error) || isStalePlan(error);
+      if (!again || attempt === 3) throw error;
+    }
+  }
 }
 
 function sendInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements | undefined): Promise<pg.QueryResult<Row>> {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import pg from 'pg';
-import { PreparedStatements } from '../../lib/db/prepared-statements.ts';
+import { isStalePlan, PreparedStatements } from '../../lib/db/prepared-statements.ts';
 import { queryInScope, type StatementScope } from '../../lib/db/scoped-query.ts';
 import { TENANT_ROLE, TENANT_SETTING } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
@@ -158,4 +158,31 @@ test.serial('a prepared statement whose columns a migration changed (select * af
   t.deepEqual((await queryInScope(client, SCOPE, 'select * from prepared_columns where a = $1', [1], 'statement', prepared)).rows, [{ a: 1, b: 2 }]);
   t.true(prepared.kept);
   await client.query('drop table prepared_columns');
+});
+
+test.serial('statements that failed still count toward the 100 a connection keeps, so the server never holds more', async (t) => {
+  await client.query('deallocate all');
+  const prepared = new PreparedStatements();
+  for (let n = 0; n < 150; n += 1) {
+    await t.throwsAsync(queryInScope(client, SCOPE, `select 1 / $1::int + ${n} as quotient`, [0], 'statement', prepared), { message: /division by zero/ });
+  }
+  t.true((await preparedHere()).length <= 100);
+  t.true(prepared.kept);
+});
+
+test.serial('a scope that fails still makes room: the server never holds more than 100', async (t) => {
+  await client.query('deallocate all');
+  const prepared = new PreparedStatements();
+  for (let n = 0; n < 100; n += 1) await queryInScope(client, SCOPE, `select $1::int + ${n} as sum`, [1], 'statement', prepared);
+  for (let n = 0; n < 50; n += 1) {
+    await t.throwsAsync(queryInScope(client, { ...SCOPE, role: 'no_such_role_here' }, `select $1::int - ${n} as difference`, [1], 'statement', prepared), { message: /no_such_role_here/ });
+  }
+  for (let n = 0; n < 100; n += 1) await queryInScope(client, SCOPE, `select $1::int * ${n} as product`, [1], 'statement', prepared);
+  t.true((await preparedHere()).length <= 100);
+  t.like((await queryInScope(client, SCOPE, 'select $1::int - 3 as difference', [1], 'statement', prepared)).rows[0], { difference: -2 });
+});
+
+test('a stale plan is told by the routine that raises it, whatever language the server speaks', (t) => {
+  t.true(isStalePlan({ code: '0A000', routine: 'RevalidateCachedQuery', message: 'gecachter Plan darf den Ergebnistyp nicht ändern' }));
+  t.false(isStalePlan({ code: '0A000', routine: 'transformExpr', message: 'cached plan must not change result type' }));
 });
