@@ -168,7 +168,7 @@ async function openDatabases(
   shutdownTasks.push(() => knex.destroy());
   const scopeForm = (await onCitus(knex)) ? 'citus' : 'statement';
   if (scopeForm === 'citus') logger.info('database: a Citus coordinator; each statement takes its scope with SET LOCAL in a transaction block');
-  const { poolMax } = loaded.config.database;
+  const { poolMax, preparedStatements } = loaded.config.database;
   const { tenantConnections, queueMs, handlerMs } = loaded.config.limits;
   const tenantDatabase = new TenantDatabase(opened.url, {
     scopeForm,
@@ -183,6 +183,7 @@ async function openDatabases(
     shardMoveWaitMs: handlerMs,
     onShareWait: database.onShareWait,
     onIdleError: (error) => logger.warn({ error: error.message }, 'database connection lost while idle'),
+    preparedStatements,
     onUnprepared: () => logger.info('database: its connections keep no prepared statement (a transaction-mode pooler without them); every statement is parsed with each use'),
     onStatement: database.onStatement,
     traceStatement: database.traceStatement,

@@ -39,7 +39,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
     projectsDir: path.resolve(environment.PROJECTS_DIR),
     dataDir: path.resolve(environment.DATA_DIR),
     logLevel: environment.LOG_LEVEL,
-    database: { embedded: environment.DATABASE_URL === undefined, poolMax: environment.DATABASE_POOL_MAX, connectTimeoutMs: environment.DATABASE_CONNECT_TIMEOUT_MS },
+    database: { embedded: environment.DATABASE_URL === undefined, poolMax: environment.DATABASE_POOL_MAX, connectTimeoutMs: environment.DATABASE_CONNECT_TIMEOUT_MS, preparedStatements: environment.DATABASE_PREPARED_STATEMENTS },
     redis: { enabled: environment.REDIS_URL !== undefined || environment.REDIS_CLUSTER_NODES !== undefined, cluster: environment.REDIS_CLUSTER_NODES !== undefined },
   };
   return {

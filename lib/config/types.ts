@@ -10,8 +10,8 @@ export interface Config extends ExpertConfig {
   readonly projectsDir: string;
   readonly dataDir: string;
   readonly logLevel: string;
-  /** `DATABASE_POOL_MAX`, `DATABASE_CONNECT_TIMEOUT_MS`. */
-  readonly database: { readonly embedded: boolean; readonly poolMax: number; readonly connectTimeoutMs: number };
+  /** `DATABASE_POOL_MAX`, `DATABASE_CONNECT_TIMEOUT_MS`, `DATABASE_PREPARED_STATEMENTS`. */
+  readonly database: { readonly embedded: boolean; readonly poolMax: number; readonly connectTimeoutMs: number; readonly preparedStatements: boolean };
   /** Whether rate limits are shared through Redis, and whether that Redis is a cluster (REDIS_CLUSTER_NODES). */
   readonly redis: { readonly enabled: boolean; readonly cluster: boolean };
 }

@@ -99,6 +99,8 @@ export interface TenantDatabaseOptions {
   traceStatement?: StatementTracer;
   /** `citus` on a Citus coordinator (SPEC §15.4). */
   scopeForm?: ScopeForm;
+  /** `DATABASE_PREPARED_STATEMENTS`: false sends every statement unnamed. */
+  preparedStatements?: boolean;
   /** Told once if the connections turn out not to keep prepared statements (a transaction-mode pooler without them). */
   onUnprepared?: () => void;
   /**
@@ -138,7 +140,7 @@ export class TenantDatabase {
   constructor(url: string, options: TenantDatabaseOptions = {}) {
     const { queryTimeoutMs, poolMax = 10, connectTimeoutMs = CONNECT_TIMEOUT_MS, onIdleError = () => {}, onStatement, traceStatement, scopeForm = 'statement' } = options;
     this.#scopeForm = scopeForm;
-    this.#prepared = scopeForm === 'statement' ? new PreparedStatements(options.onUnprepared) : undefined;
+    this.#prepared = scopeForm === 'statement' && options.preparedStatements !== false ? new PreparedStatements(options.onUnprepared) : undefined;
     this.#shardMoveWaitMs = options.shardMoveWaitMs ?? DEFAULT_SHARD_MOVE_WAIT_MS;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;

@@ -147,6 +147,14 @@ test('DATABASE_CONNECT_TIMEOUT_MS bounds the wait for a database connection: 150
   }
 });
 
+test('DATABASE_PREPARED_STATEMENTS: true by default, true or false', (t) => {
+  t.true(loadConfig({ env: baseEnv(), expert: {} }).config.database.preparedStatements);
+  t.false(loadConfig({ env: { ...baseEnv(), DATABASE_PREPARED_STATEMENTS: 'false' }, expert: {} }).config.database.preparedStatements);
+  for (const DATABASE_PREPARED_STATEMENTS of ['no', '0', 'FALSE', 'yes']) {
+    t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_PREPARED_STATEMENTS }, expert: {} }), { message: /environment variable DATABASE_PREPARED_STATEMENTS: must be true or false/ }, DATABASE_PREPARED_STATEMENTS);
+  }
+});
+
 test('DATABASE_DIRECT_URL is a secret like DATABASE_URL, and needs it', (t) => {
   const direct = 'postgres://owner:hunter2@db.example/app';
   const { config, secrets } = loadConfig({ env: { ...baseEnv(), DATABASE_URL: 'postgres://app:pw@pooler.example/app', DATABASE_DIRECT_URL: direct }, expert: {} });

@@ -2,7 +2,7 @@ import test from 'ava';
 import pg from 'pg';
 import { isStalePlan, PreparedStatements } from '../../lib/db/prepared-statements.ts';
 import { queryInScope, type StatementScope } from '../../lib/db/scoped-query.ts';
-import { TENANT_ROLE, TENANT_SETTING } from '../../lib/db/tenant-database.ts';
+import { TENANT_ROLE, TENANT_SETTING, TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 
 // queryInScope sends a statement and its scope before one Sync, through a part of pg's Query
@@ -185,4 +185,18 @@ test.serial('a scope that fails still makes room: the server never holds more th
 test('a stale plan is told by the routine that raises it, whatever language the server speaks', (t) => {
   t.true(isStalePlan({ code: '0A000', routine: 'RevalidateCachedQuery', message: 'gecachter Plan darf den Ergebnistyp nicht ändern' }));
   t.false(isStalePlan({ code: '0A000', routine: 'transformExpr', message: 'cached plan must not change result type' }));
+});
+
+test.serial('DATABASE_PREPARED_STATEMENTS=false (preparedStatements: false) leaves nothing prepared; by default the scope and the statement are', async (t) => {
+  const count = "select count(*)::int as prepared from pg_prepared_statements where name like 'spaceport\\_%'";
+  for (const [preparedStatements, expected] of [[false, 0], [undefined, 2]] as const) {
+    const tenantDatabase = new TenantDatabase(database.url, { poolMax: 1, ...(preparedStatements === undefined ? {} : { preparedStatements }) });
+    try {
+      await tenantDatabase.query('alpha', { sql: count, bindings: [] });
+      const { rows } = await tenantDatabase.query<{ prepared: number }>('alpha', { sql: count, bindings: [] });
+      t.is(rows[0]?.prepared, expected, String(preparedStatements));
+    } finally {
+      await tenantDatabase.close();
+    }
+  }
 });
