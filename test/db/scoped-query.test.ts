@@ -200,3 +200,14 @@ test.serial('DATABASE_PREPARED_STATEMENTS=false (preparedStatements: false) leav
     }
   }
 });
+
+test.serial('a write goes unnamed after its prepared scope, and its transaction keeps PostgreSQL’s own plan choice (a trigger’s statements are not planned again on every row)', async (t) => {
+  await client.query('deallocate all');
+  const prepared = new PreparedStatements();
+  const insert = "insert into documents (tenant, collection, id, doc) values ($1, 'notes', $2, '{}') returning current_setting('plan_cache_mode') as mode";
+  t.deepEqual((await queryInScope(client, SCOPE, insert, ['alpha', 'w1'], 'statement', prepared)).rows, [{ mode: 'auto' }]);
+  t.like((await queryInScope(client, SCOPE, "select current_setting('plan_cache_mode') as mode", [], 'statement', prepared)).rows[0], { mode: 'force_custom_plan' });
+  const held = (await preparedHere()).map((statement) => statement.statement);
+  t.is(held.length, 3, 'the two scopes and the read');
+  t.false(held.includes(insert));
+});
