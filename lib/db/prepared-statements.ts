@@ -14,8 +14,8 @@ const KEPT_PER_CONNECTION = 100;
 const NAMES_REMEMBERED = 1000;
 
 /**
- * What `send` asks of a connection for one statement: its name ('' for unnamed), the names to
- * Close first (one to make room, or the statement's own, which the server connection may hold
+ * What to send a connection for one statement: its name ('' for unnamed), the names to Close
+ * first (one to make room, and the statement's own, which the server connection may hold
  * already), and whether to Parse it.
  */
 export interface StatementMessages {
