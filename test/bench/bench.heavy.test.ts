@@ -121,8 +121,9 @@ test('a tiny run measures every server, prints one table with a verdict per targ
   for (const target of ISSUE_13_TARGETS) {
     t.true(new RegExp(`${escaped(target)}\\s+\\S+ (×|ms|%)(\\s+\\S+ ×)?\\s+(MET|MISSED)$`, 'm').test(run.stdout), `the verdict on ${target}`);
   }
-  // Item 8 adds where its time goes when Citus ran (without its tarball it says "not measured").
-  const targets = run.stdout.includes('where the time goes') ? 20 : 19;
+  // Item 3 reports PostgreSQL's CPU per lookup; item 8 adds where its time goes when Citus ran (without its tarball it says "not measured").
+  t.regex(run.stdout, /PostgreSQL's CPU per lookup, one at a time\s+bare pg's \d+ µs; prepared once \d+ µs; the service's \(scope and statement\) \d+ µs; its scope alone \d+ µs\s+MET$/m);
+  const targets = run.stdout.includes('where the time goes') ? 21 : 20;
   t.regex(run.stdout, new RegExp(`^targets met: \\d+ of ${targets}$`, 'm'));
   t.regex(run.stdout, /^settings changed from the defaults \(BENCH_SECONDS=0\.3, .*\): the verdicts are indicative only$/m);
   // By name: other bench runs may share this PostgreSQL server and create their own meanwhile.
