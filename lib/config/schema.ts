@@ -143,8 +143,8 @@ export const environmentSchema = z.object({
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_DIRECT_URL: postgresUrl.optional(),
   DATABASE_POOL_MAX: wholeNumberText(/^\d{1,4}$/, 1, 1000, 'must be a whole number from 1 to 1000').default(10),
-  // Longer than 1.5 s where the database is far or the machine busy (issue 37).
   DATABASE_PREPARED_STATEMENTS: z.enum(['true', 'false'], { message: 'must be true or false' }).default('true').transform((value) => value === 'true'),
+  // Longer than 1.5 s where the database is far or the machine busy (issue 37).
   DATABASE_CONNECT_TIMEOUT_MS: wholeNumberText(/^\d{3,6}$/, 100, 600_000, 'must be a whole number of milliseconds from 100 to 600000').default(1500),
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),

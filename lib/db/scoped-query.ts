@@ -164,7 +164,7 @@ export function queryInScope<Row extends pg.QueryResultRow>(
   prepared?: PreparedStatements,
 ): Promise<pg.QueryResult<Row>> {
   if (form === 'citus') return citusQueryInScope(client, scope, text, values);
-  if (prepared?.kept !== true) return sendInScope(client, scope, text, values, prepared);
+  if (prepared?.kept !== true) return sendInScope(client, scope, text, values, undefined);
   return sendPrepared(client, scope, text, values, prepared);
 }
 
@@ -172,7 +172,8 @@ export function queryInScope<Row extends pg.QueryResultRow>(
 async function sendPrepared<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements): Promise<pg.QueryResult<Row>> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await sendInScope<Row>(client, scope, text, values, prepared);
+      // Once given up, exactly as without preparing: the plain scope, nothing named.
+      return await sendInScope<Row>(client, scope, text, values, prepared.kept ? prepared : undefined);
     } catch (error) {
       const again = prepared.givenUpOver(error) || isStalePlan(error);
       if (!again || attempt === 3) throw error;
