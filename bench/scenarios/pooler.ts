@@ -1,4 +1,4 @@
-import { pgbouncerBinary, startPgBouncer } from '../../test/helpers/pgbouncer.ts';
+import { pgbouncerBinary, preparingPgBouncerBinary, startPgBouncer } from '../../test/helpers/pgbouncer.ts';
 import { databaseCpuProbe } from '../harness/database-cpu.ts';
 import { throughputAtLeast } from '../harness/goals.ts';
 import { measureInTurn } from '../harness/load.ts';
@@ -10,18 +10,23 @@ import { getOneAccount } from './requests.ts';
 
 const TITLE = '6. getOneAccount through PgBouncer';
 const TARGET_FACTOR = 0.9;
+/** `max_prepared_statements` of the pooler that keeps them (the default of PgBouncer 1.22 and later). */
+const PREPARED_STATEMENTS = 200;
 
 /**
- * SPEC §14.6: getOneAccount through PgBouncer in transaction mode (Debian's, installed when
- * missing where it can be) vs the same service connected directly, measured in turn. The
- * pooler's server pool is the service's own pool size, so the row measures the extra hop, not
- * a smaller pool.
+ * SPEC §14.6: getOneAccount through PgBouncer in transaction mode vs the same service connected
+ * directly, measured in turn: PgBouncer 1.24 keeping the service's prepared statements (built
+ * once where it can be), else Debian 12's 1.18, which keeps none. The pooler's server pool is
+ * the service's own pool size, so the row measures the extra hop, not a smaller pool.
  */
 export async function poolerSection(context: BenchContext, direct: ChildServer): Promise<Section> {
-  const binary = await pgbouncerBinary();
+  const preparing = await preparingPgBouncerBinary();
+  const binary = 'path' in preparing ? preparing : await pgbouncerBinary();
   if ('missing' in binary) return notMeasured(binary.missing);
-  context.progress(`6. getOneAccount through PgBouncer and directly, in turn, ${context.settings.rounds} rounds`);
-  const pooler = await startPgBouncer({ binary: binary.path, serverUrl: context.setup.databaseUrl, poolSize: 10 });
+  const preparedStatements = binary === preparing ? PREPARED_STATEMENTS : undefined;
+  const which = preparedStatements === undefined ? "Debian 12's PgBouncer 1.18 (no prepared statements)" : `PgBouncer 1.24, max_prepared_statements = ${preparedStatements}`;
+  context.progress(`6. getOneAccount through ${which} and directly, in turn, ${context.settings.rounds} rounds`);
+  const pooler = await startPgBouncer({ binary: binary.path, serverUrl: context.setup.databaseUrl, poolSize: 10, preparedStatements });
   try {
     const options = serviceProcess({ ...context.setup, databaseUrl: pooler.url }, 'spaceport-pgbouncer', context.projectsDir, 'sample');
     const pooledOptions = { ...options, env: { ...options.env, DATABASE_DIRECT_URL: context.setup.databaseUrl } };
@@ -36,7 +41,7 @@ export async function poolerSection(context: BenchContext, direct: ChildServer):
         context.settings,
       ),
     );
-    const subject: Row = { server: 'spaceport through PgBouncer', measurement: throughPooler, note: "pool_mode = transaction, default_pool_size = 10; DB CPU includes PgBouncer's" };
+    const subject: Row = { server: 'spaceport through PgBouncer', measurement: throughPooler, note: `${which}, pool_mode = transaction, default_pool_size = 10; DB CPU includes PgBouncer's` };
     const floor: Row = { server: 'spaceport, direct connection', measurement: directly };
     return { title: TITLE, rows: [subject, floor], verdicts: [throughputAtLeast(subject, floor, TARGET_FACTOR)] };
   } finally {

@@ -34,7 +34,9 @@ export const UNNAMED: StatementMessages = { name: '', close: [], parse: true };
  * there. A transaction-mode pooler without prepared statements (PgBouncer before 1.21, or
  * `max_prepared_statements = 0`) hands a transaction another server connection: the first
  * statement that meets one lacking a name, or holding it already, fails before anything ran and
- * is sent again unnamed, as every statement is from then on.
+ * is sent again unnamed, as every statement is from then on. A text whose plan went stale goes
+ * unnamed from then on too: a pooler that keeps statements for its clients (PgBouncer 1.21 and
+ * later) keeps the stale one on its server connections, whatever name it is sent under.
  */
 export class PreparedStatements {
   /**
@@ -43,6 +45,7 @@ export class PreparedStatements {
    * use). A failed one still counts, so the server never holds more than the limit.
    */
   readonly #held = new WeakMap<pg.Connection, Map<string, boolean>>();
+  /** By text, its name: '' for a text that goes unnamed (its plan went stale). */
   readonly #names = new Map<string, string>();
   readonly #onGivenUp: () => void;
   #kept = true;
@@ -59,6 +62,7 @@ export class PreparedStatements {
   messages(connection: pg.Connection, text: string): StatementMessages {
     if (!this.#kept || text.length > LONGEST_KEPT) return UNNAMED;
     const name = this.#nameOf(text);
+    if (name === '') return UNNAMED;
     const held = this.#heldBy(connection);
     const known = held.get(name);
     held.delete(name);
@@ -91,6 +95,13 @@ export class PreparedStatements {
     return true;
   }
 
+  /** Whether `error` is a stale plan of `text`: if so, `text` goes unnamed from now on, parsed with every use. */
+  staleOver(error: unknown, text: string): boolean {
+    if (!isStalePlan(error)) return false;
+    this.#names.set(text, '');
+    return true;
+  }
+
   #heldBy(connection: pg.Connection): Map<string, boolean> {
     let held = this.#held.get(connection);
     if (held === undefined) {
@@ -113,7 +124,7 @@ export class PreparedStatements {
 
 /**
  * "cached plan must not change result type": a prepared statement whose columns a migration changed (`select *` after
- * a column was added); parsed again, it runs. Told by the routine that raises it, as the message may be translated.
+ * a column was added); parsed anew, it runs. Told by the routine that raises it, as the message may be translated.
  */
 export function isStalePlan(error: unknown): boolean {
   const { code, routine } = error as { code?: string; routine?: string };

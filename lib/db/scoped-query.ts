@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { isStalePlan, type PreparedStatements, type StatementMessages, UNNAMED } from './prepared-statements.ts';
+import { type PreparedStatements, type StatementMessages, UNNAMED } from './prepared-statements.ts';
 
 export interface StatementScope {
   readonly role: string;
@@ -168,14 +168,14 @@ export function queryInScope<Row extends pg.QueryResultRow>(
   return sendPrepared(client, scope, text, values, prepared);
 }
 
-/** Sent again when it failed before anything ran because of its preparation: now unnamed, or parsed again. */
+/** Sent again, unnamed, when it failed before anything ran because of its preparation. */
 async function sendPrepared<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements): Promise<pg.QueryResult<Row>> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       // Once given up, exactly as without preparing: the plain scope, nothing named.
       return await sendInScope<Row>(client, scope, text, values, prepared.kept ? prepared : undefined);
     } catch (error) {
-      const again = prepared.givenUpOver(error) || isStalePlan(error);
+      const again = prepared.givenUpOver(error) || prepared.staleOver(error, text);
       if (!again || attempt === 3) throw error;
     }
   }

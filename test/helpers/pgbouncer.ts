@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import pg from 'pg';
 import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
@@ -23,6 +25,24 @@ export function pgbouncerBinary(): Promise<Binary> {
   return debianBinary('pgbouncer', ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'], ['--version']);
 }
 
+const BUILD = path.resolve(import.meta.dirname, '../pgbouncer/build-pgbouncer.sh');
+
+/**
+ * PgBouncer 1.24, which keeps the clients' prepared statements in transaction mode
+ * (`preparedStatements`), built once from Debian's source of it (test/pgbouncer/build-pgbouncer.sh);
+ * otherwise why it cannot be had.
+ */
+export async function preparingPgBouncerBinary(): Promise<Binary> {
+  try {
+    const { stdout } = await promisify(execFile)(BUILD, [], { timeout: 600_000 });
+    return { path: stdout.trim() };
+  } catch (error) {
+    const { code, stderr } = error as { code?: number; stderr?: string };
+    if (code === 3) return { missing: String(stderr).trim() };
+    throw new Error(`building pgbouncer failed: ${String(stderr).slice(-2000)}`);
+  }
+}
+
 export interface PgBouncerOptions {
   /** The `pgbouncer` program (`pgbouncerBinary`). */
   binary: string;
@@ -30,6 +50,11 @@ export interface PgBouncerOptions {
   serverUrl: string;
   /** Server connections per database and user (`default_pool_size`), shared by every client. */
   poolSize: number;
+  /**
+   * `max_prepared_statements` (PgBouncer 1.21 and later): how many of the clients' prepared
+   * statements each server connection keeps. Left out, the setting is not written.
+   */
+  preparedStatements?: number;
 }
 
 /** A PgBouncer in transaction mode in front of one PostgreSQL server. */
@@ -57,7 +82,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const authFile = path.join(folder, 'users.txt');
   const configFile = path.join(folder, 'pgbouncer.ini');
   ownedFile(authFile, `"${decodeURIComponent(server.username)}" "${decodeURIComponent(server.password)}"\n`, account);
-  ownedFile(configFile, configuration({ port, server, authFile, poolSize: options.poolSize }), account);
+  ownedFile(configFile, configuration({ port, server, authFile, poolSize: options.poolSize, preparedStatements: options.preparedStatements }), account);
   const daemon = startDaemon(options.binary, [configFile], account.switched ? { uid: account.uid, gid: account.gid } : {});
   const stop = async () => {
     await daemon.stop();
@@ -91,9 +116,10 @@ interface Settings {
   server: URL;
   authFile: string;
   poolSize: number;
+  preparedStatements: number | undefined;
 }
 
-function configuration({ port, server, authFile, poolSize }: Settings): string {
+function configuration({ port, server, authFile, poolSize, preparedStatements }: Settings): string {
   return [
     '[databases]',
     // Every database name a client asks for, on the one server.
@@ -105,6 +131,8 @@ function configuration({ port, server, authFile, poolSize }: Settings): string {
     'auth_type = trust',
     `auth_file = ${authFile}`,
     'pool_mode = transaction',
+    // SHOW commands on the `pgbouncer` console, for the tests that count what it holds.
+    `stats_users = ${decodeURIComponent(server.username)}`,
     `default_pool_size = ${poolSize}`,
     'min_pool_size = 0',
     'reserve_pool_size = 0',
@@ -112,6 +140,7 @@ function configuration({ port, server, authFile, poolSize }: Settings): string {
     'ignore_startup_parameters = extra_float_digits',
     'log_connections = 0',
     'log_disconnections = 0',
+    ...(preparedStatements === undefined ? [] : [`max_prepared_statements = ${preparedStatements}`]),
     '',
   ].join('\n');
 }
