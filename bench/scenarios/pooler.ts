@@ -10,7 +10,7 @@ import { getOneAccount } from './requests.ts';
 
 const TITLE = '6. getOneAccount through PgBouncer';
 const TARGET_FACTOR = 0.9;
-/** `max_prepared_statements` of the pooler that keeps them (the default of PgBouncer 1.22 and later). */
+/** `max_prepared_statements` of the pooler that keeps them (PgBouncer 1.24's default). */
 const PREPARED_STATEMENTS = 200;
 
 /**

@@ -34,9 +34,11 @@ export const UNNAMED: StatementMessages = { name: '', close: [], parse: true };
  * there. A transaction-mode pooler without prepared statements (PgBouncer before 1.21, or
  * `max_prepared_statements = 0`) hands a transaction another server connection: the first
  * statement that meets one lacking a name, or holding it already, fails before anything ran and
- * is sent again unnamed, as every statement is from then on. A text whose plan went stale goes
- * unnamed from then on too: a pooler that keeps statements for its clients (PgBouncer 1.21 and
- * later) keeps the stale one on its server connections, whatever name it is sent under.
+ * is sent again unnamed, as every statement is from then on. A text that a migration made
+ * stale, or that failed to be analysed (its columns, types or tables changed), goes unnamed from
+ * then on: a pooler that keeps statements for its clients (PgBouncer 1.21 and later) keeps the
+ * server's statement of that text, stale, whatever name it is sent under, until its server
+ * connections close.
  */
 export class PreparedStatements {
   /**
@@ -45,8 +47,9 @@ export class PreparedStatements {
    * use). A failed one still counts, so the server never holds more than the limit.
    */
   readonly #held = new WeakMap<pg.Connection, Map<string, boolean>>();
-  /** By text, its name: '' for a text that goes unnamed (its plan went stale). */
   readonly #names = new Map<string, string>();
+  /** Texts parsed with every use since they failed as above; kept apart, as `#names` is cleared when full. */
+  readonly #unnamed = new Set<string>();
   readonly #onGivenUp: () => void;
   #kept = true;
 
@@ -61,8 +64,8 @@ export class PreparedStatements {
   /** The messages for `text` on `connection`, counting it as held from now on. */
   messages(connection: pg.Connection, text: string): StatementMessages {
     if (!this.#kept || text.length > LONGEST_KEPT) return UNNAMED;
+    if (this.#unnamed.has(text)) return UNNAMED;
     const name = this.#nameOf(text);
-    if (name === '') return UNNAMED;
     const held = this.#heldBy(connection);
     const known = held.get(name);
     held.delete(name);
@@ -95,11 +98,14 @@ export class PreparedStatements {
     return true;
   }
 
-  /** Whether `error` is a stale plan of `text`: if so, `text` goes unnamed from now on, parsed with every use. */
-  staleOver(error: unknown, text: string): boolean {
-    if (!isStalePlan(error)) return false;
-    this.#names.set(text, '');
-    return true;
+  /**
+   * After `text` failed: a stale plan, or an error of analysis (SQLSTATE class 42: a column,
+   * type, operator or table not as it was), makes it go unnamed from now on, parsed with every use.
+   */
+  failed(text: string, error: unknown): void {
+    if (!this.#names.has(text) || !(isStalePlan(error) || isAnalysisError(error))) return;
+    if (this.#unnamed.size >= NAMES_REMEMBERED) this.#unnamed.clear();
+    this.#unnamed.add(text);
   }
 
   #heldBy(connection: pg.Connection): Map<string, boolean> {
@@ -129,4 +135,8 @@ export class PreparedStatements {
 export function isStalePlan(error: unknown): boolean {
   const { code, routine } = error as { code?: string; routine?: string };
   return code === '0A000' && routine === 'RevalidateCachedQuery';
+}
+
+function isAnalysisError(error: unknown): boolean {
+  return (error as { code?: string }).code?.startsWith('42') === true;
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { type PreparedStatements, type StatementMessages, UNNAMED } from './prepared-statements.ts';
+import { isStalePlan, type PreparedStatements, type StatementMessages, UNNAMED } from './prepared-statements.ts';
 
 export interface StatementScope {
   readonly role: string;
@@ -175,7 +175,9 @@ async function sendPrepared<Row extends pg.QueryResultRow>(client: pg.ClientBase
       // Once given up, exactly as without preparing: the plain scope, nothing named.
       return await sendInScope<Row>(client, scope, text, values, prepared.kept ? prepared : undefined);
     } catch (error) {
-      const again = prepared.givenUpOver(error) || prepared.staleOver(error, text);
+      prepared.failed(text, error);
+      // A stale plan is raised before anything runs: sent again, unnamed. Another error of analysis is the caller's.
+      const again = prepared.givenUpOver(error) || isStalePlan(error);
       if (!again || attempt === 3) throw error;
     }
   }

@@ -68,6 +68,8 @@ export interface MigratedDatabase {
 export interface TenantDatabaseRoute {
   url?(databaseUrl: string): string;
   poolMax?: number;
+  /** Told if the connections turn out to keep no prepared statement (`TenantDatabaseOptions.onUnprepared`). */
+  onUnprepared?(): void;
   create?(tenants: string[]): Promise<MigratedDatabase>;
 }
 
@@ -80,7 +82,7 @@ export async function migratedDatabase(tenants: string[], route?: TenantDatabase
   const database = await createMigratedDatabase();
   const knex = testKnex(database.url);
   for (const tenant of tenants) await createTenant(knex, tenant);
-  const tenantDatabase = testTenantDatabase(route?.url?.(database.url) ?? database.url, { poolMax: route?.poolMax });
+  const tenantDatabase = testTenantDatabase(route?.url?.(database.url) ?? database.url, { poolMax: route?.poolMax, onUnprepared: route?.onUnprepared });
   return {
     url: database.url,
     knex,

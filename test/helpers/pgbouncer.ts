@@ -37,9 +37,9 @@ export async function preparingPgBouncerBinary(): Promise<Binary> {
     const { stdout } = await promisify(execFile)(BUILD, [], { timeout: 600_000 });
     return { path: stdout.trim() };
   } catch (error) {
+    // Whatever failed, a test needing it is skipped outside CI and fails in CI; the rest go on.
     const { code, stderr } = error as { code?: number; stderr?: string };
-    if (code === 3) return { missing: String(stderr).trim() };
-    throw new Error(`building pgbouncer failed: ${String(stderr).slice(-2000)}`);
+    return { missing: code === 3 ? String(stderr).trim() : `building pgbouncer 1.24 failed: ${String(stderr).slice(-2000)}` };
   }
 }
 

@@ -65,7 +65,14 @@ function started(pooler: PoolerUnderTest): PgBouncer {
 
 /** Lanes through `pooler`, each with probes beside it; the probes' findings go to `report`. */
 function throughPooler(pooler: PoolerUnderTest, report: ProbeReport): LaneOptions {
-  const route: TenantDatabaseRoute = { url: (databaseUrl) => started(pooler).pooled(databaseUrl), poolMax: CLIENT_POOL };
+  const route: TenantDatabaseRoute = {
+    url: (databaseUrl) => started(pooler).pooled(databaseUrl),
+    poolMax: CLIENT_POOL,
+    // Through a pooler keeping them, the statements must stay prepared, or this would test the other pooler's case again.
+    onUnprepared: () => {
+      if (pooler.preparedStatements !== undefined) report.problems.push('the instance fell back to unnamed statements');
+    },
+  };
   return {
     route,
     alongside: (shared) => {

@@ -1,5 +1,7 @@
+import { isDeepStrictEqual } from 'node:util';
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
+import { TENANT_ROLE, TENANT_SETTING } from '../../lib/db/tenant-database.ts';
 import { documentStore } from '../../lib/documents/index.ts';
 import { migratedDatabase, serverUrl, testTenantDatabase, type MigratedDatabase } from '../helpers/database.ts';
 import { preparingPgBouncerBinary, startPooler } from '../helpers/pgbouncer.ts';
@@ -14,6 +16,9 @@ const SERVER_POOL = 2;
 const CLIENT_POOL = 10;
 const NOTES = 40;
 const READS = 600;
+/** What a read's scope lets it see, the store's tenant condition left out. */
+const SCOPE_SEEN = `select current_user as role, current_setting('${TENANT_SETTING}', true) as tenant,
+  (select string_agg(distinct doc->>'owner', ',') from documents) as owners, $1::int as n`;
 
 // Decided before any test is declared: ava takes declarations only until the file first waits.
 const pgbouncer = await preparingPgBouncerBinary();
@@ -67,6 +72,10 @@ async function readThroughPooler(t: ExecutionContext, preparing: boolean): Promi
         const shape = index % 3;
         const found = shape === 0 ? await notes.findOne({ n }) : shape === 1 ? await notes.findOne({ n: { $gte: n, $lt: n + 1 } }) : await notes.findOne({ n, tags: tenant });
         if (found?._id !== `${tenant}-${n}` || found.owner !== tenant) wrong.push(`${tenant} asked for ${n}, got ${JSON.stringify(found)}`);
+        // The scope itself, which the store's own tenant condition would otherwise hide: role, tenant and every row it may see.
+        const { rows } = await tenantDatabase.query<Record<string, unknown>>(tenant, { sql: SCOPE_SEEN, bindings: [n] });
+        const seen = { role: TENANT_ROLE, tenant, owners: tenant, n };
+        if (!isDeepStrictEqual(rows[0], seen)) wrong.push(`${tenant}'s statement ran as ${JSON.stringify(rows[0])}`);
       }),
     );
     return { wrong, givenUp, preparedPerServer: await preparedPerServer(pooler.pooled(serverUrl()), new URL(database.url).pathname.slice(1)) };
@@ -96,6 +105,19 @@ poolerTest(`PgBouncer 1.24, max_prepared_statements = 200: ${READS} reads of two
   t.is(preparedPerServer.length, SERVER_POOL);
   // The plain scope, the read scope and the three reads' texts: five per server connection that ran each.
   for (const count of preparedPerServer) t.true(count >= 2 && count <= 5, `${count} prepared statements on a server connection`);
+});
+
+poolerTest('PgBouncer 1.24, max_prepared_statements = 200: a read whose bound value a migration no longer fits (a column turned int to text) fails once, then answers', async (t) => {
+  const pooler = await startPooler(t, { binary: binary(), serverUrl: serverUrl(), poolSize: SERVER_POOL, preparedStatements: 200 });
+  const tenantDatabase = testTenantDatabase(pooler.pooled(database.url), { poolMax: 1 });
+  t.teardown(() => tenantDatabase.close());
+  await database.knex.raw('create table retyped_columns (a int, b int); insert into retyped_columns values (1, 2); grant select on retyped_columns to spaceport_tenant');
+  const read = { sql: 'select b from retyped_columns where a = $1', bindings: [1] };
+  t.deepEqual((await tenantDatabase.query('alpha', read)).rows, [{ b: 2 }]);
+  await database.knex.raw('alter table retyped_columns alter column a type text');
+  // As on a direct connection: the statement prepared before the migration fails once (text = integer).
+  await t.throwsAsync(tenantDatabase.query('alpha', read), { message: /operator does not exist/ });
+  for (let n = 0; n < 3; n += 1) t.deepEqual((await tenantDatabase.query('alpha', read)).rows, [{ b: 2 }]);
 });
 
 poolerTest('the same pooler with the instance preparing nothing (DATABASE_PREPARED_STATEMENTS=false): the same answers, nothing prepared', async (t) => {
