@@ -14,13 +14,12 @@ const FACILITY_URLS: ReadonlyMap<string, string> = new Map([
 /**
  * Project files are ES modules whatever a package.json above them says: `npm init -y` writes
  * `"type": "commonjs"`, under which every `import` failed (issue 37). Only the extensions whose
- * format a package.json decides are read again; `.cjs` and `.cts` stay CommonJS.
+ * format a package.json decides are loaded so, each read once; `.cjs` and `.cts` stay CommonJS.
  */
 const AS_ES_MODULE: ReadonlyMap<string, ModuleFormat> = new Map([
-  ['commonjs', 'module'],
-  ['commonjs-typescript', 'module-typescript'],
+  ['.js', 'module'],
+  ['.ts', 'module-typescript'],
 ]);
-const AMBIGUOUS_EXTENSIONS = new Set(['.js', '.ts']);
 
 const projectsDirs = new Set<string>();
 let registered = false;
@@ -36,20 +35,20 @@ export function resolveFacilitiesFromAnywhere(projectsDir?: string): void {
       return url === undefined ? nextResolve(specifier, context) : { url, shortCircuit: true };
     },
     load(url, context, nextLoad) {
-      const loaded = nextLoad(url, context);
-      const format = AS_ES_MODULE.get(loaded.format ?? '');
-      return format !== undefined && isProjectFile(url) ? nextLoad(url, { ...context, format }) : loaded;
+      const format = projectFileFormat(url);
+      return nextLoad(url, format === undefined ? context : { ...context, format });
     },
   });
 }
 
-/** A `.js` or `.ts` file of a project (not of its node_modules). */
-function isProjectFile(url: string): boolean {
-  if (!url.startsWith('file:')) return false;
+/** The format of a `.js` or `.ts` file of a project (not of its node_modules); undefined for any other file. */
+function projectFileFormat(url: string): ModuleFormat | undefined {
+  if (!url.startsWith('file:')) return undefined;
   const file = fileURLToPath(url);
-  if (!AMBIGUOUS_EXTENSIONS.has(path.extname(file)) || file.split(path.sep).includes('node_modules')) return false;
+  const format = AS_ES_MODULE.get(path.extname(file));
+  if (format === undefined || file.split(path.sep).includes('node_modules')) return undefined;
   for (const folder of projectsDirs) {
-    if (file.startsWith(folder + path.sep)) return true;
+    if (file.startsWith(folder + path.sep)) return format;
   }
-  return false;
+  return undefined;
 }

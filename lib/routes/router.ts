@@ -70,12 +70,29 @@ export interface PathPattern {
   readonly parameters: readonly string[];
 }
 
+/** Each declared path compiled once, however often it is checked, or the router's error for it: route files are read at start-up only. */
+const patterns = new Map<string, PathPattern | Error>();
+
 /** Throws the router's own message for a path it cannot compile (`/items/:`). */
 export function pathPattern(path: string): PathPattern {
+  let pattern = patterns.get(path);
+  if (pattern === undefined) {
+    pattern = compiledPattern(path);
+    patterns.set(path, pattern);
+  }
+  if (pattern instanceof Error) throw pattern;
+  return pattern;
+}
+
+function compiledPattern(path: string): PathPattern | Error {
   const router = new KoaRouter();
-  router.register(looseRoutePath(path), ['GET'], () => {});
+  try {
+    router.register(looseRoutePath(path), ['GET'], () => {});
+  } catch (error) {
+    return error as Error;
+  }
   const [layer] = router.stack;
-  return { regexp: layer.regexp, parameters: layer.paramNames.map((key) => String(key.name)) };
+  return Object.freeze({ regexp: layer.regexp, parameters: Object.freeze(layer.paramNames.map((key) => String(key.name))) });
 }
 
 /** Express drops a declared path's trailing slashes (`/items/` answers `/items`); @koa/router would insist. */
