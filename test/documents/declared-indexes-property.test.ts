@@ -160,6 +160,8 @@ test.serial(`finds answer the same with and without the declared indexes (${RUNS
     { numRuns: RUNS, includeErrorInReport: true },
   );
   // Both reads were exercised: the single one that assumes no arrays, and its refusal when arrays appeared after it.
+  // The second depends on what was generated (3 to 12 runs of 150 seen): at least one, the test above being its fixed case.
+  t.log(`reads that assumed no arrays and answered: ${service.guardedAnswered}; runs where arrays appeared after such reads: ${arraysAppearedAfterGuardedFinds}`);
   t.true(service.guardedAnswered >= RUNS / 2, `reads that assumed no arrays and answered: ${service.guardedAnswered}`);
-  t.true(arraysAppearedAfterGuardedFinds >= RUNS / 30, `runs where arrays appeared after such reads: ${arraysAppearedAfterGuardedFinds}`);
+  t.true(arraysAppearedAfterGuardedFinds >= 1, `runs where arrays appeared after such reads: ${arraysAppearedAfterGuardedFinds}`);
 });
