@@ -42,6 +42,11 @@ function binary(): string {
   return pgbouncer.path;
 }
 
+/** PgBouncer 1.24 in transaction mode, keeping 200 prepared statements on each of its `SERVER_POOL` server connections. */
+function startPreparingPooler(t: ExecutionContext): ReturnType<typeof startPooler> {
+  return startPooler(t, { binary: binary(), serverUrl: serverUrl(), poolSize: SERVER_POOL, preparedStatements: 200 });
+}
+
 interface Outcome {
   /** Answers that were not exactly the asking tenant's own note. */
   readonly wrong: string[];
@@ -53,7 +58,7 @@ interface Outcome {
 
 /** `READS` reads of both tenants at once, of three shapes, through a pooler keeping 200 prepared statements per server connection. */
 async function readThroughPooler(t: ExecutionContext, preparing: boolean): Promise<Outcome> {
-  const pooler = await startPooler(t, { binary: binary(), serverUrl: serverUrl(), poolSize: SERVER_POOL, preparedStatements: 200 });
+  const pooler = await startPreparingPooler(t);
   let givenUp = 0;
   const tenantDatabase = testTenantDatabase(pooler.pooled(database.url), {
     poolMax: CLIENT_POOL,
@@ -108,7 +113,7 @@ poolerTest(`PgBouncer 1.24, max_prepared_statements = 200: ${READS} reads of two
 });
 
 poolerTest('PgBouncer 1.24, max_prepared_statements = 200: a read whose bound value a migration no longer fits (a column turned int to text) fails once, then answers', async (t) => {
-  const pooler = await startPooler(t, { binary: binary(), serverUrl: serverUrl(), poolSize: SERVER_POOL, preparedStatements: 200 });
+  const pooler = await startPreparingPooler(t);
   const tenantDatabase = testTenantDatabase(pooler.pooled(database.url), { poolMax: 1 });
   t.teardown(() => tenantDatabase.close());
   await database.knex.raw('create table retyped_columns (a int, b int); insert into retyped_columns values (1, 2); grant select on retyped_columns to spaceport_tenant');
@@ -128,7 +133,7 @@ poolerTest('the same pooler with the instance preparing nothing (DATABASE_PREPAR
 });
 
 poolerTest('PgBouncer 1.24, max_prepared_statements = 200: a read whose columns a migration changed (select * after a column was added) answers with them on every server connection', async (t) => {
-  const pooler = await startPooler(t, { binary: binary(), serverUrl: serverUrl(), poolSize: SERVER_POOL, preparedStatements: 200 });
+  const pooler = await startPreparingPooler(t);
   const tenantDatabase = testTenantDatabase(pooler.pooled(database.url), { poolMax: CLIENT_POOL });
   t.teardown(() => tenantDatabase.close());
   await database.knex.raw('create table migrated_columns (a int); insert into migrated_columns values (1); grant select on migrated_columns to spaceport_tenant');
