@@ -50,7 +50,7 @@ function rowCells(section: Section, row: Row, index: number): string[] {
     index === 0 ? section.title : '',
     row.server,
     formatNumber(measurement.requestsPerSecond, 0),
-    formatNumber(measurement.p99, measurement.p99 < 10 ? 1 : 0),
+    formatNumber(measurement.p99, measurement.p99 < 1 ? 2 : measurement.p99 < 10 ? 1 : 0),
     cpu === undefined ? '' : formatNumber(cpu, 0),
     databaseCpu === undefined ? '' : formatNumber(databaseCpu, 0),
     compared ? ratio(subject.requestsPerSecond, measurement.requestsPerSecond) : '',

@@ -66,6 +66,16 @@ test('the cold-token load sends a token never sent before on every request', asy
   t.is(new Set(seen).size, seen.length, 'no authorization header repeats');
 });
 
+test('p99 is measured to a fraction of a millisecond, not floored to whole ones as autocannon\'s histogram records it', async (t) => {
+  const server = await listenOnLoopback(createServer((_request, response) => void setTimeout(() => response.end('success'), 3)));
+  t.teardown(() => server.close());
+  const target = { origin: server.url, requests: [{ method: 'GET', path: '/' }], expect: { status: 200, bodyIncludes: 'success' } };
+  const measured = await send(target, 300, 30, { ...benchSettings({}), connections: 2 });
+  t.is(measured.completed, 300);
+  t.false(Number.isInteger(measured.p99), `p99 ${measured.p99} ms`);
+  t.true(measured.p99 >= 2 && measured.p99 < 10_000, `p99 ${measured.p99} ms`);
+});
+
 test('a throughput target is met exactly when the ratio reaches the factor, and never judged on failed answers', (t) => {
   t.notThrows(() =>
     fc.assert(
