@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import autocannon from 'autocannon';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { withTenantDatabase } from '../helpers/database.ts';
@@ -9,19 +9,24 @@ import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess } from '../helpers/service-process.ts';
 
 /**
- * 20 000 mixed requests at 100 keep-alive connections against the service in its own process,
- * after 30 000 quick ones to warm it up: every answer is the one expected, and the resident memory grows by
- * less than 5 % over the second half of the measured run, where a leak would show. (Without the
- * warm-up, RSS still grows ~25 % there with no leak: V8 keeps enlarging its heap until its first
- * full collections, which come only after some 40 000 requests; the live heap stays ~30 MB.)
+ * Mixed requests at 100 keep-alive connections against the service in its own process, 10 000 at
+ * a time, after 30 000 quick ones to warm it up: every answer is the one expected, and the resident
+ * memory settles: within 80 000 mixed requests, some 20 000 in a row grow it by less than 3 %,
+ * which a leak never does (tried: a 700-byte string kept from every request grew it by 3.2 to 7.5 %
+ * over every 20 000).
+ * It does not settle at once: glibc's and V8's heaps grow with the mix over its first 40 000 to
+ * 60 000 requests, while the live heap stays at 45-60 MB. (Without the V8 flag `make run` gives,
+ * which test/helpers/main-process.ts gives too, they grew for 80 000, and by 9.65 % over the 10 000
+ * after the first 10 000 on a quick machine.)
  */
 
-const TOTAL = 20_000;
+const ROUND = 10_000;
+const MOST_ROUNDS = 8;
 /** V8 sizes its heap to the traffic over the first tens of thousands of requests: only then is growth a leak. */
 const WARM_UP = 30_000;
 const CONNECTIONS = 100;
 const RUN_LIMIT_MS = 100_000;
-const RSS_GROWTH_LIMIT = 0.05;
+const RSS_GROWTH_LIMIT = 0.03;
 const PASSWORD = 'alice-password-1';
 const BOUNDARY = 'spaceport-load-boundary';
 
@@ -43,7 +48,7 @@ interface Kind {
 
 test.after.always(dropTestDatabase);
 
-test('20 000 mixed requests at 100 connections: 0 errors, resident memory up less than 5 % over the second half', async (t) => {
+test('mixed requests at 100 connections: 0 errors, and resident memory settles (under 3 % over 20 000 requests) within 80 000', async (t) => {
   const databaseUrl = await testDatabaseUrl();
   const service = await startServiceProcess(t, {
     databaseUrl,
@@ -65,42 +70,37 @@ test('20 000 mixed requests at 100 connections: 0 errors, resident memory up les
   const wrongAnswers: string[] = [];
   const kinds = mixedKinds(token);
   const heartbeat = checked(kinds.filter((kind) => kind.label === 'GET heartbeat'), wrongAnswers);
-  const warmUp = await drive(service.url, [heartbeat], WARM_UP, () => {});
-  const rssAfterWarmUp = service.rssKilobytes();
-  let rssAtHalf = 0;
-  const measured = await drive(service.url, [checked(interleave(kinds), wrongAnswers)], TOTAL, () => {
-    rssAtHalf = service.rssKilobytes();
-  });
-  const rssAtEnd = service.rssKilobytes();
-
-  const growth = (rssAtEnd - rssAtHalf) / rssAtHalf;
-  const { latency, requests: sent, duration } = measured;
-  t.log(`warm-up: ${warmUp.requests.total} requests in ${warmUp.duration} s`);
-  t.log(`measured: ${sent.total} requests in ${duration} s (${Math.round(sent.total / duration)}/s), p99 ${latency.p99} ms, max ${latency.max} ms`);
-  t.log(`RSS ${rssAfterWarmUp} kB after the warm-up, ${rssAtHalf} kB at half, ${rssAtEnd} kB at the end: ${(growth * 100).toFixed(2)} % over the second half`);
-  for (const [name, result, amount] of [['warm-up', warmUp, WARM_UP], ['measured run', measured, TOTAL]] as const) {
-    t.is(result.requests.total, amount, `${name}: all ${amount} answered within ${RUN_LIMIT_MS / 1000} s`);
-    t.is(result.errors, 0, `${name}: no connection errors`);
-    t.is(result.timeouts, 0, `${name}: no timeouts`);
+  const warmUp = await drive(service.url, [heartbeat], WARM_UP);
+  t.log(`warm-up: ${warmUp.requests.total} requests in ${warmUp.duration} s, RSS ${service.rssKilobytes()} kB`);
+  checkAllAnswered(t, 'warm-up', warmUp, WARM_UP);
+  const rss = [service.rssKilobytes()];
+  let growth = Number.POSITIVE_INFINITY;
+  for (let round = 1; round <= MOST_ROUNDS && growth >= RSS_GROWTH_LIMIT; round++) {
+    const result = await drive(service.url, [checked(interleave(kinds), wrongAnswers)], ROUND);
+    rss.push(service.rssKilobytes());
+    const { latency, requests: sent, duration } = result;
+    t.log(`round ${round}: ${sent.total} requests in ${duration} s (${Math.round(sent.total / duration)}/s), p99 ${latency.p99} ms, max ${latency.max} ms; RSS ${rss.at(-1)} kB`);
+    checkAllAnswered(t, `round ${round}`, result, ROUND);
+    if (round >= 2) growth = ((rss.at(-1) as number) - (rss.at(-3) as number)) / (rss.at(-3) as number);
   }
   t.deepEqual(wrongAnswers.slice(0, 10), [], `${wrongAnswers.length} answers other than expected`);
-  t.true(rssAtHalf > 0, 'RSS measured at half-way');
-  t.true(growth < RSS_GROWTH_LIMIT, `RSS grew ${(growth * 100).toFixed(2)} % over the second half`);
+  t.true(growth < RSS_GROWTH_LIMIT, `RSS still grew ${(growth * 100).toFixed(2)} % over the last 20 000 of ${(rss.length - 1) * ROUND} mixed requests: ${rss.join(', ')} kB`);
   t.true(service.running());
 });
 
-/** Sends `amount` requests at CONNECTIONS connections; `atHalf` runs once half of them are answered. */
-async function drive(url: string, requests: CheckedRequest[], amount: number, atHalf: () => void): Promise<autocannon.Result> {
+/** Sends `amount` requests at CONNECTIONS connections. */
+async function drive(url: string, requests: CheckedRequest[], amount: number): Promise<autocannon.Result> {
   const run = autocannon({ url, connections: CONNECTIONS, amount, timeout: 10, sampleInt: 100, requests });
-  let answered = 0;
-  run.on('response', () => {
-    answered++;
-    if (answered === amount / 2) atHalf();
-  });
   const limit = setTimeout(() => run.stop(), RUN_LIMIT_MS);
   const result = await run;
   clearTimeout(limit);
   return result;
+}
+
+function checkAllAnswered(t: ExecutionContext, name: string, result: autocannon.Result, amount: number): void {
+  t.is(result.requests.total, amount, `${name}: all ${amount} answered within ${RUN_LIMIT_MS / 1000} s`);
+  t.is(result.errors, 0, `${name}: no connection errors`);
+  t.is(result.timeouts, 0, `${name}: no timeouts`);
 }
 
 async function logIn(url: string): Promise<string> {
