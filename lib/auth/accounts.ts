@@ -38,10 +38,14 @@ function accountRows(tenant: string, condition: SqlFragment): Knex.QueryBuilder 
   return tenantRows(DOCUMENTS, tenant, { sql: 'collection = ?', bindings: [ACCOUNTS] }, condition);
 }
 
-/** The one account `condition` finds with `key`; text PostgreSQL could not hold names none. */
+/**
+ * The one account `condition` finds with `key`; text PostgreSQL could not hold names none. The
+ * condition is an equality on a unique key (`_id` or the username), so one plan serves every key.
+ */
 async function findDocument(database: TenantDatabase, tenant: string, condition: string, key: string): Promise<Document | undefined> {
   if (typeof key !== 'string' || !isStorableText(key)) return undefined;
-  const { rows } = await database.query<{ doc: Document }>(tenant, statementOf(accountRows(tenant, { sql: condition, bindings: [key] }).select('doc').limit(1)));
+  const statement = statementOf(accountRows(tenant, { sql: condition, bindings: [key] }).select('doc').limit(1));
+  const { rows } = await database.query<{ doc: Document }>(tenant, { ...statement, planOnce: true });
   return rows[0]?.doc;
 }
 

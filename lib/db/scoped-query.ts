@@ -16,13 +16,22 @@ export interface StatementScope {
 const SCOPE_SQL =
   "select where (set_config('role', $1, true) || set_config($2, $3, true) || set_config('statement_timeout', $4, true) || set_config('application_name', $5, true) || set_config('idle_in_transaction_session_timeout', $6, true)) is null";
 
+const withPlanCacheMode = (mode: string) => SCOPE_SQL.replace(') is null', ` || set_config('plan_cache_mode', '${mode}', true)) is null`);
+
 /**
  * The scope of a prepared read: planned for its values each time, as an unnamed statement is,
  * never a generic plan, which after five runs PostgreSQL might keep for values it suits less.
  * Not for writes: a trigger's PL/pgSQL statements would be planned again on every row (an insert
  * of a document holding arrays cost 43 µs more of the database's CPU).
  */
-const READ_SCOPE_SQL = SCOPE_SQL.replace(') is null', " || set_config('plan_cache_mode', 'force_custom_plan', true)) is null");
+const READ_SCOPE_SQL = withPlanCacheMode('force_custom_plan');
+
+/**
+ * The scope of a prepared read by a unique key (`Statement.planOnce`): planned once, before any
+ * value is known, and that plan kept on the connection. Planning was a third of PostgreSQL's CPU
+ * for a lookup by username (53 µs of 143).
+ */
+const PLAN_ONCE_SCOPE_SQL = withPlanCacheMode('force_generic_plan');
 
 /** Reads are prepared; writes, `begin` and anything else go unnamed after a prepared scope. */
 const READ = /^select\s/i;
@@ -49,21 +58,23 @@ class ScopedQuery extends pg.Query {
   declare text: string;
   readonly #scope: string[];
   readonly #prepared: PreparedStatements | undefined;
+  readonly #planOnce: boolean;
   #sentOn: pg.Connection | undefined;
 
-  constructor(scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements | undefined, callback: (error: Error | undefined, result: unknown) => void) {
+  constructor(scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements | undefined, planOnce: boolean, callback: (error: Error | undefined, result: unknown) => void) {
     // The text, not a config object: pg copies an object's every property descriptor (2 % of a request's CPU).
     super(text, values, callback);
     // Else a statement without values would go as a simple query.
     this.queryMode = 'extended';
     this.#scope = [scope.role, scope.tenantSetting, scope.tenant, scope.statementTimeout, scope.tag, scope.idleInTransactionTimeout];
     this.#prepared = prepared;
+    this.#planOnce = planOnce;
   }
 
   prepare(connection: pg.Connection): void {
     this.#sentOn = connection;
     const read = this.#prepared !== undefined && READ.test(this.text);
-    const scopeText = read ? READ_SCOPE_SQL : SCOPE_SQL;
+    const scopeText = !read ? SCOPE_SQL : this.#planOnce ? PLAN_ONCE_SCOPE_SQL : READ_SCOPE_SQL;
     const scope = this.#messages(connection, scopeText);
     const own = read ? this.#messages(connection, this.text) : UNNAMED;
     // The Closes first: a failing scope skips what follows it, and room must be made all the same.
@@ -154,7 +165,10 @@ function withoutSync(connection: pg.Connection, beforeSync: () => void): pg.Conn
 
 export type ScopeForm = 'statement' | 'citus';
 
-/** `prepared`: the statements go prepared while the connections keep them (in the `statement` form). */
+/**
+ * `prepared`: the statements go prepared while the connections keep them (in the `statement` form),
+ * and a read with `planOnce` keeps its first plan.
+ */
 export function queryInScope<Row extends pg.QueryResultRow>(
   client: pg.ClientBase,
   scope: StatementScope,
@@ -162,18 +176,19 @@ export function queryInScope<Row extends pg.QueryResultRow>(
   values: unknown[],
   form: ScopeForm = 'statement',
   prepared?: PreparedStatements,
+  planOnce = false,
 ): Promise<pg.QueryResult<Row>> {
   if (form === 'citus') return citusQueryInScope(client, scope, text, values);
-  if (prepared?.kept !== true) return sendInScope(client, scope, text, values, undefined);
-  return sendPrepared(client, scope, text, values, prepared);
+  if (prepared?.kept !== true) return sendInScope(client, scope, text, values, undefined, false);
+  return sendPrepared(client, scope, text, values, prepared, planOnce);
 }
 
 /** Sent again, unnamed, when it failed before anything ran because of its preparation. */
-async function sendPrepared<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements): Promise<pg.QueryResult<Row>> {
+async function sendPrepared<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements, planOnce: boolean): Promise<pg.QueryResult<Row>> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       // Once given up, exactly as without preparing: the plain scope, nothing named.
-      return await sendInScope<Row>(client, scope, text, values, prepared.kept ? prepared : undefined);
+      return await sendInScope<Row>(client, scope, text, values, prepared.kept ? prepared : undefined, planOnce);
     } catch (error) {
       prepared.failed(text, error);
       // A stale plan is raised before anything runs: sent again, unnamed. Another error of analysis is the caller's.
@@ -183,9 +198,16 @@ async function sendPrepared<Row extends pg.QueryResultRow>(client: pg.ClientBase
   }
 }
 
-function sendInScope<Row extends pg.QueryResultRow>(client: pg.ClientBase, scope: StatementScope, text: string, values: unknown[], prepared: PreparedStatements | undefined): Promise<pg.QueryResult<Row>> {
+function sendInScope<Row extends pg.QueryResultRow>(
+  client: pg.ClientBase,
+  scope: StatementScope,
+  text: string,
+  values: unknown[],
+  prepared: PreparedStatements | undefined,
+  planOnce: boolean,
+): Promise<pg.QueryResult<Row>> {
   return new Promise((resolve, reject) => {
-    const query: ScopedQuery = new ScopedQuery(scope, text, values, prepared, (error, results) => {
+    const query: ScopedQuery = new ScopedQuery(scope, text, values, prepared, planOnce, (error, results) => {
       if (error !== undefined && error !== null) {
         query.forgetOwnName();
         reject(error);

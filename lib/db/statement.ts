@@ -5,6 +5,8 @@ import knexFactory, { type Knex } from 'knex';
 export interface SqlFragment {
   sql: string;
   bindings: SqlBinding[];
+  /** Equality on a unique key: a conjunction holding it finds one row at most, by the same plan whatever the values. */
+  byUniqueKey?: boolean;
 }
 
 export type SqlBinding = string | number | boolean | null | string[];
@@ -13,6 +15,11 @@ export type SqlBinding = string | number | boolean | null | string[];
 export interface Statement {
   readonly sql: string;
   readonly bindings: readonly unknown[];
+  /**
+   * A read by a unique key, whose best plan is the same for every value: prepared, it is planned
+   * once per connection and that plan kept. Other reads are planned for their values each time.
+   */
+  readonly planOnce?: boolean;
 }
 
 /** knex as a query builder only: statements run on `TenantDatabase`'s pool, which owns role and tenant. */

@@ -160,7 +160,7 @@ export class TenantDatabase {
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
     const scope = this.#scope(tenant);
     return retriedOverShardMoves(this.#scopeForm, this.#shardMoveWaitMs, () =>
-      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm, this.#prepared))),
+      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm, this.#prepared, statement.planOnce))),
     );
   }
 

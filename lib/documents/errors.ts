@@ -40,6 +40,8 @@ const ARRAYS_AT_DECLARED_PATHS = 'SPD02';
 const INVALID_REGULAR_EXPRESSION = '2201B';
 const KEY_NAMES: Record<string, string> = {
   documents_pkey: '_id',
+  documents_username_per_tenant: 'username',
+  // Until the contract migration drops it, a duplicate may meet this one first.
   documents_accounts_username: 'username',
 };
 

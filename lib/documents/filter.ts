@@ -145,7 +145,7 @@ function elementMatches(path: FieldPath, operand: unknown): SqlFragment {
 
 /** `_id` is also the `id` column, so an `_id` lookup uses the primary key. */
 function idEquals(value: Json): SqlFragment {
-  return typeof value === 'string' ? { sql: 'id = ?', bindings: [value] } : FALSE;
+  return typeof value === 'string' ? { sql: 'id = ?', bindings: [value], byUniqueKey: true } : FALSE;
 }
 
 function idEqualsAnyOf(ids: Json[]): SqlFragment {
@@ -159,8 +159,8 @@ function isTextColumn(collection: string, path: FieldPath, value: Json): value i
 /** On the `TEXT_COLUMN` alone, so its unique index serves it under row-level security; the type check keeps 5 from equalling "5". */
 function textColumnEquals(text: string | string[]): SqlFragment {
   const { column, path } = TEXT_COLUMN;
-  const comparison = typeof text === 'string' ? `${column} = ?` : `${column} = any(?::text[])`;
-  return { sql: `${comparison} and jsonb_typeof(doc->'${path}') = 'string'`, bindings: [text] };
+  const sql = `${typeof text === 'string' ? `${column} = ?` : `${column} = any(?::text[])`} and jsonb_typeof(doc->'${path}') = 'string'`;
+  return typeof text === 'string' ? { sql, bindings: [text], byUniqueKey: true } : { sql, bindings: [text] };
 }
 
 /** An object or array compared whole (key order aside), or found as an element of an array. */
@@ -219,10 +219,12 @@ export function any(parts: SqlFragment[]): SqlFragment {
   return join(parts, ' or ', FALSE);
 }
 
-function join(parts: SqlFragment[], separator: string, empty: SqlFragment): SqlFragment {
+function join(parts: SqlFragment[], separator: ' and ' | ' or ', empty: SqlFragment): SqlFragment {
   if (parts.length === 0) return empty;
   if (parts.length === 1) return parts[0] as SqlFragment;
-  return { sql: parts.map((part) => `(${part.sql})`).join(separator), bindings: parts.flatMap((part) => part.bindings) };
+  const sql = parts.map((part) => `(${part.sql})`).join(separator);
+  const bindings = parts.flatMap((part) => part.bindings);
+  return separator === ' and ' && parts.some((part) => part.byUniqueKey === true) ? { sql, bindings, byUniqueKey: true } : { sql, bindings };
 }
 
 /** Negation where a missing path counts as "no match", never as SQL's unknown. */

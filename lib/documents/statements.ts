@@ -31,12 +31,13 @@ export function selectStatement(tenant: string, conditions: readonly SqlFragment
   const rows = tenantRowsShape(tenant, ...conditions);
   const shape = `select ${rows.shape} order ${order.sql}${limit === undefined ? '' : ' limit'}${skip === undefined ? '' : ' offset'}`;
   const bindings = [...rows.bindings, ...order.bindings, ...(limit === undefined ? [] : [limit]), ...(skip === undefined ? [] : [skip])];
-  return shapes.statement(shape, bindings, () => {
+  const statement = shapes.statement(shape, bindings, () => {
     const query = tenantRows(DOCUMENTS, tenant, ...conditions).select('doc').orderByRaw(order.sql, order.bindings);
     if (skip !== undefined) query.offset(skip);
     if (limit !== undefined) query.limit(limit);
     return query;
   });
+  return conditions.some((condition) => condition.byUniqueKey === true) ? { ...statement, planOnce: true } : statement;
 }
 
 export function countStatement(tenant: string, conditions: readonly SqlFragment[], shapes: StatementShapes): Statement {

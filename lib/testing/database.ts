@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { loadConfig } from '../config/index.ts';
 import { createKnex } from '../db/connect.ts';
-import { MIGRATIONS_DIR, migrateLatest } from '../db/migrations.ts';
+import { listMigrations } from '../db/migration-files.ts';
+import { migrateLatest } from '../db/migrations.ts';
 import { openDatabase, type OpenedDatabase } from '../db/open.ts';
 
 /**
@@ -77,7 +77,8 @@ async function buildTemplate(serverUrl: string, client: pg.Client, name: string)
 
 function migrationsHash(): string {
   const hash = createHash('sha256');
-  for (const file of readdirSync(MIGRATIONS_DIR).sort()) hash.update(file).update(readFileSync(path.join(MIGRATIONS_DIR, file)));
+  // Both kinds: a contract migration changes what a new database holds too.
+  for (const file of listMigrations()) hash.update(file.name).update(readFileSync(file.path));
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -16,7 +16,8 @@ import { migrationFolder, REPOSITORY, sqlMigration } from '../helpers/migrations
 
 const EXPAND = { '29990101000001_widgets_colour.ts': sqlMigration(['alter table spaces add column colour text'], ['alter table spaces drop column colour']) };
 const CONTRACT = { '29990101000002_drop_schemas_default.ts': sqlMigration(['alter table spaces alter column schemas drop default'], ["alter table spaces alter column schemas set default '{}'"]) };
-const REAL = listMigrations().map((file) => file.name);
+const REAL_FILES = listMigrations();
+const REAL = REAL_FILES.map((file) => file.name);
 
 async function columnDefault(knex: Knex): Promise<string | null> {
   const { rows } = await knex.raw("select column_default from information_schema.columns where table_name = 'spaces' and column_name = 'schemas'");
@@ -40,7 +41,7 @@ test('make migrate runs the expand migrations only; make migrate-contract runs t
   t.true(states.every((state) => state.applied));
   t.deepEqual(
     states.map((state) => [state.name, state.kind]),
-    [...REAL.map((name) => [name, 'expand']), ['29990101000001_widgets_colour.ts', 'expand'], ['contract/29990101000002_drop_schemas_default.ts', 'contract']],
+    [...REAL_FILES.map((file) => [file.name, file.kind]), ['29990101000001_widgets_colour.ts', 'expand'], ['contract/29990101000002_drop_schemas_default.ts', 'contract']],
   );
 
   t.deepEqual(await rollbackLast(knex, false, { directory }), ['contract/29990101000002_drop_schemas_default.ts'], 'make rollback reverts the last run, of either kind');
