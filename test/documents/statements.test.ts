@@ -2,6 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { sql, StatementShapes } from '../../lib/db/statement.ts';
 import { compileFilter } from '../../lib/documents/filter.ts';
+import { isStorable } from '../../lib/values/storable-text.ts';
 import { compileSort } from '../../lib/documents/sort.ts';
 import { countStatement, selectStatement } from '../../lib/documents/statements.ts';
 import { filterOf, findOptions } from '../helpers/filters.ts';
@@ -56,4 +57,49 @@ test('a shape whose values were listed wrong is never remembered: each statement
   t.is(builds, 3);
   for (let round = 0; round < 3; round++) t.deepEqual(shapes.statement('listed right', ['alpha'], build).bindings, ['alpha']);
   t.is(builds, 4);
+});
+
+/**
+ * Whether `filter`, read as a conjunction (`$and`, and `$or` of one branch), pins one document by
+ * a unique key: `_id`, or in `accounts` the username, equal to text a document can hold. Written from SPEC §9 alone, not from
+ * the compiler.
+ */
+function pinsOneDocument(filter: unknown, collection: string): boolean {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) return false;
+  return Object.entries(filter).some(([key, condition]) => {
+    if (key === '$and') return Array.isArray(condition) && condition.some((part) => pinsOneDocument(part, collection));
+    // One branch is no choice: its conditions all hold.
+    if (key === '$or') return Array.isArray(condition) && condition.length === 1 && pinsOneDocument(condition[0], collection);
+    if (key !== '_id' && !(collection === 'accounts' && key === 'username')) return false;
+    const operators = condition !== null && typeof condition === 'object' && !Array.isArray(condition) && Object.keys(condition).some((name) => name.startsWith('$'));
+    const equalTo = operators ? (condition as Record<string, unknown>).$eq : condition;
+    return typeof equalTo === 'string' && isStorable(equalTo);
+  });
+}
+
+// Invariant: a find is planned once (its plan kept on the connection) exactly when its filter pins
+// one document by a unique key; any other find is planned for its values.
+const plannedOnceWhenPinned = fc.property(filterOf(3), fc.constantFrom('accounts', 'items'), findOptions, (filter, collection, { sort, skip, limit }) => {
+  let statement: ReturnType<typeof selectStatement>;
+  try {
+    statement = selectStatement('alpha', [inCollection(collection), compileFilter(filter, collection)], { order: compileSort(sort), skip, limit }, new StatementShapes());
+  } catch {
+    return;
+  }
+  if ((statement.planOnce === true) !== pinsOneDocument(filter, collection)) throw new Error(`planOnce ${statement.planOnce} for ${JSON.stringify(filter)} in ${collection}`);
+});
+
+test('a find is planned once exactly when its filter pins one document by _id or an account by username', (t) => {
+  fc.assert(plannedOnceWhenPinned, { numRuns: 2000 });
+  const planOnce = (filter: Record<string, unknown>, collection = 'items') =>
+    selectStatement('alpha', [inCollection(collection), compileFilter(filter, collection)], { order: compileSort(undefined) }, new StatementShapes()).planOnce === true;
+  t.true(planOnce({ _id: 'd1', a: { $gt: 1 } }));
+  t.true(planOnce({ $and: [{ a: 1 }, { _id: { $eq: 'd1' } }] }));
+  t.true(planOnce({ username: 'alice' }, 'accounts'));
+  t.false(planOnce({ username: 'alice' }));
+  t.false(planOnce({ $or: [{ _id: 'd1' }, { a: 1 }] }));
+  t.true(planOnce({ $or: [{ _id: 'd1' }] }));
+  t.false(planOnce({ _id: { $in: ['d1'] } }));
+  t.false(planOnce({ _id: { $ne: 'd1' } }));
+  t.false(planOnce({ _id: 1 }));
 });
