@@ -6,7 +6,10 @@ import type { Knex } from 'knex';
  * `definition` is what follows the name: `on documents (tenant, collection) where …`.
  */
 export async function createIndexConcurrently(knex: Knex, name: string, definition: string, { unique = false } = {}): Promise<void> {
-  if (await invalidIndexExists(knex, name)) await dropIndexConcurrently(knex, name);
+  const state = await indexState(knex, name);
+  // Not even `if not exists` for one that is there: a Citus coordinator marks it invalid (citusdata/citus#8338).
+  if (state === 'valid') return;
+  if (state === 'invalid') await dropIndexConcurrently(knex, name);
   await knex.raw(`create ${unique ? 'unique ' : ''}index concurrently if not exists ?? ${definition}`, [name]);
 }
 
@@ -15,10 +18,11 @@ export async function dropIndexConcurrently(knex: Knex, name: string): Promise<v
   await knex.raw('drop index concurrently if exists ??', [name]);
 }
 
-async function invalidIndexExists(knex: Knex, name: string): Promise<boolean> {
-  const { rows } = await knex.raw<{ rows: unknown[] }>(
-    'select from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = ? and c.relnamespace = current_schema()::regnamespace and not i.indisvalid',
+async function indexState(knex: Knex, name: string): Promise<'valid' | 'invalid' | 'absent'> {
+  const { rows } = await knex.raw<{ rows: Array<{ valid: boolean }> }>(
+    'select i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = ? and c.relnamespace = current_schema()::regnamespace',
     [name],
   );
-  return rows.length > 0;
+  if (rows.length === 0) return 'absent';
+  return rows[0]?.valid === true ? 'valid' : 'invalid';
 }

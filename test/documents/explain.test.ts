@@ -1,5 +1,6 @@
 import test from 'ava';
 import pg, { type QueryResult, type QueryResultRow } from 'pg';
+import { findAccountByUsername } from '../../lib/auth/accounts.ts';
 import { documentStore, type Collection } from '../../lib/documents/index.ts';
 import type { Statement } from '../../lib/db/statement.ts';
 import { NO_TENANT, TENANT_ROLE, TENANT_SETTING, TenantDatabase } from '../../lib/db/tenant-database.ts';
@@ -122,18 +123,20 @@ test.serial('a find by a unique key (_id, username) is planned once per connecti
       t.like(await store.collection('accounts').findOne({ username: `user-${n}` }), { _id: `id-${n}` });
       t.like(await store.collection('items').findOne({ _id: `id-${n}` }), { sku: `sku-${n}` });
       t.is((await store.collection('items').find({ sku: `sku-${n}` }).toArray()).length, 1);
+      t.is((await findAccountByUsername(oneConnection, 'acme', `user-${n}`))?.uid, `id-${n}`);
     }
     const { rows } = await oneConnection.query<{ statement: string; generic_plans: string; custom_plans: string }>(NO_TENANT, {
       sql: "select statement, generic_plans, custom_plans from pg_prepared_statements where statement like '%from \"documents\"%'",
       bindings: [],
     });
-    const plans = (fragment: string) => {
-      const row = rows.find((each) => each.statement.includes(fragment));
+    const plans = (fragment: string, ordered = true) => {
+      const row = rows.find((each) => each.statement.includes(fragment) && each.statement.includes('order by') === ordered);
       return row && { generic: Number(row.generic_plans), custom: Number(row.custom_plans) };
     };
     t.deepEqual(plans('account_username = $'), { generic: 3, custom: 0 }, 'by username: the plan made for the first lookup serves the next two');
     t.deepEqual(plans('id = $'), { generic: 3, custom: 0 }, 'by _id: the same');
     t.deepEqual(plans('doc @? $'), { generic: 0, custom: 3 }, 'by another field: planned each time for its values');
+    t.deepEqual(plans('account_username = $', false), { generic: 3, custom: 0 }, "the login's own lookup by username: the same");
   } finally {
     await oneConnection.close();
   }

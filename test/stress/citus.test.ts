@@ -11,6 +11,7 @@ import { saveAccount } from '../../lib/auth/accounts.ts';
 import { createKnex } from '../../lib/db/connect.ts';
 import { distributionKinds, tenantTables } from '../../lib/db/distribute.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
+import { createIndexConcurrently } from '../../lib/db/migration-tools.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { documentStore } from '../../lib/documents/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
@@ -139,6 +140,13 @@ citusTest('make distribute makes tenants a reference table and every tenant tabl
   t.is(Number(rows[0]?.groups), 1, 'all in one co-location group');
   const again = await make('distribute');
   t.false(/distributed by tenant|reference table/.test(again), again);
+});
+
+citusTest('an index an expand migration builds again (a rerun after a crash) stays valid on the coordinator, where Citus would mark it invalid', async (t) => {
+  const validity = async () => (await citusOwner.raw<{ rows: unknown[] }>("select i.indisvalid as valid from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = 'documents_username_per_tenant'")).rows;
+  t.deepEqual(await validity(), [{ valid: true }]);
+  await createIndexConcurrently(citusOwner, 'documents_username_per_tenant', 'on documents (tenant, account_username) where account_username is not null', { unique: true });
+  t.deepEqual(await validity(), [{ valid: true }], 'CREATE INDEX CONCURRENTLY IF NOT EXISTS on an index that exists leaves it invalid on a Citus coordinator');
 });
 
 citusTest('row-level security alone keeps tenants apart on the workers: without the application condition, a read over every shard sees its tenant only, and a write of another tenant is refused', async (t) => {
