@@ -18,11 +18,20 @@ export async function dropIndexConcurrently(knex: Knex, name: string): Promise<v
   await knex.raw('drop index concurrently if exists ??', [name]);
 }
 
-async function indexState(knex: Knex, name: string): Promise<'valid' | 'invalid' | 'absent'> {
-  const { rows } = await knex.raw<{ rows: Array<{ valid: boolean }> }>(
-    'select i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = ? and c.relnamespace = current_schema()::regnamespace',
-    [name],
-  );
+export type IndexState = 'valid' | 'invalid' | 'absent';
+
+/**
+ * An index of the current schema, by name (`?`): `invalid` when a concurrent build failed or was cut short. For a pg
+ * client, `INDEX_STATE.replace('?', '$1')`; the rows go to `indexStateOf`.
+ */
+export const INDEX_STATE =
+  'select i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = ? and c.relnamespace = current_schema()::regnamespace';
+
+export function indexStateOf(rows: ReadonlyArray<{ valid: boolean }>): IndexState {
   if (rows.length === 0) return 'absent';
   return rows[0]?.valid === true ? 'valid' : 'invalid';
+}
+
+async function indexState(knex: Knex, name: string): Promise<IndexState> {
+  return indexStateOf((await knex.raw<{ rows: Array<{ valid: boolean }> }>(INDEX_STATE, [name])).rows);
 }

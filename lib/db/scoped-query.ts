@@ -165,18 +165,21 @@ function withoutSync(connection: pg.Connection, beforeSync: () => void): pg.Conn
 
 export type ScopeForm = 'statement' | 'citus';
 
-/**
- * `prepared`: the statements go prepared while the connections keep them (in the `statement` form),
- * and a read with `planOnce` keeps its first plan.
- */
+/** How a statement goes with its scope (by default: in the `statement` form, unnamed, planned for its values). */
+export interface ScopeOptions {
+  readonly form?: ScopeForm;
+  /** The statements go prepared while the connections keep them (in the `statement` form). */
+  readonly prepared?: PreparedStatements | undefined;
+  /** A read by a unique key, prepared: it keeps its first plan. */
+  readonly planOnce?: boolean | undefined;
+}
+
 export function queryInScope<Row extends pg.QueryResultRow>(
   client: pg.ClientBase,
   scope: StatementScope,
   text: string,
   values: unknown[],
-  form: ScopeForm = 'statement',
-  prepared?: PreparedStatements,
-  planOnce = false,
+  { form = 'statement', prepared, planOnce = false }: ScopeOptions = {},
 ): Promise<pg.QueryResult<Row>> {
   if (form === 'citus') return citusQueryInScope(client, scope, text, values);
   if (prepared?.kept !== true) return sendInScope(client, scope, text, values, undefined, false);

@@ -160,7 +160,7 @@ export class TenantDatabase {
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(tenant: SessionTenant, statement: Statement): Promise<pg.QueryResult<Row>> {
     const scope = this.#scope(tenant);
     return retriedOverShardMoves(this.#scopeForm, this.#shardMoveWaitMs, () =>
-      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], this.#scopeForm, this.#prepared, statement.planOnce))),
+      this.#withConnection(tenant, (client) => this.#watched(client, statement.sql, scope.tag, () => queryInScope<Row>(client, scope, statement.sql, [...statement.bindings], { form: this.#scopeForm, prepared: this.#prepared, planOnce: statement.planOnce }))),
     );
   }
 
@@ -177,7 +177,7 @@ export class TenantDatabase {
     return retriedOverShardMoves(this.#scopeForm, this.#shardMoveWaitMs, () => this.#withConnection(tenant, async (client) => {
       // The wait for a connection may have outlasted the request.
       wanted();
-      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], this.#scopeForm, this.#prepared));
+      await this.#watched(client, 'begin', scope.tag, () => queryInScope(client, scope, 'begin', [], { form: this.#scopeForm, prepared: this.#prepared }));
       // The statement last sent: a request that ended may leave it running when the rollback is due.
       let last: Promise<unknown> = Promise.resolve();
       try {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS } from '../db/connect.ts';
+import { INDEX_STATE, indexStateOf, type IndexState } from '../db/concurrent-index.ts';
 import { indexNames, indexStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
 
 /**
@@ -184,13 +185,8 @@ function isCancelled(error: unknown): boolean {
   return (error as { code?: unknown }).code === '57014';
 }
 
-async function indexState(client: pg.Client, name: string): Promise<'valid' | 'invalid' | 'absent'> {
-  const { rows } = await client.query<{ valid: boolean }>(
-    "select i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = $1 and i.indrelid = 'documents'::regclass",
-    [name],
-  );
-  if (rows.length === 0) return 'absent';
-  return rows[0]?.valid === true ? 'valid' : 'invalid';
+async function indexState(client: pg.Client, name: string): Promise<IndexState> {
+  return indexStateOf((await client.query<{ valid: boolean }>(INDEX_STATE.replace('?', '$1'), [name])).rows);
 }
 
 async function warnUnlessLeakproof(client: pg.Client, log: BuildLog): Promise<void> {

@@ -82,7 +82,7 @@ test.serial('each text is prepared once per connection, scope and statement, and
   await client.query('deallocate all');
   const prepared = new PreparedStatements();
   for (const tenant of ['alpha', 'beta', 'alpha', 'beta', 'alpha', 'beta', 'alpha', 'beta']) {
-    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, `${SETTINGS}, $1::text as echoed`, [tenant], 'statement', prepared);
+    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, `${SETTINGS}, $1::text as echoed`, [tenant], { prepared });
     t.like(rows[0], { role: TENANT_ROLE, tenant, timeout: '1234ms', idle: '4321ms', echoed: tenant });
   }
   const held = await preparedHere();
@@ -97,7 +97,7 @@ test.serial('a connection keeps at most 100 statements prepared, and a long stat
   await client.query('deallocate all');
   const prepared = new PreparedStatements();
   for (let n = 0; n < 150; n += 1) {
-    const { rows } = await queryInScope(client, SCOPE, `select $1::int + ${n} as sum`, [1], 'statement', prepared);
+    const { rows } = await queryInScope(client, SCOPE, `select $1::int + ${n} as sum`, [1], { prepared });
     t.is(rows[0].sum, n + 1);
   }
   const held = await preparedHere();
@@ -106,7 +106,7 @@ test.serial('a connection keeps at most 100 statements prepared, and a long stat
   t.true(held.some((statement) => statement.statement === 'select $1::int + 149 as sum'), 'the latest is kept');
   t.false(held.some((statement) => statement.statement === 'select $1::int + 0 as sum'), 'the least recently used went');
   const long = `select $1::text as echoed -- ${'x'.repeat(5000)}`;
-  t.like((await queryInScope(client, SCOPE, long, ['long'], 'statement', prepared)).rows[0], { echoed: 'long' });
+  t.like((await queryInScope(client, SCOPE, long, ['long'], { prepared })).rows[0], { echoed: 'long' });
   t.false((await preparedHere()).some((statement) => statement.statement === long));
 });
 
@@ -116,11 +116,11 @@ test.serial('a connection that no longer holds the prepared statements, as throu
   const prepared = new PreparedStatements(() => {
     givenUp += 1;
   });
-  await queryInScope(client, SCOPE, SETTINGS, [], 'statement', prepared);
+  await queryInScope(client, SCOPE, SETTINGS, [], { prepared });
   // A pooler's next server connection: the names are not there.
   await client.query('deallocate all');
   for (const tenant of ['alpha', 'beta']) {
-    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, `${SETTINGS}, $1::text as echoed`, ['value'], 'statement', prepared);
+    const { rows } = await queryInScope(client, { ...SCOPE, tenant }, `${SETTINGS}, $1::text as echoed`, ['value'], { prepared });
     t.like(rows[0], { role: TENANT_ROLE, tenant, echoed: 'value' });
   }
   t.false(prepared.kept);
@@ -130,9 +130,9 @@ test.serial('a connection that no longer holds the prepared statements, as throu
 
 test.serial('a connection that holds the names already, prepared by another client through a pooler, answers all the same', async (t) => {
   await client.query('deallocate all');
-  await queryInScope(client, SCOPE, SETTINGS, [], 'statement', new PreparedStatements());
+  await queryInScope(client, SCOPE, SETTINGS, [], { prepared: new PreparedStatements() });
   const another = new PreparedStatements();
-  const { rows } = await queryInScope(client, { ...SCOPE, tenant: 'beta' }, SETTINGS, [], 'statement', another);
+  const { rows } = await queryInScope(client, { ...SCOPE, tenant: 'beta' }, SETTINGS, [], { prepared: another });
   t.like(rows[0], { role: TENANT_ROLE, tenant: 'beta' });
   t.is((await preparedHere()).length, 2, 'each replaced, not doubled');
   t.true(another.kept, 'a name held already is no reason to give up');
@@ -141,12 +141,12 @@ test.serial('a connection that holds the names already, prepared by another clie
 test.serial('a statement that failed, whether it was parsed or not, runs at its next use', async (t) => {
   await client.query('deallocate all');
   const prepared = new PreparedStatements();
-  await t.throwsAsync(queryInScope(client, SCOPE, 'select no_such_column', [], 'statement', prepared), { message: /no_such_column/ });
-  await t.throwsAsync(queryInScope(client, SCOPE, 'select 1 / $1::int as quotient', [0], 'statement', prepared), { message: /division by zero/ });
-  t.like((await queryInScope(client, SCOPE, 'select 1 / $1::int as quotient', [1], 'statement', prepared)).rows[0], { quotient: 1 });
-  await t.throwsAsync(queryInScope(client, { ...SCOPE, role: 'no_such_role_here' }, 'select 2 / $1::int as quotient', [1], 'statement', prepared), { message: /no_such_role_here/ });
-  t.like((await queryInScope(client, SCOPE, 'select 2 / $1::int as quotient', [1], 'statement', prepared)).rows[0], { quotient: 2 });
-  t.like((await queryInScope(client, SCOPE, SETTINGS, [], 'statement', prepared)).rows[0], { role: TENANT_ROLE, tenant: 'alpha' });
+  await t.throwsAsync(queryInScope(client, SCOPE, 'select no_such_column', [], { prepared }), { message: /no_such_column/ });
+  await t.throwsAsync(queryInScope(client, SCOPE, 'select 1 / $1::int as quotient', [0], { prepared }), { message: /division by zero/ });
+  t.like((await queryInScope(client, SCOPE, 'select 1 / $1::int as quotient', [1], { prepared })).rows[0], { quotient: 1 });
+  await t.throwsAsync(queryInScope(client, { ...SCOPE, role: 'no_such_role_here' }, 'select 2 / $1::int as quotient', [1], { prepared }), { message: /no_such_role_here/ });
+  t.like((await queryInScope(client, SCOPE, 'select 2 / $1::int as quotient', [1], { prepared })).rows[0], { quotient: 2 });
+  t.like((await queryInScope(client, SCOPE, SETTINGS, [], { prepared })).rows[0], { role: TENANT_ROLE, tenant: 'alpha' });
   t.true(prepared.kept);
 });
 
@@ -155,9 +155,9 @@ test.serial('a prepared statement whose columns a migration changed (select * af
   await client.query('drop table if exists prepared_columns; create table prepared_columns (a int); insert into prepared_columns values (1); grant select on prepared_columns to spaceport_tenant');
   const prepared = new PreparedStatements();
   const read = 'select * from prepared_columns where a = $1';
-  t.deepEqual((await queryInScope(client, SCOPE, read, [1], 'statement', prepared)).rows, [{ a: 1 }]);
+  t.deepEqual((await queryInScope(client, SCOPE, read, [1], { prepared })).rows, [{ a: 1 }]);
   await client.query('alter table prepared_columns add column b int default 2');
-  for (let n = 0; n < 3; n += 1) t.deepEqual((await queryInScope(client, SCOPE, read, [1], 'statement', prepared)).rows, [{ a: 1, b: 2 }]);
+  for (let n = 0; n < 3; n += 1) t.deepEqual((await queryInScope(client, SCOPE, read, [1], { prepared })).rows, [{ a: 1, b: 2 }]);
   t.true(prepared.kept);
   // A pooler keeping statements for its clients would keep the stale one whatever it is sent as: it is not prepared again.
   const kept = (await preparedHere()).filter((statement) => statement.statement === read);
@@ -169,7 +169,7 @@ test.serial('statements that failed still count toward the 100 a connection keep
   await client.query('deallocate all');
   const prepared = new PreparedStatements();
   for (let n = 0; n < 150; n += 1) {
-    await t.throwsAsync(queryInScope(client, SCOPE, `select 1 / $1::int + ${n} as quotient`, [0], 'statement', prepared), { message: /division by zero/ });
+    await t.throwsAsync(queryInScope(client, SCOPE, `select 1 / $1::int + ${n} as quotient`, [0], { prepared }), { message: /division by zero/ });
   }
   t.true((await preparedHere()).length <= 100);
   t.true(prepared.kept);
@@ -178,13 +178,13 @@ test.serial('statements that failed still count toward the 100 a connection keep
 test.serial('a scope that fails still makes room: the server never holds more than 100', async (t) => {
   await client.query('deallocate all');
   const prepared = new PreparedStatements();
-  for (let n = 0; n < 100; n += 1) await queryInScope(client, SCOPE, `select $1::int + ${n} as sum`, [1], 'statement', prepared);
+  for (let n = 0; n < 100; n += 1) await queryInScope(client, SCOPE, `select $1::int + ${n} as sum`, [1], { prepared });
   for (let n = 0; n < 50; n += 1) {
-    await t.throwsAsync(queryInScope(client, { ...SCOPE, role: 'no_such_role_here' }, `select $1::int - ${n} as difference`, [1], 'statement', prepared), { message: /no_such_role_here/ });
+    await t.throwsAsync(queryInScope(client, { ...SCOPE, role: 'no_such_role_here' }, `select $1::int - ${n} as difference`, [1], { prepared }), { message: /no_such_role_here/ });
   }
-  for (let n = 0; n < 100; n += 1) await queryInScope(client, SCOPE, `select $1::int * ${n} as product`, [1], 'statement', prepared);
+  for (let n = 0; n < 100; n += 1) await queryInScope(client, SCOPE, `select $1::int * ${n} as product`, [1], { prepared });
   t.true((await preparedHere()).length <= 100);
-  t.like((await queryInScope(client, SCOPE, 'select $1::int - 3 as difference', [1], 'statement', prepared)).rows[0], { difference: -2 });
+  t.like((await queryInScope(client, SCOPE, 'select $1::int - 3 as difference', [1], { prepared })).rows[0], { difference: -2 });
 });
 
 test('a stale plan is told by the routine that raises it, whatever language the server speaks', (t) => {
@@ -210,8 +210,8 @@ test.serial('a write goes unnamed after its prepared scope, and its transaction 
   await client.query('deallocate all');
   const prepared = new PreparedStatements();
   const insert = "insert into documents (tenant, collection, id, doc) values ($1, 'notes', $2, '{}') returning current_setting('plan_cache_mode') as mode";
-  t.deepEqual((await queryInScope(client, SCOPE, insert, ['alpha', 'w1'], 'statement', prepared)).rows, [{ mode: 'auto' }]);
-  t.like((await queryInScope(client, SCOPE, "select current_setting('plan_cache_mode') as mode", [], 'statement', prepared)).rows[0], { mode: 'force_custom_plan' });
+  t.deepEqual((await queryInScope(client, SCOPE, insert, ['alpha', 'w1'], { prepared })).rows, [{ mode: 'auto' }]);
+  t.like((await queryInScope(client, SCOPE, "select current_setting('plan_cache_mode') as mode", [], { prepared })).rows[0], { mode: 'force_custom_plan' });
   const held = (await preparedHere()).map((statement) => statement.statement);
   t.is(held.length, 3, 'the two scopes and the read');
   t.false(held.includes(insert));
