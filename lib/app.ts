@@ -88,7 +88,7 @@ function serviceRouter(declared: ServiceAreaDeclaration, parts: ServiceParts): R
   return router;
 }
 
-/** The service's own routes read JSON bodies (koa-body) and run their handlers as Koa middleware. */
+/** The service's own routes read JSON bodies (lib/core/request-body.ts) and run their handlers as Koa middleware. */
 function serviceChainSettings({ traits }: ServiceAreaDeclaration, parts: ServiceParts): ChainSettings<ServiceHandler> {
   const { runtime } = parts;
   return {

@@ -1,8 +1,6 @@
 import type { EventEmitter } from 'node:events';
-import type { IncomingMessage } from 'node:http';
-import { Readable, type Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { unlink } from 'node:fs/promises';
-import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import createError from 'http-errors';
 import type { Context, Middleware, Next } from 'koa';
 import type { File as FormidableFile } from 'formidable';
@@ -14,6 +12,7 @@ import { exchangeFor } from './handler.ts';
 
 import { requestState } from '../core/request-state.ts';
 import { bodyError } from '../core/errors.ts';
+import { declaredLength, decodedBody, readBytes, readJsonBody } from '../core/request-body.ts';
 import { uploadFolder, uploadsOf } from './uploads.ts';
 
 type Limits = Config['limits'];
@@ -41,7 +40,9 @@ const FIELD_TYPES = ['application/json', 'application/x-www-form-urlencoded', 't
 function bytesKeeper(limits: Limits, fields: Middleware): Middleware {
   return async (ctx, next) => {
     if (alreadyRead(ctx) || !typeis.hasBody(ctx.req) || !ctx.is(FIELD_TYPES)) return fields(ctx, next);
-    const bytes = await readBytes(ctx.req, limits.jsonBytes);
+    const bytes = await readBytes(ctx.req, limits.jsonBytes, declaredLength(ctx.req)).catch((error: unknown) => {
+      throw bodyError(error as Error, 'malformed request body');
+    });
     exchangeFor(ctx).req.rawBody = bytes;
     const replay = Object.assign(Readable.from([bytes]), { headers: { ...ctx.req.headers, 'content-length': String(bytes.length) } });
     // The parser reads `ctx.req`; everything else it reads or sets goes to the real context.
@@ -49,83 +50,44 @@ function bytesKeeper(limits: Limits, fields: Middleware): Middleware {
   };
 }
 
-/**
- * The whole body as received (not yet decompressed), within `limitBytes`: beyond, 413, and the
- * stream is left paused rather than destroyed, so that the answer can still be written.
- */
-function readBytes(request: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  if (Number(request.headers['content-length']) > limitBytes) return Promise.reject(createError(413, 'request body too large'));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const stop = (error: Error | undefined) => {
-      request.off('data', onData).off('end', onEnd).off('error', stop).off('aborted', onAborted);
-      if (error === undefined) return resolve(Buffer.concat(chunks, length));
-      request.pause();
-      reject(bodyError(error, 'malformed request body'));
-    };
-    const onData = (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > limitBytes) stop(createError(413, 'request body too large'));
-      else chunks.push(chunk);
-    };
-    const onEnd = () => stop(undefined);
-    const onAborted = () => stop(createError(400, 'request aborted'));
-    request.on('data', onData).on('end', onEnd).on('error', stop).on('aborted', onAborted);
-  });
-}
-
+/** JSON read here (the service's own reader), forms and text by koa-body. */
 function fieldParser(limits: Limits): Middleware {
-  const parse = koaBody({
-    json: true,
+  const parseFormOrText = koaBody({
+    json: false,
     urlencoded: true,
     text: true,
     multipart: false,
-    jsonStrict: true,
-    jsonTypes: ['application/json'],
     textTypes: ['text/plain'],
-    jsonLimit: limits.jsonBytes,
     formLimit: limits.jsonBytes,
     textLimit: limits.jsonBytes,
     parsedMethods: [...EVERY_METHOD],
     // Express 5's default (non-extended) form parser: qs with no nesting, so `a[b]` stays a key.
     queryString: { allowDots: false, allowPrototypes: true, depth: 0, strictDepth: true, arrayLimit: 1000, parameterLimit: 1000 },
-    onError: (error, ctx) => {
-      throw bodyError(error, ctx.is('application/json') ? 'malformed JSON body' : 'malformed request body');
+    onError: (error) => {
+      throw bodyError(error, 'malformed request body');
     },
   });
-  return (ctx, next) => {
-    // A request without a body has none of the types koa-body reads.
+  return async (ctx, next) => {
     const state = requestState(ctx);
+    // A request without a body, or of a type not read here, is left unread.
     if (alreadyRead(ctx) || !typeis.hasBody(ctx.req)) return next();
-    return parse(decompressed(ctx), () => {
-      // koa-body leaves the body undefined for a type it does not read, and the stream unread.
-      if (ctx.request.body !== undefined) state.bodyRead = true;
-      return next();
-    });
+    const type = ctx.is(FIELD_TYPES);
+    if (type === false || type === null) return next();
+    if (type === 'application/json') {
+      // Express 5's `json()`: an object or an array (strict).
+      ctx.request.body = await readJsonBody(ctx.req, ctx.res, limits.jsonBytes, true);
+    } else await parseFormOrText(decoded(ctx), async () => {});
+    state.bodyRead = true;
+    return next();
   };
 }
 
-const DECODERS: Readonly<Record<string, () => Transform>> = { gzip: createUnzip, deflate: createUnzip, br: createBrotliDecompress };
-
-/**
- * The body decompressed here, not by koa-body: its decoder (co-body's) loses its error listener
- * when the parser stops at the size limit while the request still feeds it, so a compressed
- * body over the limit, cut short, failed after the answer, an uncaught exception that ended the
- * process. This one keeps a listener and is destroyed when the answer is done. An unknown
- * encoding is left to koa-body (415), a type it does not read left unread.
- */
-function decompressed(ctx: Context): Context {
-  const decoder = ctx.is(FIELD_TYPES) ? DECODERS[(ctx.get('content-encoding') || 'identity').toLowerCase()]?.() : undefined;
-  if (decoder === undefined) return ctx;
-  decoder.on('error', () => {});
+/** The context koa-body reads, its `req` the decoded body (koa-body's own decoder loses its error listener at the limit). */
+function decoded(ctx: Context): Context {
+  const body = decodedBody(ctx.req, ctx.res);
+  if (body === ctx.req) return ctx;
   const { 'content-encoding': _encoding, 'content-length': _length, ...headers } = ctx.req.headers;
-  ctx.req.pipe(decoder);
-  onFinished(ctx.res, () => {
-    ctx.req.unpipe(decoder);
-    decoder.destroy();
-  });
-  return Object.create(ctx, { req: { value: Object.assign(decoder, { headers }) } }) as Context;
+  return Object.create(ctx, { req: { value: Object.assign(body, { headers }) } }) as Context;
 }
 
 function multipartParser(limits: Limits, chosenDirectory: string | undefined): Middleware {

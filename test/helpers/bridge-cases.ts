@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import etag from 'etag';
 import type { RouteHandler } from '../../lib/bridge/index.ts';
 import type { RouteCase } from './bridge-apps.ts';
@@ -208,6 +209,8 @@ export const REQUEST_CASES: DifferentialCase[] = [
   },
   { name: 'req.is and req.accepts', method: 'post', handlers: only((req, res) => res.json({ is: req.is('json'), accepts: req.accepts(['html', 'json']) })), request: { init: { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{}' } } },
   { name: 'req.body from JSON', method: 'post', handlers: only((req, res) => res.json({ body: req.body })), request: { init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":[1,{"b":null}]}' } } },
+  { name: 'req.body from JSON after a UTF-8 byte order mark', method: 'post', handlers: only((req, res) => res.json({ body: req.body })), request: { init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '\ufeff{"a":"é"}' } } },
+  { name: 'req.body from gzip-compressed JSON', method: 'post', handlers: only((req, res) => res.json({ body: req.body })), request: { init: { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"zipped":[1,2]}') } } },
   { name: 'req.body from a form', method: 'put', handlers: only((req, res) => res.json({ body: req.body })), request: { init: { method: 'PUT', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1&a=2&b=x+y&c=%C3%BC' } } },
   { name: 'req.body from text', method: 'post', handlers: only((req, res) => res.json({ body: req.body })), request: { init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'just text' } } },
   { name: 'req.body of an unparsed type stays undefined', method: 'post', handlers: only((req, res) => res.json({ undefined: req.body === undefined })), request: { init: { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'raw' } } },

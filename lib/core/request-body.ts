@@ -1,0 +1,93 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'koa';
+import type { Readable, Transform } from 'node:stream';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import createError from 'http-errors';
+import onFinished from 'on-finished';
+import secureJson from 'secure-json-parse';
+import { bodyError } from './errors.ts';
+
+const DECODERS: Readonly<Record<string, () => Transform>> = { gzip: createUnzip, deflate: createUnzip, br: createBrotliDecompress };
+
+/**
+ * The body decoded as its `Content-Encoding` says (gzip, deflate, br; 415 for another coding), or the request itself.
+ * The decoder keeps an error listener and is destroyed when the answer is done: a body cut short at the size limit
+ * while the request still feeds the decoder must not fail after the answer, an uncaught exception.
+ */
+export function decodedBody(request: IncomingMessage, response: ServerResponse): Readable {
+  const coding = (request.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (coding === 'identity') return request;
+  const decoder = DECODERS[coding]?.();
+  if (decoder === undefined) throw createError(415, 'unsupported content encoding');
+  decoder.on('error', () => {});
+  request.pipe(decoder);
+  onFinished(response, () => {
+    request.unpipe(decoder);
+    decoder.destroy();
+  });
+  return decoder;
+}
+
+/**
+ * The whole of `body` within `limitBytes`: beyond, 413, and the stream is left paused rather than destroyed, so that
+ * the answer can still be written. `declaredBytes` (a `Content-Length` of an unencoded body) refuses a body announced
+ * too large before any of it is read.
+ */
+export function readBytes(body: Readable, limitBytes: number, declaredBytes?: number): Promise<Buffer> {
+  if (declaredBytes !== undefined && declaredBytes > limitBytes) return Promise.reject(createError(413, 'request body too large'));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const stop = (error: Error | undefined) => {
+      body.off('data', onData).off('end', onEnd).off('error', stop).off('aborted', onAborted).off('close', onClose);
+      if (error === undefined) return resolve(Buffer.concat(chunks, length));
+      body.pause();
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > limitBytes) stop(createError(413, 'request body too large'));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => stop(undefined);
+    const onAborted = () => stop(createError(400, 'request aborted'));
+    // A decoder destroyed with the answer (the client gone) closes without an end.
+    const onClose = () => stop(createError(400, 'request aborted'));
+    body.on('data', onData).on('end', onEnd).on('error', stop).on('aborted', onAborted).on('close', onClose);
+  });
+}
+
+/** Its `Content-Length` when the body is sent as is. */
+export function declaredLength(request: IncomingMessage): number | undefined {
+  const length = request.headers['content-length'];
+  const coding = request.headers['content-encoding'];
+  return length === undefined || (coding !== undefined && coding.toLowerCase() !== 'identity') ? undefined : Number(length);
+}
+
+/** RFC 8259's whitespace, then an object or an array. */
+const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
+
+/**
+ * JSON read as UTF-8 (a byte order mark dropped, as a decoder does), a `__proto__` key refused (its message names
+ * it; `constructor.prototype` is an ordinary key). `strict`: an object or an array only, an empty body `{}`;
+ * otherwise any JSON value, an empty body `''`.
+ */
+export function parseJsonBody(bytes: Buffer, strict: boolean): unknown {
+  const text = withoutByteOrderMark(bytes.toString('utf8'));
+  if (text === '') return strict ? {} : '';
+  if (strict && !OBJECT_OR_ARRAY.test(text)) throw new SyntaxError('invalid JSON, only supports object and array');
+  return secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'ignore' });
+}
+
+function withoutByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** The body as JSON (`parseJsonBody`), decoded and read within `limitBytes`; what fails is a 400, 413 or 415. */
+export async function readJsonBody(request: IncomingMessage, response: ServerResponse, limitBytes: number, strict: boolean): Promise<Request['body']> {
+  try {
+    return parseJsonBody(await readBytes(decodedBody(request, response), limitBytes, declaredLength(request)), strict) as Request['body'];
+  } catch (error) {
+    throw bodyError(error as Error, 'malformed JSON body');
+  }
+}
