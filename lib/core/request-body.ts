@@ -7,7 +7,12 @@ import onFinished from 'on-finished';
 import secureJson from 'secure-json-parse';
 import { bodyError } from './errors.ts';
 
-const DECODERS: Readonly<Record<string, () => Transform>> = { gzip: createUnzip, deflate: createUnzip, br: createBrotliDecompress };
+/** A Map: a coding named `constructor` or `__proto__` is unknown, not a way into Object. */
+const DECODERS: ReadonlyMap<string, () => Transform> = new Map([
+  ['gzip', createUnzip],
+  ['deflate', createUnzip],
+  ['br', createBrotliDecompress],
+]);
 
 /**
  * The body decoded as its `Content-Encoding` says (gzip, deflate, br; 415 for another coding), or the request itself.
@@ -15,9 +20,9 @@ const DECODERS: Readonly<Record<string, () => Transform>> = { gzip: createUnzip,
  * while the request still feeds the decoder must not fail after the answer, an uncaught exception.
  */
 export function decodedBody(request: IncomingMessage, response: ServerResponse): Readable {
-  const coding = (request.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const coding = contentCoding(request);
   if (coding === 'identity') return request;
-  const decoder = DECODERS[coding]?.();
+  const decoder = DECODERS.get(coding)?.();
   if (decoder === undefined) throw createError(415, 'unsupported content encoding');
   decoder.on('error', () => {});
   request.pipe(decoder);
@@ -35,6 +40,8 @@ export function decodedBody(request: IncomingMessage, response: ServerResponse):
  */
 export function readBytes(body: Readable, limitBytes: number, declaredBytes?: number): Promise<Buffer> {
   if (declaredBytes !== undefined && declaredBytes > limitBytes) return Promise.reject(createError(413, 'request body too large'));
+  // Its client gone while an earlier step waited: no event will come.
+  if (body.destroyed || body.readableEnded || !body.readable) return Promise.reject(createError(400, 'request aborted'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
@@ -60,8 +67,12 @@ export function readBytes(body: Readable, limitBytes: number, declaredBytes?: nu
 /** Its `Content-Length` when the body is sent as is. */
 export function declaredLength(request: IncomingMessage): number | undefined {
   const length = request.headers['content-length'];
-  const coding = request.headers['content-encoding'];
-  return length === undefined || (coding !== undefined && coding.toLowerCase() !== 'identity') ? undefined : Number(length);
+  return length === undefined || contentCoding(request) !== 'identity' ? undefined : Number(length);
+}
+
+/** The body's coding, lower case; an empty header is none, as for Express. */
+function contentCoding(request: IncomingMessage): string {
+  return (request.headers['content-encoding'] || 'identity').toLowerCase();
 }
 
 /** RFC 8259's whitespace, then an object or an array. */

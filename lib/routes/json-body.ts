@@ -13,7 +13,7 @@ const JSON_TYPES = ['application/json', 'application/json-patch+json', 'applicat
 export function jsonBody(limitBytes: number): Middleware {
   return async (ctx, next) => {
     if (hasBody(ctx.req) && !ctx.is(JSON_TYPES)) throw createError(400, 'request body must be JSON (Content-Type: application/json)');
-    // `null` when the request has no body at all (a `Content-Length: 0` is one, and reads as '').
+    // type-is counts a `Content-Length: 0` as a body, read as ''; no length and no transfer coding, no body.
     if (ctx.is(JSON_TYPES)) ctx.request.body = await readJsonBody(ctx.req, ctx.res, limitBytes, false);
     return next();
   };
