@@ -22,7 +22,7 @@ SERVE := NODE_OPTIONS="--experimental-async-context-frame $$NODE_OPTIONS" NODE_C
 BIOME := node_modules/@biomejs/cli-linux-x64/biome
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev chromium test test-stress check migrate migrate-contract distribute rollback migrate-status migration project tenant user token routes bench
+.PHONY: run dev chromium test test-stress check migrate migrate-contract distribute rollback migrate-status migration project tenant user token routes bench bench-compare
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -97,3 +97,7 @@ token: $(STAMP)
 
 bench: $(STAMP)
 	$(SERVE) bench/run.ts
+
+# BASE=<revision>: its service and this tree's side by side, CPU per request in paired rounds (bench/README.md).
+bench-compare: $(STAMP)
+	BASE="$(BASE)" $(SERVE) bench/compare.ts

