@@ -10,7 +10,7 @@ import { runToTheEnd, type Cleanups } from './harness/lifetime.ts';
 import { startChildServer, type ChildServer } from './harness/processes.ts';
 import { serviceProjects } from './harness/projects.ts';
 import { checkOutRevision, describeThisTree } from './harness/revision.ts';
-import { serviceProcess, serviceSetup } from './harness/service.ts';
+import { serviceProcess, serviceSetup, type ServiceSetup } from './harness/service.ts';
 import { benchSettings, type BenchSettings } from './harness/settings.ts';
 import { getOneAccount, heartbeat } from './scenarios/requests.ts';
 
@@ -39,6 +39,8 @@ const THIS_TREE = path.resolve(import.meta.dirname, '../lib/main.ts');
 
 interface Side {
   readonly label: string;
+  /** Its `lib/main.ts`. */
+  readonly script: string;
   readonly servers: ChildServer[];
 }
 
@@ -54,21 +56,11 @@ async function main(cleanups: Cleanups): Promise<void> {
   cleanups.add(() => database.drop());
   process.stderr.write(`bench-compare: ${settings.BASE} (${base.commit}) checked out in ${base.root}; scratch database ${database.name}\n`);
   const usernames = settings.COMPARE_TARGET === 'account' ? await seedAccounts(database.url, settings.COMPARE_ACCOUNTS) : [];
-  const setup = serviceSetup(database.url, root);
-  const projectsDir = serviceProjects(root);
   const sides: Side[] = [
-    { label: `base ${base.commit}`, servers: [] },
-    { label: `this tree ${describeThisTree()}`, servers: [] },
+    { label: `base ${base.commit}`, script: path.join(base.root, 'lib/main.ts'), servers: [] },
+    { label: `this tree ${describeThisTree()}`, script: THIS_TREE, servers: [] },
   ];
-  const scripts = [path.join(base.root, 'lib/main.ts'), THIS_TREE];
-  for (let process_ = 0; process_ < settings.COMPARE_PROCESSES; process_ += 1) {
-    for (const [index, side] of sides.entries()) {
-      const options = serviceProcess(setup, `side${index}-${process_}`, projectsDir, 'sample');
-      const server = await startChildServer({ ...options, name: `${side.label}, process ${process_ + 1}`, script: scripts[index] ?? THIS_TREE });
-      cleanups.add(() => server.stop());
-      side.servers.push(server);
-    }
-  }
+  await startServices(sides, serviceSetup(database.url, root), serviceProjects(root), settings.COMPARE_PROCESSES, cleanups);
   if (settings.COMPARE_PIN === '1') pin(sides.flatMap((side) => side.servers));
   const target = (server: ChildServer): LoadTarget => (settings.COMPARE_TARGET === 'account' ? getOneAccount(server.origin, usernames) : heartbeat(server.origin));
   const load = benchSettings({ ...process.env, BENCH_SECONDS: String(settings.COMPARE_SECONDS), BENCH_WARMUP_SECONDS: String(settings.COMPARE_WARMUP_SECONDS) });
@@ -76,7 +68,20 @@ async function main(cleanups: Cleanups): Promise<void> {
   process.stdout.write(`${report(sides, rounds, settings)}\n`);
 }
 
-/** Per round and side: the mean CPU µs per request of its processes, and their total req/s. */
+/** `count` services of each side, started in turn (one of each, then the next of each), on the same projects and database. */
+async function startServices(sides: readonly Side[], setup: ServiceSetup, projectsDir: string, count: number, cleanups: Cleanups): Promise<void> {
+  for (let copy = 1; copy <= count; copy += 1) {
+    for (const side of sides) {
+      const options = serviceProcess(setup, `${side.label} ${copy}`, projectsDir, 'sample');
+      const server = await startChildServer({ ...options, name: `${side.label}, process ${copy}`, script: side.script });
+      cleanups.add(() => server.stop());
+      if (server.cpuMicroseconds() === undefined) throw new Error('the CPU time of a process cannot be read here (no /proc): nothing to compare');
+      side.servers.push(server);
+    }
+  }
+}
+
+/** Per round and side: the mean CPU µs per request of its processes, and their mean req/s; and each process's CPU µs per request. */
 interface Round {
   readonly cpu: readonly number[];
   readonly requestsPerSecond: readonly number[];
