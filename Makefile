@@ -100,4 +100,4 @@ bench: $(STAMP)
 
 # BASE=<revision>: its service and this tree's side by side, CPU per request in paired rounds (bench/README.md).
 bench-compare: $(STAMP)
-	BASE="$(BASE)" $(SERVE) bench/compare.ts
+	BASE=$(call quote,$(value BASE)) $(SERVE) bench/compare.ts

@@ -17,8 +17,9 @@ async function main(cleanups: Cleanups): Promise<void> {
   const settings = benchSettings();
   const root = mkdtempSync(path.join(tmpdir(), 'spaceport-bench-routing-'));
   cleanups.add(() => rmSync(root, { recursive: true, force: true }));
-  const database = await openScratchDatabase();
-  cleanups.add(() => database.drop());
+  const opening = openScratchDatabase();
+  cleanups.add(async () => (await opening.catch(() => undefined))?.drop());
+  const database = await opening;
   const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
   const section = await routingSection({ settings, setup: serviceSetup(database.url, root), projectsDir: root, usernames: [], rangeStarts: [], progress });
   process.stdout.write(`${formatTable([section])}\n`);

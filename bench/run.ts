@@ -34,8 +34,10 @@ async function main(cleanups: Cleanups): Promise<void> {
   const settings = benchSettings();
   const root = mkdtempSync(path.join(tmpdir(), 'spaceport-bench-'));
   cleanups.add(() => rmSync(root, { recursive: true, force: true }));
-  const database = await openScratchDatabase();
-  cleanups.add(() => database.drop());
+  // Dropped even when the run is interrupted while the database is being made.
+  const opening = openScratchDatabase();
+  cleanups.add(async () => (await opening.catch(() => undefined))?.drop());
+  const database = await opening;
   progress(`scratch database ${database.name}, ${settings.accounts.toLocaleString('en-US')} accounts`);
   const usernames = await seedAccounts(database.url, settings.accounts);
   // Always: the served fixture declares item 7's index, which must not be built while other items are measured.

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -17,7 +17,8 @@ export interface CheckedOutRevision {
 }
 
 /**
- * Checks `revision` out into a temporary worktree whose `node_modules` is this checkout's. Refused when its package
+ * Checks `revision` out into a temporary worktree whose `node_modules` is this checkout's; `remove` removes it, and is
+ * safe to call again. Refused when its package
  * lock or its migrations differ from this tree's: its processes would then run other packages, or refuse a database
  * this tree migrated.
  */
@@ -27,19 +28,22 @@ export function checkOutRevision(revision: string): CheckedOutRevision {
   if (differing.length > 0) throw new Error(`${revision} differs from this tree in ${differing.join(' and ')}: compare revisions that share them`);
   const parent = mkdtempSync(path.join(tmpdir(), 'spaceport-compare-'));
   const root = path.join(parent, 'base');
-  git('worktree', 'add', '--detach', root, commit);
-  symlinkSync(path.join(REPOSITORY, 'node_modules'), path.join(root, 'node_modules'));
-  let removed = false;
-  return {
-    commit: commit.slice(0, 10),
-    root,
-    remove: () => {
-      if (removed) return;
-      removed = true;
-      git('worktree', 'remove', '--force', root);
+  const remove = () => {
+    try {
+      if (existsSync(root)) git('worktree', 'remove', '--force', root);
+    } finally {
       rmSync(parent, { recursive: true, force: true });
-    },
+      git('worktree', 'prune');
+    }
   };
+  try {
+    git('worktree', 'add', '--detach', root, commit);
+    symlinkSync(path.join(REPOSITORY, 'node_modules'), path.join(root, 'node_modules'));
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { commit: commit.slice(0, 10), root, remove };
 }
 
 /** This tree's abbreviated commit, with `+ changes` when its files differ from it (new files git does not ignore included). */
@@ -56,13 +60,14 @@ function commitOf(revision: string): string {
   }
 }
 
+/** The same files, new ones git does not ignore included (a migration not yet added is one this tree's database runs). */
 function sameAsThisTree(commit: string, shared: string): boolean {
   try {
     git('diff', '--quiet', commit, '--', shared);
-    return true;
   } catch {
     return false;
   }
+  return git('ls-files', '--others', '--exclude-standard', '--', shared).trim() === '';
 }
 
 function git(...args: string[]): string {
