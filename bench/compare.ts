@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { seedAccounts } from './harness/accounts.ts';
 import { openScratchDatabase } from './harness/database.ts';
 import { runToTheEnd, type Cleanups } from './harness/lifetime.ts';
-import { measure, type LoadTarget } from './harness/load.ts';
+import { measure, percentile, type LoadTarget } from './harness/load.ts';
 import { startChildServer, type ChildServer } from './harness/processes.ts';
 import { serviceProjects } from './harness/projects.ts';
 import { checkOutRevision, describeThisTree } from './harness/revision.ts';
@@ -165,7 +165,7 @@ function report(sides: readonly Side[], rounds: readonly Round[], settings: Comp
       return `${side.label.padEnd(width)}  ${cpu.padStart(25)}  ${throughput.padStart(20)}  ${processSpread(rounds, index, settings.COMPARE_ROUNDS_PER_START)}`;
     }),
     '',
-    `paired difference (this tree − base), CPU µs per request of the service's process: median ${median(differences).toFixed(1)}, middle half ${quantile(differences, 0.25).toFixed(1)} to ${quantile(differences, 0.75).toFixed(1)}`,
+    `paired difference (this tree − base), CPU µs per request of the service's process: median ${median(differences).toFixed(1)}, middle half ${(percentile(differences, 0.25) ?? Number.NaN).toFixed(1)} to ${(percentile(differences, 0.75) ?? Number.NaN).toFixed(1)}`,
     'BASE=HEAD on a clean tree (the same code on both sides) shows how far from 0 a run of these settings lands by chance.',
   ].join('\n');
 }
@@ -185,12 +185,6 @@ function median(values: readonly number[]): number {
   const sorted = [...values].sort((one, other) => one - other);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
-
-/** The nearest-rank quantile. */
-function quantile(values: readonly number[], share: number): number {
-  const sorted = [...values].sort((one, other) => one - other);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))] ?? Number.NaN;
 }
 
 /** Every server on core 0, this process (the load generator) on core 1: the two no longer take each other's core. */

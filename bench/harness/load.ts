@@ -143,7 +143,7 @@ function answeredLatencies(run: autocannon.Instance): number[] {
 }
 
 /** The nearest-rank percentile (0.99: the least value at least 99 % of them do not exceed); undefined for none. */
-function percentile(values: readonly number[], rank: number): number | undefined {
+export function percentile(values: readonly number[], rank: number): number | undefined {
   if (values.length === 0) return undefined;
   const sorted = Float64Array.from(values).sort();
   return sorted[Math.ceil(rank * sorted.length) - 1];

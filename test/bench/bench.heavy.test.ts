@@ -1,8 +1,7 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import pg from 'pg';
-import { serverUrl } from '../helpers/database.ts';
+import { databaseExists, serverUrl } from '../helpers/database.ts';
 
 /**
  * `make bench` is a measurement, not a timed test: these runs only prove that the harness
@@ -63,17 +62,6 @@ function runBench(env: Record<string, string>): Promise<Run> {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
-}
-
-async function databaseExists(name: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: serverUrl() });
-  await client.connect();
-  try {
-    const result = await client.query('select 1 from pg_database where datname = $1', [name]);
-    return result.rowCount === 1;
-  } finally {
-    await client.end();
-  }
 }
 
 test('a tiny run measures every server, prints one table with a verdict per target and drops its scratch database', async (t) => {

@@ -3,8 +3,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
-import { serverUrl } from '../helpers/database.ts';
+import { databaseExists, serverUrl } from '../helpers/database.ts';
 
 /** `make bench-compare` is a measurement: these runs prove that it compares two builds, reports, and leaves nothing behind. */
 const REPOSITORY = path.resolve(import.meta.dirname, '../..');
@@ -58,16 +57,6 @@ async function noneLeft(text: string): Promise<boolean> {
     await delay(100);
   }
   return false;
-}
-
-async function databaseExists(name: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: serverUrl() });
-  await client.connect();
-  try {
-    return (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
-  } finally {
-    await client.end();
-  }
 }
 
 test('HEAD against this tree: both sides priced per request, their paired difference, and no worktree or database left', async (t) => {

@@ -1,5 +1,6 @@
 import type { ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
+import pg from 'pg';
 import { createKnex } from '../../lib/db/connect.ts';
 import { TenantDatabase, type TenantDatabaseOptions } from '../../lib/db/tenant-database.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
@@ -27,6 +28,17 @@ export function serverUrl(): string {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set: run the tests through `make test`');
   return url;
+}
+
+/** Whether the test server holds a database of that name (a run's scratch database, to see it dropped). */
+export async function databaseExists(name: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: serverUrl() });
+  await client.connect();
+  try {
+    return (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
+  } finally {
+    await client.end();
+  }
 }
 
 /** Creates an empty database on the test server and returns its URL and a function that drops it. */
