@@ -12,7 +12,8 @@ import { serviceProjects } from './harness/projects.ts';
 import { checkOutRevision, describeThisTree } from './harness/revision.ts';
 import { serviceProcess, serviceSetup, type ServiceSetup } from './harness/service.ts';
 import { benchSettings, type BenchSettings } from './harness/settings.ts';
-import { getOneAccount, heartbeat } from './scenarios/requests.ts';
+import { TokenSupply } from './harness/tokens.ts';
+import { fixtureRouteWithFreshTokens, getOneAccount, heartbeat } from './scenarios/requests.ts';
 
 /**
  * `make bench-compare BASE=<revision>`: does this tree's service spend less CPU per request than BASE's? A change of
@@ -26,7 +27,7 @@ import { getOneAccount, heartbeat } from './scenarios/requests.ts';
 const NAME_THE_BASE = 'name the revision to compare with: make bench-compare BASE=<revision>';
 const environment = z.object({
   BASE: z.string(NAME_THE_BASE).min(1, NAME_THE_BASE),
-  COMPARE_TARGET: z.enum(['account', 'heartbeat']).default('account'),
+  COMPARE_TARGET: z.enum(['account', 'heartbeat', 'new-token']).default('account'),
   COMPARE_ROUNDS: z.coerce.number().int().min(2).max(200).default(30),
   COMPARE_ROUNDS_PER_START: z.coerce.number().int().min(1).max(200).default(5),
   COMPARE_PROCESSES: z.coerce.number().int().min(1).max(4).default(2),
@@ -34,9 +35,18 @@ const environment = z.object({
   COMPARE_WARMUP_SECONDS: z.coerce.number().min(0).max(30).default(0.3),
   COMPARE_START_WARMUP_SECONDS: z.coerce.number().min(0).max(60).default(2),
   COMPARE_ACCOUNTS: z.coerce.number().int().positive().default(20_000),
+  // Shared by every process of a run: each sees over 10 000 others before one comes back, more than the service remembers.
+  COMPARE_TOKENS: z.coerce.number().int().min(50_000).default(100_000),
   COMPARE_PIN: z.enum(['0', '1']).default('0'),
 });
 type CompareSettings = z.infer<typeof environment>;
+
+/** What the report calls each COMPARE_TARGET. */
+const TARGET_NAMES: Record<CompareSettings['COMPARE_TARGET'], string> = {
+  account: 'POST /api/sample/getOneAccount',
+  heartbeat: 'GET /api/sample/heartbeat',
+  'new-token': 'GET /api/benchmark/private with a system JWT not sent in the last COMPARE_TOKENS requests',
+};
 
 const THIS_TREE = path.resolve(import.meta.dirname, '../lib/main.ts');
 
@@ -68,7 +78,6 @@ async function main(cleanups: Cleanups): Promise<void> {
   cleanups.add(async () => (await opening.catch(() => undefined))?.drop());
   const database = await opening;
   process.stderr.write(`bench-compare: ${settings.BASE} (${base.commit}) checked out in ${base.root}; scratch database ${database.name}\n`);
-  const usernames = settings.COMPARE_TARGET === 'account' ? await seedAccounts(database.url, settings.COMPARE_ACCOUNTS) : [];
   const services: Services = {
     sides: [
       { label: `base ${base.commit}`, script: path.join(base.root, 'lib/main.ts'), compileCache: path.join(root, 'compile-cache') },
@@ -77,7 +86,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     setup: serviceSetup(database.url, root),
     projectsDir: serviceProjects(root),
   };
-  const target = (server: ChildServer): LoadTarget => (settings.COMPARE_TARGET === 'account' ? getOneAccount(server.origin, usernames) : heartbeat(server.origin));
+  const target = await targetOf(settings, database.url, services.setup);
   const rounds: Round[] = [];
   while (rounds.length < settings.COMPARE_ROUNDS) {
     const started = await startServices(services, settings, cleanups);
@@ -90,6 +99,22 @@ async function main(cleanups: Cleanups): Promise<void> {
     }
   }
   process.stdout.write(`${report(services.sides, rounds, settings)}\n`);
+}
+
+/** The requests of COMPARE_TARGET, for either side's server; what they need is made once, for both. */
+async function targetOf(settings: CompareSettings, databaseUrl: string, setup: ServiceSetup): Promise<(server: ChildServer) => LoadTarget> {
+  switch (settings.COMPARE_TARGET) {
+    case 'account': {
+      const usernames = await seedAccounts(databaseUrl, settings.COMPARE_ACCOUNTS);
+      return (server) => getOneAccount(server.origin, usernames);
+    }
+    case 'heartbeat':
+      return (server) => heartbeat(server.origin);
+    case 'new-token': {
+      const supply = new TokenSupply(setup, settings.COMPARE_TOKENS, 'reuse');
+      return (server) => fixtureRouteWithFreshTokens(server.origin, supply);
+    }
+  }
 }
 
 function compareSettings(): CompareSettings {
@@ -151,7 +176,7 @@ async function measured<Result extends { readonly failures: number }>(server: Ch
 }
 
 function report(sides: readonly Side[], rounds: readonly Round[], settings: CompareSettings): string {
-  const what = settings.COMPARE_TARGET === 'account' ? 'POST /api/sample/getOneAccount' : 'GET /api/sample/heartbeat';
+  const what = TARGET_NAMES[settings.COMPARE_TARGET];
   const starts = Math.ceil(rounds.length / settings.COMPARE_ROUNDS_PER_START);
   const differences = rounds.map((round) => (round.cpu[1] ?? Number.NaN) - (round.cpu[0] ?? Number.NaN));
   const width = Math.max(...sides.map((side) => side.label.length));
