@@ -4,6 +4,7 @@ import { unauthorized } from '../core/errors.ts';
 import { requestState, type RequestState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
 import { ofRequestTenant, systemTokenVerifier, type TokenClaims } from './tokens.ts';
+import { VerifiedTokens } from './verified-tokens.ts';
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
@@ -19,7 +20,7 @@ export function systemAuthentication(runtime: Runtime): Middleware {
 
   const verifiedAnew = (token: string): TokenClaims => {
     const claims = verify(token);
-    verified.remember(token, claims);
+    verified.verifiedAnew(token, claims);
     return claims;
   };
 
@@ -46,40 +47,4 @@ export function systemAuthentication(runtime: Runtime): Middleware {
 
 function bearerToken(ctx: Context): string | undefined {
   return BEARER.exec(ctx.get('Authorization'))?.[1];
-}
-
-/** Tokens kept per generation: between one and two generations' worth are remembered. */
-const GENERATION = 5_000;
-
-/**
- * Fully verified tokens, by their exact text, so a caller's repeated requests skip the HMAC;
- * expiry is checked on every use. Two generations rather than one map evicting its oldest:
- * deleting from a Map's front leaves holes every later search for the oldest walks past, a cost
- * that grew with the cache. A full young generation becomes the old one, the old one dropped.
- */
-class VerifiedTokens {
-  #young = new Map<string, TokenClaims>();
-  #old = new Map<string, TokenClaims>();
-
-  /** The claims of a verified, unexpired token; 'expired' once its time is up. */
-  lookup(token: string): TokenClaims | 'expired' | undefined {
-    let claims = this.#young.get(token);
-    if (claims === undefined) {
-      claims = this.#old.get(token);
-      if (claims === undefined) return undefined;
-      this.remember(token, claims);
-    }
-    if (Math.floor(Date.now() / 1000) < claims.exp) return claims;
-    this.#young.delete(token);
-    return 'expired';
-  }
-
-  remember(token: string, claims: TokenClaims): void {
-    if (typeof claims.exp !== 'number') return;
-    if (this.#young.size >= GENERATION) {
-      this.#old = this.#young;
-      this.#young = new Map();
-    }
-    this.#young.set(token, claims);
-  }
 }
