@@ -59,8 +59,9 @@ async function noneLeft(text: string): Promise<boolean> {
   return false;
 }
 
-test('HEAD against this tree: both sides priced per request, their paired difference, and no worktree or database left', async (t) => {
-  for (const target of ['account', 'heartbeat']) {
+test('HEAD against this tree, on each target: both sides priced per request, their paired difference, and no worktree or database left', async (t) => {
+  const requests = { account: 'POST /api/sample/getOneAccount', heartbeat: 'GET /api/sample/heartbeat', 'new-token': 'GET /api/benchmark/private with a system JWT' };
+  for (const [target, request] of Object.entries(requests)) {
     const run = await runCompare({ ...TINY_RUN, BASE: 'HEAD', COMPARE_TARGET: target });
     t.is(run.code, 0, run.stderr);
     const head = git('rev-parse', '--short=10', 'HEAD');
@@ -68,7 +69,8 @@ test('HEAD against this tree: both sides priced per request, their paired differ
     t.regex(run.stdout, new RegExp(`^this tree ${head}( \\+ changes)?\\s+[\\d.]+\\s+[\\d,]+\\s+[\\d.]+ to [\\d.]+$`, 'm'));
     t.regex(run.stdout, /^paired difference \(this tree − base\), CPU µs per request of the service's process: median -?[\d.]+, middle half -?[\d.]+ to -?[\d.]+$/m);
     // Started afresh for each round: two processes a side in all.
-    t.true(run.stdout.includes(`${target === 'account' ? 'POST /api/sample/getOneAccount' : 'GET /api/sample/heartbeat'}, 2 rounds of 0.3 s (after 0 s of warm-up), 1 process(es) a side started afresh every 1 rounds (2 a side in all)`), run.stdout);
+    t.true(run.stdout.includes(request), run.stdout);
+    t.true(run.stdout.includes(`, 2 rounds of 0.3 s (after 0 s of warm-up), 1 process(es) a side started afresh every 1 rounds (2 a side in all)`), run.stdout);
     const [, worktree, scratch] = /checked out in (\S+); scratch database (spaceport_bench_[0-9a-f]+)/.exec(run.stderr) ?? [];
     t.truthy(worktree, run.stderr);
     t.false(existsSync(worktree ?? ''), `${worktree} is removed`);
