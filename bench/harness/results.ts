@@ -27,3 +27,19 @@ export interface Section {
   readonly rows: readonly Row[];
   readonly verdicts: readonly Verdict[];
 }
+
+/**
+ * One row for several processes of the same server, measured alike: the median process by req/s,
+ * the spread of all in the note. Two processes of the same code, started alike, differ by up to a
+ * tenth in CPU time per request (where V8 happens to lay out their code and heap), so that one
+ * process's luck would decide a target within that.
+ */
+export function medianProcessRow(server: string, runs: readonly Measurement[], note?: string): Row {
+  const sorted = [...runs].sort((one, other) => one.requestsPerSecond - other.requestsPerSecond);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (median === undefined) throw new Error(`${server}: no measurement`);
+  if (runs.length === 1) return { server, measurement: median, ...(note === undefined ? {} : { note }) };
+  const cpu = runs.flatMap((run) => (run.cpuMicrosecondsPerRequest === undefined ? [] : [Math.round(run.cpuMicrosecondsPerRequest)]));
+  const spread = `median of ${runs.length} processes (${Math.round(sorted[0]?.requestsPerSecond ?? 0).toLocaleString('en-US')}-${Math.round(sorted.at(-1)?.requestsPerSecond ?? 0).toLocaleString('en-US')} req/s${cpu.length === runs.length ? `, ${Math.min(...cpu)}-${Math.max(...cpu)} CPU µs/req` : ''})`;
+  return { server, measurement: median, note: note === undefined ? spread : `${note}; ${spread}` };
+}

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { throughputAtLeast } from '../harness/goals.ts';
 import { measureInTurn, type Measurement } from '../harness/load.ts';
 import { withChildServer, withChildServers, type ChildServer, type ChildServerOptions } from '../harness/processes.ts';
-import type { Row, Section, Verdict } from '../harness/results.ts';
+import { medianProcessRow, type Row, type Section, type Verdict } from '../harness/results.ts';
 import { serviceProcess } from '../harness/service.ts';
 import type { BenchContext } from './context.ts';
 import { heartbeat } from './requests.ts';
@@ -25,10 +25,9 @@ const TARGETS = [
 ] as const;
 
 /**
- * Processes of the plain service and of the variants with a target in item 1. Two processes of
- * the same code, started alike, differ by up to a tenth in CPU time per request (where V8 happens
- * to lay out their code and heap): more than the 3 % the metrics target is about. Each row of these
- * variants is the median of its processes, so that one process's luck decides nothing.
+ * Processes of the plain service and of the variants with a target in item 1, each row the median
+ * of its processes (`medianProcessRow`): processes differ by more than the 3 % the metrics target
+ * is about.
  */
 const PROCESSES_PER_VARIANT = 3;
 
@@ -87,7 +86,7 @@ export async function heartbeatSection(context: BenchContext, service: ChildServ
       const runs = await measureInTurn(servers.map((server) => ({ target: heartbeat(server.origin), server })), context.settings);
       // Run 0 is `service`, the plain variant's first process; then the started variant processes, then the comparisons.
       const variantOf = [0, ...spaceports.map((process) => process.variant)];
-      const variantRows = VARIANTS.map((variant, index) => variantRow(variant, runs.filter((_, run) => variantOf[run] === index)));
+      const variantRows = VARIANTS.map((variant, index) => medianProcessRow(variant.name, runs.filter((_, run) => variantOf[run] === index), variant.note));
       const subject = rowNamed(variantRows, PLAIN);
       const variants = variantRows.filter((row) => row !== subject);
       const comparisons: Row[] = COMPARISONS.map((comparison, index) => ({
@@ -114,16 +113,6 @@ function variantProcesses(context: BenchContext, sinkOrigin: string): Array<{ va
       options: { ...plain, name: `${variant.name} #${copy + 1}`, env: { ...plain.env, ...variant.env(sinkOrigin) } },
     })),
   );
-}
-
-/** A variant's row: its median process by req/s, the spread of its processes in the note. */
-function variantRow(variant: Variant, runs: readonly Measurement[]): Row {
-  const sorted = [...runs].sort((one, other) => one.requestsPerSecond - other.requestsPerSecond);
-  const median = runAt(sorted, Math.floor((sorted.length - 1) / 2));
-  if (runs.length === 1) return { server: variant.name, measurement: median, ...(variant.note === undefined ? {} : { note: variant.note }) };
-  const cpu = runs.flatMap((run) => (run.cpuMicrosecondsPerRequest === undefined ? [] : [Math.round(run.cpuMicrosecondsPerRequest)]));
-  const spread = `median of ${runs.length} processes (${Math.round(sorted[0]?.requestsPerSecond ?? 0).toLocaleString('en-US')}-${Math.round(sorted.at(-1)?.requestsPerSecond ?? 0).toLocaleString('en-US')} req/s${cpu.length === runs.length ? `, ${Math.min(...cpu)}-${Math.max(...cpu)} CPU µs/req` : ''})`;
-  return { server: variant.name, measurement: median, note: variant.note === undefined ? spread : `${variant.note}; ${spread}` };
 }
 
 function comparisonProcess(context: BenchContext, name: string, script: string): ChildServerOptions {
