@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { throughputAtLeast } from '../harness/goals.ts';
-import { measureInTurn, type Measurement } from '../harness/load.ts';
+import { measureInTurn } from '../harness/load.ts';
 import { withChildServer, withChildServers, type ChildServer, type ChildServerOptions } from '../harness/processes.ts';
 import { medianProcessRow, type Row, type Section, type Verdict } from '../harness/results.ts';
 import { serviceProcess } from '../harness/service.ts';
@@ -10,11 +10,12 @@ import { heartbeat } from './requests.ts';
 const SERVERS = path.resolve(import.meta.dirname, '../servers');
 
 /** The comparison servers, from most to least of the service's per-request work. */
+/** Bare Koa, the target nearest the service's figure, runs in as many processes as the service: its processes differ as much. */
 const COMPARISONS = [
-  { name: 'bare Koa + same middleware', script: 'koa-native.ts', note: 'request id, log line, cached tenant, RateLimit-*' },
-  { name: 'Fastify 5 + same work', script: 'fastify.ts', note: 'the same work in Fastify hooks' },
-  { name: 'Express 5', script: 'express.ts', note: 'the route alone' },
-  { name: 'node:http', script: 'node-http.ts', note: 'the route alone' },
+  { name: 'bare Koa + same middleware', script: 'koa-native.ts', note: 'request id, log line, cached tenant, RateLimit-*', processes: 3 },
+  { name: 'Fastify 5 + same work', script: 'fastify.ts', note: 'the same work in Fastify hooks', processes: 1 },
+  { name: 'Express 5', script: 'express.ts', note: 'the route alone', processes: 1 },
+  { name: 'node:http', script: 'node-http.ts', note: 'the route alone', processes: 1 },
 ] as const;
 
 /** Issue 13: the whole chain against the comparison servers, by their names above. */
@@ -76,24 +77,27 @@ const TRACING_ON_FACTOR = 0.8;
  */
 export async function heartbeatSection(context: BenchContext, service: ChildServer): Promise<Section> {
   const processes = VARIANTS.reduce((sum, variant) => sum + variant.processes, 0);
-  context.progress(`1. heartbeat: spaceport in ${processes} processes (plain, with metrics, with tracing sampled and of every request) and ${COMPARISONS.length} comparison servers, in turn, ${context.settings.rounds} rounds`);
+  const comparisonProcesses = COMPARISONS.flatMap((comparison, index) =>
+    Array.from({ length: comparison.processes }, (_, copy) => ({
+      comparison: index,
+      options: comparisonProcess(context, comparison.processes === 1 ? comparison.name : `${comparison.name} #${copy + 1}`, comparison.script),
+    })),
+  );
+  context.progress(`1. heartbeat: spaceport in ${processes} processes (plain, with metrics, with tracing sampled and of every request) and ${COMPARISONS.length} comparison servers in ${comparisonProcesses.length}, in turn, ${context.settings.rounds} rounds`);
   const sink: ChildServerOptions = { name: 'OTLP sink', script: path.join(SERVERS, 'otlp-sink.ts'), env: {}, readyPath: '/' };
   return withChildServer(sink, (traceSink) => {
     const spaceports = variantProcesses(context, traceSink.origin);
-    const options = [...spaceports.map((started) => started.options), ...COMPARISONS.map((comparison) => comparisonProcess(context, comparison.name, comparison.script))];
+    const options = [...spaceports.map((started) => started.options), ...comparisonProcesses.map((started) => started.options)];
     return withChildServers(options, async (started) => {
       const servers = [service, ...started];
       const runs = await measureInTurn(servers.map((server) => ({ target: heartbeat(server.origin), server })), context.settings);
-      // Run 0 is `service`, the plain variant's first process; then the started variant processes, then the comparisons.
+      // Run 0 is `service`, the plain variant's first process; then the started variant processes, then the comparisons'.
       const variantOf = [0, ...spaceports.map((process) => process.variant)];
+      const comparisonOf = [...variantOf.map(() => -1), ...comparisonProcesses.map((process) => process.comparison)];
       const variantRows = VARIANTS.map((variant, index) => medianProcessRow(variant.name, runs.filter((_, run) => variantOf[run] === index), variant.note));
       const subject = rowNamed(variantRows, PLAIN);
       const variants = variantRows.filter((row) => row !== subject);
-      const comparisons: Row[] = COMPARISONS.map((comparison, index) => ({
-        server: comparison.name,
-        measurement: runAt(runs, variantOf.length + index),
-        note: comparison.note,
-      }));
+      const comparisons = COMPARISONS.map((comparison, index) => medianProcessRow(comparison.name, runs.filter((_, run) => comparisonOf[run] === index), comparison.note));
       const verdicts = [
         ...TARGETS.map((target) => throughputAtLeast(subject, rowNamed(comparisons, target.server), target.factor)),
         observabilityVerdict(variants, subject, METRICS_ON, METRICS_ON_FACTOR),
@@ -123,12 +127,6 @@ function comparisonProcess(context: BenchContext, name: string, script: string):
 function observabilityVerdict(variants: readonly Row[], subject: Row, variant: string, factor: number): Verdict {
   const verdict = throughputAtLeast(rowNamed(variants, variant), subject, factor);
   return { ...verdict, target: `${variant.replace('spaceport, ', '')}: ${verdict.target}` };
-}
-
-function runAt(runs: readonly Measurement[], index: number): Measurement {
-  const run = runs[index];
-  if (run === undefined) throw new Error(`heartbeat: no measurement for server ${index}`);
-  return run;
 }
 
 function rowNamed(rows: readonly Row[], server: string): Row {

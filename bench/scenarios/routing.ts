@@ -24,15 +24,14 @@ export async function routingSection(context: BenchContext): Promise<Section> {
   const { projects, routesPerProject, rounds } = context.settings;
   context.progress(`4. routing: ${projects} projects and 1 project × ${routesPerProject} routes, ${PROCESSES_PER_SERVICE} processes of each, in turn, ${rounds} rounds`);
   const services = [routingService(context, projects, routesPerProject), routingService(context, 1, routesPerProject)];
-  const copies = services.flatMap((service) => Array.from({ length: PROCESSES_PER_SERVICE }, (_, copy) => ({ service, options: { ...service.options, name: `${service.options.name} #${copy + 1}` } })));
+  // The processes in order of their service: the first PROCESSES_PER_SERVICE are the first service's.
+  const ofService = <Item>(items: readonly Item[], at: number) => items.slice(at * PROCESSES_PER_SERVICE, (at + 1) * PROCESSES_PER_SERVICE);
+  const processes = services.flatMap((service) => Array.from({ length: PROCESSES_PER_SERVICE }, (_, copy) => ({ service, options: { ...service.options, name: `${service.options.name} #${copy + 1}` } })));
   const [many, one] = await withChildServers(
-    copies.map((copy) => copy.options),
+    processes.map((each) => each.options),
     async (servers) => {
-      const runs = await measureInTurn(servers.map((server, index) => ({ target: routedPath(server.origin, copies[index]?.service.path ?? ''), server })), context.settings);
-      return services.map((service) => {
-        const mine = servers.flatMap((server, index) => (copies[index]?.service === service ? [{ server, run: runs[index] }] : []));
-        return routingRow(service, mine.flatMap(({ run }) => (run === undefined ? [] : [run])), mine.map(({ server }) => server.startupMs));
-      });
+      const runs = await measureInTurn(servers.map((server, index) => ({ target: routedPath(server.origin, processes[index]?.service.path ?? ''), server })), context.settings);
+      return services.map((service, at) => routingRow(service, ofService(runs, at), ofService(servers, at).map((server) => server.startupMs)));
     },
   );
   if (many === undefined || one === undefined) throw new Error('routing: a service was not measured');

@@ -101,6 +101,8 @@ test('a tiny run measures every server, prints one table with a verdict per targ
   }
   t.regex(run.stdout, /req\/s\s+p99 ms\s+CPU µs\/req\s+DB CPU µs\/req\s+req\/s ratio\s+p99 ratio\s+CPU ratio/);
   t.regex(run.stdout, /^\s+node:http\s+[\d,]+\s+[\d.]+\s+[\d,]+\s+[\d.]+\s+(?:[\d.]+|n\/a)\s+[\d.]+\s+the route alone$/m);
+  // Bare Koa, the comparison nearest the service, in three processes like the service.
+  t.regex(run.stdout, /^\s+bare Koa \+ same middleware\s.*request id, log line, cached tenant, RateLimit-\*; median of 3 processes/m);
   // Three processes of each routing service, each start-up timed.
   t.regex(run.stdout, /start-up \d+, \d+, \d+ ms; GET \/api\/p002\/r1\/items\/42; median of 3 processes/);
   t.regex(run.stdout, /RSS \d+\.\d MB before, \d+\.\d MB after 150, \d+\.\d MB after all/);
