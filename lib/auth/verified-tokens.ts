@@ -20,15 +20,17 @@ export class VerifiedTokens {
 
   /** The claims of a kept, unexpired token; 'expired' once its time is up. */
   lookup(token: string): TokenClaims | 'expired' | undefined {
-    let claims = this.#young.get(token);
-    if (claims === undefined) {
-      claims = this.#old.get(token);
-      if (claims === undefined) return undefined;
-      this.#keep(token, claims);
+    const young = this.#young.get(token);
+    const claims = young ?? this.#old.get(token);
+    if (claims === undefined) return undefined;
+    if (Math.floor(Date.now() / 1000) >= claims.exp) {
+      this.#young.delete(token);
+      this.#old.delete(token);
+      return 'expired';
     }
-    if (Math.floor(Date.now() / 1000) < claims.exp) return claims;
-    this.#young.delete(token);
-    return 'expired';
+    // Still in use: it moves to the young generation, so as not to go with the old one.
+    if (young === undefined) this.#keep(token, claims);
+    return claims;
   }
 
   /** A token the caller has just verified in full: kept if it was verified lately too. */
@@ -37,7 +39,8 @@ export class VerifiedTokens {
   }
 
   #keep(token: string, claims: TokenClaims): void {
-    if (typeof claims.exp !== 'number') return;
+    // A token that would never expire is not kept (system tokens' `exp` is checked the same way).
+    if (!Number.isSafeInteger(claims.exp)) return;
     if (this.#young.size >= GENERATION) {
       this.#old = this.#young;
       this.#young = new Map();

@@ -97,8 +97,10 @@ test.serial('a token accepted once is still refused once it expires', async (t) 
   t.deepEqual(await response.json(), { error: 'token expired' });
 });
 
-test.serial('a token accepted once does not vouch for an altered copy or another tenant', async (t) => {
+test.serial('a token accepted and kept does not vouch for an altered copy or another tenant', async (t) => {
   const token = await signSystemToken(service.runtime, { ...ALICE, uid: 'uid-cached' }, 'acme');
+  // Kept by the verified-token cache from its second verification on: the calls below meet it there.
+  t.is((await call(`Bearer ${token}`)).status, 200);
   t.is((await call(`Bearer ${token}`)).status, 200);
   const [header, payload, signature] = token.split('.') as [string, string, string];
   const altered = `${header}.${base64url({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), uid: 'uid-root' })}.${signature}`;
