@@ -65,6 +65,21 @@ test('a token kept while valid is expired once its time is up, in either generat
   t.is(tokens.lookup(idle), 'expired');
 });
 
+test('an expired token met in the old generation leaves the valid tokens kept there', async (t) => {
+  const tokens = new VerifiedTokens();
+  // Two whole seconds at least, for the work before the wait on a loaded machine.
+  const exp = Math.floor(Date.now() / 1000) + 3;
+  const [expiring, expiringClaims] = newToken('uid-expiring');
+  const [valid, validClaims] = newToken('uid-valid');
+  keep(tokens, expiring, { ...expiringClaims, exp });
+  keep(tokens, valid, validClaims);
+  // 4 998 more fill the first generation, the next 5 000 the second: the first two are in the old one, the young one is full.
+  keepOthers(tokens, 9_998);
+  await new Promise((resolve) => setTimeout(resolve, exp * 1000 + 50 - Date.now()));
+  t.is(tokens.lookup(expiring), 'expired');
+  t.like(tokens.lookup(valid), { uid: 'uid-valid' });
+});
+
 test('the cache is bounded: a token not used while two generations of others are kept is forgotten, one in use is not', (t) => {
   const tokens = new VerifiedTokens();
   const [forgotten, forgottenClaims] = newToken('uid-forgotten');
