@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { json, startWithProjects, tokenFor, writeTree } from '../helpers/projects.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * A file kept in a dot-folder (the default data folder is `./.data`): Express refuses the whole
@@ -11,7 +11,7 @@ import { json, startWithProjects, tokenFor, writeTree } from '../helpers/project
  * explained to the route's author in the log (issue 26: "downloads from the data folder fail
  * silently").
  */
-const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-dot-folders-'));
+const scratch = scratchFolder('dot-folders');
 const folder = path.join(scratch, '.data', 'files');
 mkdirSync(folder, { recursive: true });
 writeFileSync(path.join(folder, 'kept.txt'), 'kept in a dot-folder');

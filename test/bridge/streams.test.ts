@@ -1,14 +1,14 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { BridgeResponse } from '../../lib/bridge/index.ts';
 import { logEntries, MOUNT, startBridgeApp, startExpressApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * `res.write`, `res.end` and `readable.pipe(res)` (SPEC §10.3): large bodies arrive whole and
@@ -32,7 +32,7 @@ function endlessSource(): Readable {
 
 const observed = { closeHeard: false, writeAfterClose: undefined as boolean | undefined, sourceDestroyed: false, fileError: '', lateFileError: '' };
 
-const bigFile = path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-h3-streams-')), 'big.bin');
+const bigFile = path.join(scratchFolder('h3-streams'), 'big.bin');
 writeFileSync(bigFile, Buffer.alloc(CHUNK.length * LARGE_CHUNKS, 7));
 
 const routes: RouteCase[] = [

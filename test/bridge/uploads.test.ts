@@ -1,20 +1,21 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { UploadedFile, UploadedFiles } from '../../lib/bridge/index.ts';
 import { LIMITS, MOUNT, startBridgeApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * Uploads (SPEC §10.5): `req.files.<field>` in express-fileupload's temp-file shape, `mv` as a
  * promise and with a callback, base-name file names, limits answered 413, and no temporary file
  * left behind, whatever way the response ends.
  */
-const temporary = mkdtempSync(path.join(tmpdir(), 'spaceport-h3-uploads-'));
-const destination = mkdtempSync(path.join(tmpdir(), 'spaceport-h3-saved-'));
+const temporary = scratchFolder('h3-uploads');
+const destination = scratchFolder('h3-saved');
 
 const list = (files: UploadedFiles | null | undefined, field: string): UploadedFile[] => {
   const entry = files?.[field];

@@ -1,13 +1,13 @@
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import { type ContinuousRequests, continuousRequests, DevProcess } from '../helpers/dev-process.ts';
 import { writeTree } from '../helpers/projects.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 test.after.always(dropTestDatabase);
 
@@ -41,7 +41,7 @@ async function startDev(t: ExecutionContext, files: Record<string, string>, env:
   const dev = new DevProcess({
     ...environment,
     DATABASE_URL: await testDatabaseUrl(),
-    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-e2-dev-')),
+    DATA_DIR: scratchFolder('e2-dev'),
     PORT: String(port),
     HOST: '127.0.0.1',
     PROJECTS_DIR: path.join(root, 'projects'),
@@ -95,12 +95,12 @@ async function reloadScenario(t: ExecutionContext, database: { DATABASE_URL?: st
 }
 
 test.serial('make dev with DATABASE_URL reloads on a route change and loses no request', async (t) => {
-  await reloadScenario(t, { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-e2-dev-')) });
+  await reloadScenario(t, { DATA_DIR: scratchFolder('e2-dev') });
 });
 
 test.serial('make dev with the embedded database does the same, and stops that database on exit', async (t) => {
   // As root, embedded-postgres runs the server as `postgres`, which must reach the data folder.
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-e2-dev-embedded-'));
+  const dataDir = scratchFolder('e2-dev-embedded');
   chmodSync(dataDir, 0o755);
   await reloadScenario(t, { DATABASE_URL: undefined, DATA_DIR: dataDir });
   t.false(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'the embedded database has stopped');

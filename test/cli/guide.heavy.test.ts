@@ -1,9 +1,9 @@
 import test from 'ava';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cli, make } from '../helpers/cli.ts';
 import { serverUrl } from '../helpers/database.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * The ten-minute path of docs/writing-routes.md, run as written (issue 37, point 4: its figures
@@ -11,7 +11,7 @@ import { serverUrl } from '../helpers/database.ts';
  * `make test PROJECT=shop` ends with the line the guide promises.
  */
 const GUIDE = readFileSync(path.resolve(import.meta.dirname, '../../docs/writing-routes.md'), 'utf8');
-const projectsDir = mkdtempSync(path.join(tmpdir(), 'spaceport-guide-'));
+const projectsDir = scratchFolder('guide');
 test.after.always(() => rmSync(projectsDir, { recursive: true, force: true }));
 
 /** The text of the guide from the bold heading `**<step>` to the next one. */

@@ -1,10 +1,10 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fixtureProjects, writeTree } from '../helpers/projects.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 const run = promisify(execFile);
 const REPOSITORY = path.resolve(import.meta.dirname, '../..');
@@ -14,7 +14,7 @@ const REPOSITORY = path.resolve(import.meta.dirname, '../..');
  * target never reinstalls packages under the other tests. No database is needed.
  */
 async function makeRoutes(projectsDir: string, expert: object = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-h4-cli-'));
+  const scratch = scratchFolder('h4-cli');
   const expertFile = path.join(scratch, 'expert.json');
   writeFileSync(expertFile, JSON.stringify(expert));
   // The routeware fixture's webhook secret is a required setting.

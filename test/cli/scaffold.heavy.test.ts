@@ -1,17 +1,17 @@
 import test from 'ava';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { start } from '../../lib/testing/index.ts';
 import { cli, make } from '../helpers/cli.ts';
 import { serverUrl } from '../helpers/database.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * `make project`, then the project's own tests and the type check, as a newcomer runs them, in
  * a PROJECTS_DIR outside the repository (no package.json, no node_modules of its own). `-o
  * chromium` keeps the nested `make test` from looking for the browser the outer run set up.
  */
-const projectsDir = mkdtempSync(path.join(tmpdir(), 'spaceport-scaffold-'));
+const projectsDir = scratchFolder('scaffold');
 const inProjects = (...args: string[]) => [...args, `PROJECTS_DIR=${projectsDir}`];
 const scaffolded = make(inProjects('project', 'NAME=shop'), serverUrl());
 test.after.always(() => rmSync(projectsDir, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
 import test from 'ava';
-import { mkdtempSync, statSync, writeFileSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync, writeFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, durationSeconds, loadConfig } from '../../lib/config/index.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
-const scratch = () => mkdtempSync(path.join(tmpdir(), 'spaceport-config-'));
+const scratch = () => scratchFolder('config');
 const baseEnv = () => ({ JWT_SECRET: 'a-secret-that-is-long-enough', DATA_DIR: scratch() });
 
 test('defaults apply when the expert file is absent', (t) => {

@@ -1,11 +1,9 @@
 import test from 'ava';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { ConfigError, loadConfig } from '../../lib/config/index.ts';
 import { originAllowed, parseOriginEntry, type OriginEntry } from '../../lib/config/origins.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
-const baseEnv = () => ({ JWT_SECRET: 'a-secret-that-is-long-enough', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-h4-cors-')) });
+const baseEnv = () => ({ JWT_SECRET: 'a-secret-that-is-long-enough', DATA_DIR: scratchFolder('h4-cors') });
 const load = (cors: unknown) => loadConfig({ env: baseEnv(), expert: { cors } as never }).config;
 
 test('cors is off unless configured; given, its defaults fill in', (t) => {

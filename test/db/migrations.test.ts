@@ -1,7 +1,6 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,6 +9,7 @@ import { createMigrationFile, migrateLatest, migrationStatus, rollbackLast } fro
 import type { Knex } from 'knex';
 import { createFreshDatabase, freshKnex } from '../helpers/database.ts';
 import { startTestService } from '../helpers/service.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 async function tables(knex: Knex): Promise<string[]> {
   const result = await knex.raw<{ rows: { tablename: string }[] }>(
@@ -51,7 +51,7 @@ test('tenant data tables lead their primary key with tenant', async (t) => {
 
 test('a new migration from make migration passes the type check as it is, and runs up and down', async (t) => {
   const root = path.resolve(import.meta.dirname, '../..');
-  const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-migration-'));
+  const scratch = scratchFolder('migration');
   symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));
   writeFileSync(path.join(scratch, 'package.json'), '{"type":"module"}');
   writeFileSync(path.join(scratch, 'tsconfig.json'), JSON.stringify({ extends: path.join(root, 'tsconfig.json'), include: ['*.ts'] }));

@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { loadConfig } from '../../lib/config/index.ts';
@@ -8,6 +6,7 @@ import { withFacilityState } from '../../lib/facilities/current.ts';
 import { BoundProjectSettings } from '../../lib/facilities/settings.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 import { dropTestDatabase, TEST_JWT_SECRET } from '../helpers/service.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * The `config` facility is really deeply frozen (SPEC §3, issue 14): `Object.isFrozen` is true
@@ -21,7 +20,7 @@ function unfrozenPaths(value: unknown, where = 'config'): string[] {
 }
 
 const loaded = loadConfig({
-  env: { JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-config-view-')) },
+  env: { JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: scratchFolder('config-view') },
   expert: { referer: { enabled: true, allow: ['example.com'] }, limits: { jsonBytes: 4096 } },
 }).config;
 const facilityState = { config: loaded, projectSettings: new BoundProjectSettings() };

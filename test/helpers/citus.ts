@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, chownSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Knex } from 'knex';
@@ -11,6 +10,7 @@ import { createTenant } from '../../lib/tenancy/index.ts';
 import { createMigratedDatabaseOn } from '../../lib/testing/database.ts';
 import { type MigratedDatabase, TEST_CONNECT_TIMEOUT_MS, testTenantDatabase } from './database.ts';
 import { freePorts } from './ports.ts';
+import { scratchFolder } from './scratch.ts';
 
 const run = promisify(execFile);
 const BIN = '/usr/lib/postgresql/15/bin';
@@ -44,7 +44,7 @@ export async function startCitusCluster(database = 'spaceport'): Promise<CitusCl
     if (code === 3) return { missing: String(stderr).trim() };
     throw new Error(`building Citus failed: ${String(stderr).slice(-2000)}`);
   }
-  const directory = mkdtempSync(path.join(tmpdir(), 'spaceport-citus-'));
+  const directory = scratchFolder('citus');
   const ports = await freePorts(3, 41_000, 9_000);
   const nodes = ports.map((port) => ({ port, data: path.join(directory, `node-${port}`) }));
   const postgres = await run('id', ['-u', 'postgres']).then(({ stdout }) => Number(stdout.trim()));

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TEST_JWT_SECRET } from './service.ts';
+import { scratchFolder } from './scratch.ts';
 
 export interface CommandOutcome {
   code: number;
@@ -12,7 +11,7 @@ export interface CommandOutcome {
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-cli-'));
+const dataDir = scratchFolder('cli');
 
 function run(file: string, args: string[], databaseUrl: string, extraEnv: Record<string, string>): Promise<CommandOutcome> {
   // A make run inside `make test` would otherwise inherit the outer make's level and flags.

@@ -1,6 +1,5 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import basicAuth from 'express-basic-auth';
 import compression from 'compression';
@@ -26,6 +25,7 @@ import responseTime from 'response-time';
 import { z } from 'zod';
 import type { RouteHandler } from '../../lib/bridge/index.ts';
 import { listenOnLoopback, type ListeningApp } from './koa-app.ts';
+import { scratchFolder } from './scratch.ts';
 
 /**
  * The route file of the ecosystem differential test: Express middleware packages as route
@@ -80,7 +80,7 @@ const json = (value: unknown): Step => (_req, res) => res.json(value);
 /** The files express.static serves: a text file, a larger one, a dotfile and a folder with an index. */
 export const STATIC_ROOT = staticFolder();
 function staticFolder(): string {
-  const root = mkdtempSync(path.join(tmpdir(), 'ecosystem-static-'));
+  const root = scratchFolder('ecosystem-static');
   writeFileSync(path.join(root, 'hello.txt'), 'hello from a file\n');
   writeFileSync(path.join(root, 'big.txt'), 'line of a larger file\n'.repeat(200));
   writeFileSync(path.join(root, '.secret'), 'dotfile');

@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ExecutionContext } from 'ava';
 import { postgresBinaries } from '../../lib/dev/embedded-postgres/places.ts';
 import { serverAccount } from '../../lib/dev/embedded-postgres/server-account.ts';
 import { TEST_JWT_SECRET } from './service.ts';
+import { scratchFolder } from './scratch.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -57,7 +57,7 @@ export function listeningUrl(line: string): string | undefined {
 
 /** A throwaway DATA_DIR; mode 0755 unless told, so that the `postgres` user can reach it when we are root. */
 export function temporaryDataDir(mode = 0o755): string {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'spaceport-embedded-'));
+  const dataDir = scratchFolder('embedded');
   chmodSync(dataDir, mode);
   return dataDir;
 }

@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import { debianBinary, startDaemon, type Binary } from './daemons.ts';
+import { scratchFolder } from './scratch.ts';
 
 const START_LIMIT_MS = 10_000;
 
@@ -27,7 +27,7 @@ export interface Balancer {
  */
 export async function startBalancer(t: ExecutionContext, binary: string, backends: Record<string, number>): Promise<Balancer> {
   const port = await freePort();
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-haproxy-'));
+  const folder = scratchFolder('haproxy');
   const configFile = path.join(folder, 'haproxy.cfg');
   writeFileSync(configFile, configuration(port, backends));
   const haproxy = startDaemon(binary, ['-db', '-f', configFile]);

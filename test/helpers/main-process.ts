@@ -1,12 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ExecutionContext } from 'ava';
 import { TEST_CONNECT_TIMEOUT_MS } from './database.ts';
 import { TEST_JWT_SECRET, testDatabaseUrl } from './service.ts';
+import { scratchFolder } from './scratch.ts';
 
 export interface MainProcess {
   child: ChildProcess;
@@ -34,7 +32,7 @@ export async function startMain(t: ExecutionContext | undefined, env: Record<str
       HOST: '127.0.0.1',
       DATABASE_URL: await testDatabaseUrl(),
       JWT_SECRET: TEST_JWT_SECRET,
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-main-')),
+      DATA_DIR: scratchFolder('main'),
       // At load 13 on 2 cores, the first connection took longer than the default 1.5 s: "start-up failed: timeout expired".
       DATABASE_CONNECT_TIMEOUT_MS: String(TEST_CONNECT_TIMEOUT_MS),
       ...env,

@@ -1,6 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'ava';
@@ -9,6 +8,7 @@ import { listenOnLoopback, type ListeningApp } from './koa-app.ts';
 import { startMain, type MainProcess } from './main-process.ts';
 import { fixtureProjects } from './projects.ts';
 import { dropTestDatabase } from './service.ts';
+import { scratchFolder } from './scratch.ts';
 
 /**
  * The project of test/fixtures/projects/middleware: webhook and upload routes that run Express's
@@ -106,7 +106,7 @@ async function untilServed(request: () => Promise<Response>): Promise<number> {
 }
 
 function expertFile(handlerMs: number): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-hooks-')), 'expert.json');
+  const file = path.join(scratchFolder('hooks'), 'expert.json');
   writeFileSync(file, JSON.stringify({ rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } }, limits: { handlerMs } }));
   return file;
 }

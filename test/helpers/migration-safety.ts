@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { setLockTimeout } from '../../lib/db/lock-retries.ts';
 import { listMigrations, loadMigration, type MigrationKind, type Waivers } from '../../lib/db/migration-files.ts';
 import { createFreshDatabase, testKnex } from './database.ts';
 import { REPOSITORY } from './migrations.ts';
+import { scratchFolder } from './scratch.ts';
 
 /**
  * The safety check of migrations (SPEC §18.3): each migration is run on a fresh database as the
@@ -142,7 +142,7 @@ export async function refusals(migrations: readonly RecordedMigration[]): Promis
 /** squawk's findings on each migration's SQL, less the rules its kind may break. */
 async function lint(migrations: readonly RecordedMigration[]): Promise<Finding[]> {
   if (!existsSync(SQUAWK)) throw new Error(`no squawk binary at ${SQUAWK} (the optional dependency @squawk-cli/linux-x64 is for Linux x64)`);
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-migration-sql-'));
+  const folder = scratchFolder('migration-sql');
   try {
     const scripts = migrations.map((migration, index) => {
       const script = path.join(folder, `${String(index).padStart(4, '0')}.sql`);

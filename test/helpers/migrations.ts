@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { CONTRACT_FOLDER, listMigrations, MIGRATIONS_DIR } from '../../lib/db/migration-files.ts';
+import { scratchFolder } from './scratch.ts';
 
 /** The repository's root, for migrations written by a test that import the service's modules. */
 export const REPOSITORY = path.resolve(import.meta.dirname, '../..');
@@ -23,7 +23,7 @@ export interface MigrationFolderOptions {
  * same module), with `expand` and `contract` files of the test's own beside them; removed after the test.
  */
 export function migrationFolder(t: ExecutionContext, options: MigrationFolderOptions = {}): string {
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-migrations-'));
+  const folder = scratchFolder('migrations');
   t.teardown(() => rmSync(folder, { recursive: true, force: true }));
   mkdirSync(path.join(folder, CONTRACT_FOLDER));
   for (const file of listMigrations(MIGRATIONS_DIR)) {

@@ -12,7 +12,7 @@ export function writeOutsideProjects(): { projectsDir: string; outsideRoutes: st
     'projects/outside/node_modules/tiny-greeter/index.js': TINY_GREETER,
     'projects/outside/api/routes.js': OUTSIDE_ROUTES,
     'projects/bare/api/routes.ts': BARE_ROUTES,
-  }, 'spaceport-h4-outside-');
+  }, 'h4-outside');
   const projectsDir = path.join(root, 'projects');
   return { projectsDir, outsideRoutes: path.join(projectsDir, 'outside', 'api', 'routes.js') };
 }

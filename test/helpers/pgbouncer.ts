@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
@@ -9,16 +8,11 @@ import { freePort } from '../../lib/dev/embedded-postgres/free-port.ts';
 import { SHARED_FOLDER } from '../../lib/dev/embedded-postgres/places.ts';
 import { closedFolderOnTheWay, systemUser, type ServerAccount } from '../../lib/dev/embedded-postgres/server-account.ts';
 import { debianBinary, startDaemon, type Binary } from './daemons.ts';
+import { removeScratch, scratchFolder } from './scratch.ts';
 
 const START_LIMIT_MS = 10_000;
 /** The system user PgBouncer runs as when we are root: it refuses to run as root. */
 const ACCOUNT_NAME = 'pgbouncer';
-
-/** The files of poolers still running when the process ends go with it, as the poolers do (daemons.ts). */
-const leftBehind = new Set<string>();
-process.on('exit', () => {
-  for (const folder of leftBehind) rmSync(folder, { recursive: true, force: true });
-});
 
 /** The path of Debian's `pgbouncer`, installed with apt-get first when it is missing; otherwise why it cannot be had. */
 export function pgbouncerBinary(): Promise<Binary> {
@@ -86,8 +80,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const daemon = startDaemon(options.binary, [configFile], account.switched ? { uid: account.uid, gid: account.gid } : {});
   const stop = async () => {
     await daemon.stop();
-    rmSync(folder, { recursive: true, force: true });
-    leftBehind.delete(folder);
+    removeScratch(folder);
   };
   const pooled = (databaseUrl: string) => {
     const url = new URL(databaseUrl);
@@ -161,14 +154,13 @@ function pgbouncerAccount(): ServerAccount {
  * that (root's private folders), under the folder the embedded PostgreSQL shares for the same reason.
  */
 function configurationFolder(account: ServerAccount): string {
-  let folder = mkdtempSync(path.join(tmpdir(), 'spaceport-pgbouncer-'));
+  let folder = scratchFolder('pgbouncer');
   if (closedFolderOnTheWay(folder, account) !== undefined) {
-    rmSync(folder, { recursive: true });
+    removeScratch(folder);
     mkdirSync(SHARED_FOLDER, { recursive: true, mode: 0o755 });
-    folder = mkdtempSync(path.join(SHARED_FOLDER, 'pgbouncer-'));
+    folder = scratchFolder('pgbouncer', SHARED_FOLDER);
   }
   if (account.switched) chownSync(folder, account.uid, account.gid);
-  leftBehind.add(folder);
   return folder;
 }
 

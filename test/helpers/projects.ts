@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
@@ -8,6 +7,7 @@ import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { startTestService, testDatabaseUrl, type ServiceUnderTest } from './service.ts';
 import { testKnex } from './database.ts';
+import { scratchFolder } from './scratch.ts';
 
 /** `test/fixtures/projects/<name>`: one PROJECTS_DIR per scenario. */
 export function fixtureProjects(name: string): string {
@@ -43,9 +43,9 @@ export function tokenFor(service: ServiceUnderTest, tenant = 'default', uid = 'u
   return signSystemToken(service.runtime, { uid, username: 'tester', role: 'member' }, tenant);
 }
 
-/** Writes `files` (relative path → content) under a new folder outside the repository. */
-export function writeTree(files: Record<string, string>, prefix = 'spaceport-h4-'): string {
-  const root = mkdtempSync(path.join(tmpdir(), prefix));
+/** Writes `files` (relative path → content) under a new scratch folder outside the repository. */
+export function writeTree(files: Record<string, string>, name = 'h4'): string {
+  const root = scratchFolder(name);
   for (const [relative, content] of Object.entries(files)) {
     const file = path.join(root, relative);
     mkdirSync(path.dirname(file), { recursive: true });

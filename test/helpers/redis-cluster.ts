@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
 import { type Daemon, debianBinary, startDaemon } from './daemons.ts';
 import { freePorts, portIsFree } from './ports.ts';
+import { scratchFolder } from './scratch.ts';
 
 const run = promisify(execFile);
 const READY_LIMIT_MS = 30_000;
@@ -32,7 +31,7 @@ export async function startRedisCluster(
 ): Promise<RedisCluster | { missing: string }> {
   const server = await debianBinary('redis-server', ['/usr/bin/redis-server', 'redis-server'], ['--version']);
   if ('missing' in server) return server;
-  const directory = mkdtempSync(path.join(tmpdir(), 'spaceport-redis-cluster-'));
+  const directory = scratchFolder('redis-cluster');
   const nodes = new Map<number, Daemon>();
   t.teardown(async () => {
     await Promise.all([...nodes.values()].map((node) => node.stop()));

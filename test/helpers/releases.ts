@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { REPOSITORY } from './migrations.ts';
+import { scratchFolder } from './scratch.ts';
 
 /**
  * A release made by a test: a copy of the checkout as it is (its tracked and new files, so work
@@ -11,7 +11,7 @@ import { REPOSITORY } from './migrations.ts';
  * and the checkout's node_modules linked. Removed after the test.
  */
 export function makeRelease(t: ExecutionContext, files: Record<string, string>): string {
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-release-'));
+  const folder = scratchFolder('release');
   t.teardown(() => rmSync(folder, { recursive: true, force: true }));
   const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPOSITORY, encoding: 'utf8' });
   for (const file of listed.split('\0')) {

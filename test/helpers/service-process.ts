@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import { startMain } from './main-process.ts';
 import { TEST_CONNECT_TIMEOUT_MS } from './database.ts';
 import { REPO_PROJECTS_DIR } from './sample.ts';
+import { scratchFolder } from './scratch.ts';
 
 const STOP_LIMIT_MS = 15_000;
 
@@ -54,7 +54,7 @@ export interface ServiceProcessOptions {
  * resolves once it listens; stopped after the test.
  */
 export async function startServiceProcess(t: ExecutionContext, options: ServiceProcessOptions): Promise<ServiceProcess> {
-  const expertFile = path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-expert-')), 'expert.json');
+  const expertFile = path.join(scratchFolder('expert'), 'expert.json');
   writeFileSync(expertFile, JSON.stringify({ ...options.expert, projects: { default: 'sample', ...options.expert?.projects } }));
   const main = await startMain(t, {
     DATABASE_URL: options.databaseUrl,

@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
@@ -7,6 +5,7 @@ import type { BodyPace } from '../../lib/http/body-pace.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { startLoggedService, withTestQueue, type LoggedService } from '../../lib/testing/service.ts';
 import { createMigratedDatabase } from './database.ts';
+import { scratchFolder } from './scratch.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-a-decent-length-0123456789';
 
@@ -50,8 +49,8 @@ export async function startTestService(t: ExecutionContext | undefined, options:
       HOST: '127.0.0.1',
       JWT_SECRET: TEST_JWT_SECRET,
       DATABASE_URL: options.databaseUrl ?? (await testDatabaseUrl()),
-      PROJECTS_DIR: path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-projects-')), 'none'),
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-data-')),
+      PROJECTS_DIR: path.join(scratchFolder('projects'), 'none'),
+      DATA_DIR: scratchFolder('data'),
       LOG_LEVEL: 'info',
       // On a busy machine (make test with other work beside it) a new connection took more than
       // the default 1.5 s, and tests failed with "database unavailable" (issue 37, point 11).

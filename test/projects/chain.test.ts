@@ -1,14 +1,14 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 import { fixtureProjects, json, startWithProjects, tokenFor } from '../helpers/projects.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 // Uploads that reach the disk land in the temporary folder or the data folder, both made under this.
-const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-h4-chain-'));
+const scratch = scratchFolder('h4-chain');
 process.env.TMPDIR = scratch;
 
 const projects = fixtureProjects('chain');

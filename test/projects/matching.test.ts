@@ -22,7 +22,7 @@ export default [
 
 let service: ServiceUnderTest;
 test.before(async () => {
-  const root = writeTree({ 'projects/shop/api/routes.js': ROUTES }, 'spaceport-rb-matching-');
+  const root = writeTree({ 'projects/shop/api/routes.js': ROUTES }, 'rb-matching');
   service = await startWithProjects(undefined, path.join(root, 'projects'));
 });
 test.after.always(async () => {

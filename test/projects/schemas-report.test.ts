@@ -10,7 +10,7 @@ test.after.always(dropTestDatabase);
 /** Route entries (JavaScript source) in one project's route file; `ok` is a handler. */
 function projectWith(...routes: string[]): { projectsDir: string; file: string } {
   const source = `const ok = (req, res) => res.send('ok');\nexport default [\n${routes.map((route) => `  ${route},`).join('\n')}\n];\n`;
-  const root = writeTree({ 'projects/shop/api/routes.js': source }, 'spaceport-e2-schemas-');
+  const root = writeTree({ 'projects/shop/api/routes.js': source }, 'e2-schemas');
   return { projectsDir: path.join(root, 'projects'), file: path.join(root, 'projects', 'shop', 'api', 'routes.js') };
 }
 

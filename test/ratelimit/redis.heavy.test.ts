@@ -1,9 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
 import { rateLimit } from '../../lib/ratelimit/index.ts';
@@ -13,6 +10,7 @@ import { entryApp, listenApp } from '../helpers/koa-app.ts';
 import { REDIS_URL, testWithRedis } from '../helpers/redis.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
 import { fixtureProjects, startWithProjects } from '../helpers/projects.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 // Decided before any test is declared: ava takes declarations only until the file first waits.
 const withRedis = await testWithRedis();
@@ -41,7 +39,7 @@ withRedis('with REDIS_URL, two instances share one public-route budget per clien
 });
 
 withRedis('every shutdown task, closing the Redis client included, is registered by the time createRuntime returns', async (t) => {
-  const env = { DATABASE_URL: await testDatabaseUrl(), JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-data-')), LOG_LEVEL: 'silent', REDIS_URL };
+  const env = { DATABASE_URL: await testDatabaseUrl(), JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: scratchFolder('data'), LOG_LEVEL: 'silent', REDIS_URL };
   const runtime = await createRuntime({ env, expert: {} });
   t.teardown(() => releaseRuntime(runtime));
   const tasks = [...runtime.shutdownTasks];

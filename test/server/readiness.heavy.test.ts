@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { startMain, until } from '../helpers/main-process.ts';
 import { fixtureProjects } from '../helpers/projects.ts';
 import { dropTestDatabase } from '../helpers/service.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 test.after.always(dropTestDatabase);
 
@@ -36,7 +36,7 @@ test('SIGTERM: /readyz answers 503 draining on the connection a balancer keeps, 
 });
 
 test('http.unreadyBeforeCloseMs: after SIGTERM the instance keeps serving that long, /readyz 503 on new connections too, then stops listening', async (t) => {
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-unready-'));
+  const folder = scratchFolder('unready');
   const expert = path.join(folder, 'expert.json');
   writeFileSync(expert, JSON.stringify({ http: { unreadyBeforeCloseMs: 2500 } }));
   const { child, url, lines, exited } = await startMain(t, { PROJECTS_DIR: fixtureProjects('slow'), EXPERT_CONFIG: expert });
@@ -55,7 +55,7 @@ test('http.unreadyBeforeCloseMs: after SIGTERM the instance keeps serving that l
 });
 
 test('http.unreadyBeforeCloseMs is refused past 5000: the drain keeps at least 5 of the 10 s a stop may take', async (t) => {
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-unready-'));
+  const folder = scratchFolder('unready');
   const expert = path.join(folder, 'expert.json');
   writeFileSync(expert, JSON.stringify({ http: { unreadyBeforeCloseMs: 6000 } }));
   const started = startMain(undefined, { EXPERT_CONFIG: expert });

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual, promisify } from 'node:util';
@@ -23,6 +22,7 @@ import { REPO_PROJECTS_DIR } from '../helpers/sample.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess } from '../helpers/service-process.ts';
 import { describeExchange, type Exchange, sendRequest, steadyLoad } from '../helpers/steady-load.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * spaceport on Citus (SPEC §15.4, §15.6): Citus built from the release tarball (cached), a
@@ -53,7 +53,7 @@ const target = (): CitusCluster => {
 
 /** `make <target>`'s command, as a DBA runs it, against the coordinator. */
 async function make(command: string): Promise<string> {
-  const environment = { ...process.env, DATABASE_URL: target().url, JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'spaceport-citus-data-')), LOG_LEVEL: 'warn' };
+  const environment = { ...process.env, DATABASE_URL: target().url, JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: scratchFolder('citus-data'), LOG_LEVEL: 'warn' };
   const { stdout } = await run(process.execPath, [CLI, command], { env: environment, timeout: 300_000 });
   return stdout.trim();
 }
@@ -93,7 +93,7 @@ test.after.always(async () => {
 });
 
 function projectsDir(): string {
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-citus-projects-'));
+  const folder = scratchFolder('citus-projects');
   symlinkSync(path.join(REPO_PROJECTS_DIR, 'sample'), path.join(folder, 'sample'));
   symlinkSync(path.resolve(import.meta.dirname, '../fixtures/projects/fleet/notes'), path.join(folder, 'notes'));
   return folder;

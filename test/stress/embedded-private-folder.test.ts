@@ -1,13 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { SHARED_FOLDER } from '../../lib/dev/embedded-postgres/places.ts';
 import { embeddedEnvironment, killLeftovers, listeningUrl, postmasterPid, processesMentioning, processGone, removeDataDir, until } from '../helpers/embedded.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * Issue 12, point 6: a clone in a folder only its owner may enter (as root: the `postgres` user
@@ -17,7 +17,7 @@ import { embeddedEnvironment, killLeftovers, listeningUrl, postmasterPid, proces
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 
-const privateFolder = mkdtempSync(path.join(tmpdir(), 'spaceport-private-'));
+const privateFolder = scratchFolder('private');
 const clone = path.join(privateFolder, 'spaceport');
 const dataDir = path.join(clone, '.data');
 test.after.always(() => {

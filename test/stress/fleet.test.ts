@@ -1,5 +1,4 @@
-import { mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import test, { type ExecutionContext } from 'ava';
@@ -24,6 +23,7 @@ import { REPO_PROJECTS_DIR } from '../helpers/sample.ts';
 import { testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { describeExchange, sendRequest, steadyLoad, stopUnderLoad, type Exchange } from '../helpers/steady-load.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * A fleet on one machine (SPEC §15.3): PgBouncer in transaction mode with a server pool smaller
@@ -55,7 +55,7 @@ const { tokens } = shared;
 
 /** The sample project (getOneAccount) and the fleet fixture's `notes` project (document operations). */
 function projectsDir(): string {
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-fleet-projects-'));
+  const folder = scratchFolder('fleet-projects');
   symlinkSync(path.join(REPO_PROJECTS_DIR, 'sample'), path.join(folder, 'sample'));
   symlinkSync(path.resolve(import.meta.dirname, '../fixtures/projects/fleet/notes'), path.join(folder, 'notes'));
   return folder;

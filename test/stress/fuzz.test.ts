@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
@@ -13,6 +12,7 @@ import { rawExchange, type RawOutcome } from '../helpers/raw-http.ts';
 import { createAccount, startSampleService, storedPasswordHash } from '../helpers/sample.ts';
 import { dropTestDatabase, TEST_JWT_SECRET, type ServiceUnderTest } from '../helpers/service.ts';
 import { startSsoStandIn, type SsoStandIn } from '../../projects/sample/test/sso-stand-in.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * A property-based HTTP fuzzer over every system endpoint and the sample's routes, the service
@@ -39,7 +39,7 @@ let uploadRoot: string;
 
 test.before(async () => {
   sso = await startSsoStandIn();
-  uploadRoot = mkdtempSync(path.join(tmpdir(), 'spaceport-fuzz-'));
+  uploadRoot = scratchFolder('fuzz');
   service = await startSampleService(undefined, {
     spaces: { enabled: true },
     rateLimit: { public: { windowMs: 60_000, max: 10_000_000 }, login: { windowMs: 60_000, max: 10_000_000 } },

@@ -1,12 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import autocannon from 'autocannon';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { withTenantDatabase } from '../helpers/database.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess } from '../helpers/service-process.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * Mixed requests at 100 keep-alive connections against the service in its own process, 10 000 at
@@ -56,7 +54,7 @@ test('mixed requests at 100 connections: 0 errors, and resident memory settles (
     expert: {
       spaces: { enabled: true },
       rateLimit: { public: { windowMs: 60_000, max: 10_000_000 }, login: { windowMs: 60_000, max: 10_000_000 } },
-      sample: { uploadDir: mkdtempSync(path.join(tmpdir(), 'spaceport-load-uploads-')) },
+      sample: { uploadDir: scratchFolder('load-uploads') },
     },
   });
   await withTenantDatabase(databaseUrl, (database) => saveAccount(database, 'default', { username: 'alice', password: PASSWORD, role: 'admin' }));

@@ -1,5 +1,4 @@
-import { mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
@@ -11,6 +10,7 @@ import { REPO_PROJECTS_DIR } from '../helpers/sample.ts';
 import { testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { describeExchange, sendRequest, steadyLoad, type Exchange } from '../helpers/steady-load.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * Fair share, proven (SPEC §17.6): tenant `alpha` runs every pattern that once starved the others
@@ -43,7 +43,7 @@ const { tokens } = fleet;
 
 /** The sample project (getOneAccount), the fleet's `notes` and the noisy tenant's `noise` routes. */
 function projectsDir(): string {
-  const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-noisy-projects-'));
+  const folder = scratchFolder('noisy-projects');
   symlinkSync(path.join(REPO_PROJECTS_DIR, 'sample'), path.join(folder, 'sample'));
   symlinkSync(path.resolve(import.meta.dirname, '../fixtures/projects/fleet/notes'), path.join(folder, 'notes'));
   symlinkSync(path.resolve(import.meta.dirname, '../fixtures/projects/noisy/noise'), path.join(folder, 'noise'));

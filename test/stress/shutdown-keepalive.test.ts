@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { startMain, until } from '../helpers/main-process.ts';
 import { fixtureProjects } from '../helpers/projects.ts';
 import { dropTestDatabase } from '../helpers/service.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 test.after.always(dropTestDatabase);
 
@@ -30,7 +30,7 @@ interface Tally {
 
 /** An expert file that lifts the public rate limit: the clients share one address. */
 function unlimitedPublicRoutes(): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-expert-')), 'expert.json');
+  const file = path.join(scratchFolder('expert'), 'expert.json');
   writeFileSync(file, JSON.stringify({ rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } }));
   return file;
 }

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
@@ -10,6 +9,7 @@ import { until } from '../helpers/main-process.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from '../helpers/service-process.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 
 /**
  * Traces (SPEC §16.2), from a real service process to a real OTLP/HTTP receiver on loopback:
@@ -313,7 +313,7 @@ test.serial('OTEL_TRACES_SAMPLER=always_on records every request', async (t) => 
 
 /** The service's module URLs, as a process started with `environment` resolved them serving one request. */
 async function modulesLoaded(t: ExecutionContext, environment: Record<string, string>): Promise<string[]> {
-  const log = path.join(mkdtempSync(path.join(tmpdir(), 'spaceport-modules-')), 'modules.txt');
+  const log = path.join(scratchFolder('modules'), 'modules.txt');
   const service = await startServiceProcess(t, {
     databaseUrl: await testDatabaseUrl(),
     environment: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${MODULE_LOG}`, SPACEPORT_MODULE_LOG: log, ...environment },

@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, lstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, rmSync, statSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { keeperSocketPath, listenAlone } from '../../../lib/dev/embedded-postgres/keeper-socket.ts';
 import { until } from '../../helpers/embedded.ts';
+import { scratchFolder } from '../../helpers/scratch.ts';
 
-const folder = mkdtempSync(path.join(tmpdir(), 'spaceport-socket-'));
+const folder = scratchFolder('socket');
 test.after.always(() => rmSync(folder, { recursive: true, force: true }));
 
 function close(servers: Array<Server | undefined>): Promise<unknown> {

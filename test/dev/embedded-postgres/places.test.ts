@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { databaseFolder, postgresBinaries, reachableBinaries, stagedBinaries } from '../../../lib/dev/embedded-postgres/places.ts';
 import { closedFolderOnTheWay, type ServerAccount, systemUser } from '../../../lib/dev/embedded-postgres/server-account.ts';
+import { scratchFolder } from '../../helpers/scratch.ts';
 
 // Placing files for another account needs chown: these run as root (as CI does), else are skipped.
 const asRoot = process.getuid?.() === 0 ? test.serial : test.serial.skip;
@@ -15,7 +15,7 @@ if (process.getuid?.() !== 0) process.stderr.write('not root: the embedded-place
 const other: ServerAccount = { uid: 54_321, gid: 54_321, switched: true };
 
 function folder(mode: number): string {
-  const made = mkdtempSync(path.join(tmpdir(), 'spaceport-places-'));
+  const made = scratchFolder('places');
   chmodSync(made, mode);
   return made;
 }
