@@ -10,7 +10,7 @@ const GENERATION = 5_000;
  * that grew with the cache. A full young generation becomes the old one, the old one dropped.
  *
  * A token is kept from its second verification on: kept at its first, every token sent once
- * stayed for thousands of requests, which the garbage collector copied and promoted (3.5 µs of
+ * stayed for thousands of requests, which the garbage collector copied and promoted (3.6 µs of
  * CPU a request of 37 where every request brings a new token, bench/README.md).
  */
 export class VerifiedTokens {
