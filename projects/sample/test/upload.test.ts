@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
@@ -17,7 +17,10 @@ test.before(async () => {
   app = await start({ project: 'sample', settings: { uploadDir } });
   uploader = await app.createUser({ username: 'uploader' });
 });
-test.after.always(() => app?.close());
+test.after.always(async () => {
+  await app?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 function form(fields: Record<string, string>, files: Array<{ field: string; name: string; content: string }>): FormData {
   const data = new FormData();
@@ -135,5 +138,6 @@ test.serial('by default files go to uploads/ under DATA_DIR, not under the worki
     t.is(readFileSync(path.join(dataDir, 'uploads', 'in-data-dir.txt'), 'utf8'), 'kept under DATA_DIR');
   } finally {
     await own.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
