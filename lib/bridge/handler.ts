@@ -113,9 +113,14 @@ function watchCompletion(ctx: Context, completion: Completion, handlerMs: number
 
 function reportLate(ctx: Context, logger: Logger, attempt: string, first: Outcome | undefined, error: unknown): void {
   if (first?.kind === 'closed') return;
-  const { requestId } = requestState(ctx);
-  if (error === undefined) logger.warn({ requestId, attempt, first: first?.kind }, 'bridged handler answered twice; later answer ignored');
-  else logger.error({ requestId, attempt, first: first?.kind, err: error }, 'bridged handler failed after answering');
+  const { requestId, exchange } = requestState(ctx);
+  if (error === undefined) {
+    logger.warn({ requestId, attempt, first: first?.kind }, 'bridged handler answered twice; later answer ignored');
+  } else if (exchange?.res.cutOff(error instanceof Error ? error : new Error(String(error)))) {
+    logger.error({ requestId, attempt, first: first?.kind, err: error }, 'bridged handler failed while writing its answer; the answer was cut off');
+  } else {
+    logger.error({ requestId, attempt, first: first?.kind, err: error }, 'bridged handler failed after answering');
+  }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

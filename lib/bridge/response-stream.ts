@@ -221,6 +221,20 @@ export class ResponseStream extends EventEmitter {
     return handed;
   }
 
+  /**
+   * The handler failed while its body was still being written in pieces: as after Express's final
+   * handler, what was written goes out and the connection is cut, so that the client neither waits
+   * for an end that never comes nor takes a cut body for a whole one. A whole answer stands.
+   */
+  cutOff(error: Error): boolean {
+    const stream = this.#stream;
+    if (stream === undefined || stream.writableEnded || stream.destroyed) return false;
+    // Failed in the turn of its first write: Koa takes the body and sends what it holds within this turn.
+    if (this.#context.res.headersSent) stream.destroy(error);
+    else setImmediate(() => stream.destroy(error));
+    return true;
+  }
+
   protected claim(attempt: string): boolean {
     const running = this.#completions.running;
     if (this.#answer === 'none' && (this.#relaying || !running?.settled)) return true;

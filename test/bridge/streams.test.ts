@@ -108,7 +108,30 @@ const routes: RouteCase[] = [
     ],
   },
   { method: 'get', path: '/ping', handlers: [(_req, res) => res.send('pong')] },
+  ...failuresAfterAWrite(),
 ];
+
+/** Handlers that write part of an answer, then fail: each way a handler can fail. */
+function failuresAfterAWrite(): RouteCase[] {
+  const failing = (pathname: string, fail: (res: BridgeResponse, next: (error: unknown) => void) => unknown): RouteCase => ({
+    method: 'get',
+    path: pathname,
+    handlers: [(_req, res, next) => {
+      res.write('partial');
+      return fail(res, next);
+    }],
+  });
+  return [
+    failing('/write-then-throw', () => {
+      throw new Error('after the headers');
+    }),
+    failing('/write-then-reject', async () => {
+      await delay(10);
+      throw new Error('after the headers, later');
+    }),
+    failing('/write-then-next-error', (_res, next) => setTimeout(() => next(new Error('passed on after the headers')), 10)),
+  ];
+}
 
 let bridge: RunningApp;
 let express: RunningApp;
@@ -181,6 +204,34 @@ test('a piped source that fails cuts the response and is logged; the service goe
   t.regex(String((logged?.err as { message?: string } | undefined)?.message), /the disk went away/);
   t.is(await (await fetch(`${bridge.url}${MOUNT}/ping`)).text(), 'pong');
 });
+
+/** What a client gets: the status, the body's text as far as it came, and whether it was whole, cut, or never ended (within `limitMs`). */
+async function bodyEnding(app: RunningApp, pathname: string, headers: Record<string, string> = {}, limitMs = 5000): Promise<{ status: number; text: string; body: 'whole' | 'cut' | 'never ended' }> {
+  const response = await fetch(`${app.url}${MOUNT}${pathname}`, { headers, signal: AbortSignal.timeout(limitMs) });
+  let text = '';
+  try {
+    for await (const chunk of response.body ?? []) text += Buffer.from(chunk).toString();
+    return { status: response.status, text, body: 'whole' };
+  } catch (error) {
+    return { status: response.status, text, body: (error as Error).name === 'TimeoutError' ? 'never ended' : 'cut' };
+  }
+}
+
+for (const [pathname, message] of [
+  ['/write-then-throw', 'after the headers'],
+  ['/write-then-reject', 'after the headers, later'],
+  ['/write-then-next-error', 'passed on after the headers'],
+] as const) {
+  test(`a handler failing after it wrote part of its answer (${pathname}): what it wrote arrives, then the connection is cut, as from Express; the failure is logged`, async (t) => {
+    const requestId = `cut-${pathname.slice(1)}`;
+    const [actual, expected] = await Promise.all([bodyEnding(bridge, pathname, { 'x-request-id': requestId }), bodyEnding(express, pathname)]);
+    t.deepEqual(expected, { status: 200, text: 'partial', body: 'cut' }, 'Express');
+    t.deepEqual(actual, expected);
+    const logged = logEntries(bridge).find((entry) => entry.requestId === requestId && entry.level === 50);
+    t.like(logged, { msg: 'bridged handler failed while writing its answer; the answer was cut off', first: 'answered', err: { message } });
+    t.is(await (await fetch(`${bridge.url}${MOUNT}/ping`)).text(), 'pong', 'the service goes on');
+  });
+}
 
 test.serial('a client leaving mid-file: the sendFile callback hears ECONNABORTED, as in Express', async (t) => {
   observed.fileError = '';
