@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { unlink } from 'node:fs/promises';
 import createError from 'http-errors';
 import type { Context, Middleware, Next } from 'koa';
-import type { File as FormidableFile } from 'formidable';
+import type { File as FormidableFile, Part as FormidablePart } from 'formidable';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import onFinished from 'on-finished';
 import typeis from 'type-is';
@@ -13,7 +14,7 @@ import { exchangeFor } from './handler.ts';
 import { requestState } from '../core/request-state.ts';
 import { bodyError } from '../core/errors.ts';
 import { declaredLength, decodedBody, readBytes, readJsonBody } from '../core/request-body.ts';
-import { uploadFolder, uploadsOf } from './uploads.ts';
+import { OBJECT_PROTOTYPE_KEYS, uploadFolder, uploadsOf } from './uploads.ts';
 
 type Limits = Config['limits'];
 
@@ -135,6 +136,7 @@ function parseMultipart(ctx: Context, limits: Limits, directory: string, stored:
       allowEmptyFiles: true,
       minFileSize: 0,
       hashAlgorithm: 'md5',
+      onPart: leaveOutPrototypeFields,
       onFileBegin: (field, file) => {
         stored.push([field, file]);
         stopWhenTooLarge(file, limits.fileBytes);
@@ -144,7 +146,21 @@ function parseMultipart(ctx: Context, limits: Limits, directory: string, stored:
       throw bodyError(error, 'malformed multipart body');
     },
   });
-  return parse(ctx, async () => {});
+  return parse(ctx, async () => {
+    delete (ctx.request.body as Record<string, unknown> | undefined)?.[LEFT_OUT_FIELD];
+  });
+}
+
+/**
+ * The name a text field named like a member of `Object.prototype` is read under, then removed:
+ * formidable would give its fields object a prototype of `__proto__`'s value, whose members
+ * koa-body copies into the body; read, its bytes still count toward `limits.jsonBytes`.
+ */
+const LEFT_OUT_FIELD = `\u0000left out ${randomUUID()}`;
+
+function leaveOutPrototypeFields(part: FormidablePart, handle: (part: FormidablePart) => void): void {
+  if (!part.mimetype && part.name !== null && OBJECT_PROTOTYPE_KEYS.has(part.name)) part.name = LEFT_OUT_FIELD;
+  handle(part);
 }
 
 /** Formidable checks a file's size only once it is complete; stop writing as soon as it is over. */

@@ -24,8 +24,8 @@ export interface UploadedFile {
 
 export type UploadedFiles = Record<string, UploadedFile | UploadedFile[]>;
 
-/** Field names express-fileupload leaves out of `req.files`, for they would reach or hide a prototype member. */
-const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+/** Field names express-fileupload leaves out of `req.files` and `req.body`, for they would reach or hide a prototype member. */
+export const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
 
 /** Several files of one field are an array, in upload order; no prototype, as express-fileupload does. */
 export function uploadsOf(stored: ReadonlyArray<readonly [field: string, file: FormidableFile]>): UploadedFiles | null {

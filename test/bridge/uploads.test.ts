@@ -1,10 +1,12 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import type { UploadedFile, UploadedFiles } from '../../lib/bridge/index.ts';
 import { LIMITS, MOUNT, startBridgeApp, type RouteCase, type RunningApp } from '../helpers/bridge-apps.ts';
 import { scratchFolder } from '../helpers/scratch.ts';
@@ -196,6 +198,31 @@ test.serial('a file field named like a member of Object.prototype is left out of
   t.deepEqual(await temporaryFiles(), [], 'the files left out are removed too');
   const only = await post('/shape', form(['__proto__', 'a.txt', 'a']));
   t.deepEqual(await only.json(), { ...expected, fields: [] });
+});
+
+test.serial('text fields named like a member of Object.prototype are left out of req.body, as express-fileupload leaves them; the others are all there, repeated ones as arrays', async (t) => {
+  const prototypeKeys = Object.getOwnPropertyNames(Object.prototype);
+  const name = fc.oneof(fc.constantFrom(...prototypeKeys, '0', 'length', 'isAdmin', 'a'), fc.string({ minLength: 1, maxLength: 8 }).filter((each) => !/[\r\n"]/.test(each)));
+  const fields = fc.array(fc.tuple(name, fc.string({ maxLength: 12 })), { minLength: 1, maxLength: 8 });
+  await fc.assert(
+    fc.asyncProperty(fields, async (pairs) => {
+      const data = new FormData();
+      for (const [field, value] of pairs) data.append(field, value);
+      const expected: Record<string, string | string[]> = {};
+      for (const [field, value] of pairs) {
+        if (prototypeKeys.includes(field)) continue;
+        const earlier = expected[field];
+        expected[field] = earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
+      }
+      const { body } = await inspect(data);
+      return isDeepStrictEqual(body, expected);
+    }),
+    { numRuns: 60 },
+  );
+  const polluting = new FormData();
+  polluting.append('isAdmin', '1');
+  polluting.append('__proto__', '{"isAdmin":true}');
+  t.deepEqual((await inspect(polluting)).body, { isAdmin: '1' });
 });
 
 test.serial('client file names are reduced to a base name and cannot leave the destination', async (t) => {
