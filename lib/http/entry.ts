@@ -22,8 +22,10 @@ export interface EntryOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CLIENT_LEFT = 499;
 const NO_NAMES: ReadonlySet<string> = new Set();
-/** Query names whose values are credentials (`usertoken`, `access_token`, `pwd`, `jwt`, `sig`, an OAuth `code`, a CAS `ticket`...). */
-const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|session|^code$|ticket/i;
+/** Query names whose values are credentials (`usertoken`, `access_token`, `pwd`, `jwt`, `sig`, an OAuth `code`, a CAS `ticket`, `bearer`...). */
+const SECRET_QUERY_KEY = /token|pass|pwd|secret|key|jwt|auth|sig|credential|session|^code$|ticket|bearer/i;
+/** A JWT (or JWE) whatever the name it is sent under: base64url segments, the first a JSON object's (`{"` is `eyJ`). */
+const TOKEN_SHAPED = /^eyJ[\w-]*(\.[\w-]*){2,4}$/;
 
 /**
  * The one way into the service: gives the request its id and state, routes it by its path's
@@ -110,7 +112,7 @@ function isUnanswered(ctx: Context): boolean {
   return ctx.status === 404 && ctx.body == null && ctx.respond !== false && !ctx.res.headersSent;
 }
 
-/** The URL with the values of credential-like query names, and those the route declares, redacted. */
+/** The URL with the values of credential-like query names, those the route declares, and tokens, redacted. */
 function redactedUrl(url: string, credentialQuery: ReadonlySet<string> = NO_NAMES): string {
   const query = url.indexOf('?');
   if (query === -1) return url;
@@ -118,7 +120,8 @@ function redactedUrl(url: string, credentialQuery: ReadonlySet<string> = NO_NAME
     const equals = pair.indexOf('=');
     const name = equals === -1 ? pair : pair.slice(0, equals);
     const decoded = decodedName(name);
-    return SECRET_QUERY_KEY.test(decoded) || credentialQuery.has(decoded) ? `${name}=[redacted]` : pair;
+    const secret = SECRET_QUERY_KEY.test(decoded) || credentialQuery.has(decoded) || (equals !== -1 && TOKEN_SHAPED.test(decodedName(pair.slice(equals + 1))));
+    return secret ? `${name}=[redacted]` : pair;
   });
   return `${url.slice(0, query)}?${pairs.join('&')}`;
 }

@@ -160,13 +160,22 @@ test('one JSON log line per request with method, url, status, ms, tenant and req
 });
 
 test('credentials in the query string do not reach the log; the rest of the URL is logged as received', async (t) => {
-  const names = ['usertoken', 'access_token', 'pass', 'pwd', 'jwt', 'auth', 'sig', 'api%5Fkey', 'session', 'code', 'ticket'];
+  const names = ['usertoken', 'access_token', 'pass', 'pwd', 'jwt', 'auth', 'sig', 'api%5Fkey', 'session', 'code', 'ticket', 'bearer'];
   const query = names.map((name, index) => `${name}=s3cret-${index}`).join('&');
   await service.fetch(`/x?${query}&page=2&a=%22%7D%5Cx`, { headers: { 'x-request-id': 'log-line-2' } });
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.false(service.logText().includes('s3cret'));
   const line = service.logs().find((entry) => entry.requestId === 'log-line-2' && entry.msg === 'request');
   t.is(line?.url, `/x?${names.map((name) => `${name}=[redacted]`).join('&')}&page=2&a=%22%7D%5Cx`);
+});
+
+test('a token in the query string does not reach the log whatever its name: a value shaped like a JWT is redacted', async (t) => {
+  const token = `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"uid":"s3cret-user"}').toString('base64url')}.c2lnbmF0dXJl`;
+  await service.fetch(`/x?t=${token}&state=${token.replaceAll('.', '%2E')}&page=eyJ-not-a-token&v=a.b.c`, { headers: { 'x-request-id': 'log-line-jwt' } });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.false(service.logText().includes(token.split('.')[1] as string));
+  const line = service.logs().find((entry) => entry.requestId === 'log-line-jwt' && entry.msg === 'request');
+  t.is(line?.url, '/x?t=[redacted]&state=[redacted]&page=eyJ-not-a-token&v=a.b.c');
 });
 
 test('one log line per request: a 4xx is told on it, no other line', async (t) => {
