@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'koa';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import contentType from 'content-type';
 import createError from 'http-errors';
 import onFinished from 'on-finished';
 import secureJson from 'secure-json-parse';
@@ -90,12 +91,33 @@ export function parseJsonBody(bytes: Buffer, strict: boolean): unknown {
   return secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'ignore' });
 }
 
+/**
+ * RFC 8259 §8.1: JSON between systems is UTF-8. A body declared in another charset is refused (415,
+ * naming it as Express's `json()` does) rather than read wrongly; Express would decode UTF-16 and UTF-32.
+ */
+function refuseOtherCharsets(request: IncomingMessage): void {
+  const type = request.headers['content-type'];
+  // Most bodies declare no charset: no parsing for them.
+  if (type === undefined || !/charset/i.test(type)) return;
+  const charset = declaredCharset(type);
+  if (charset !== undefined && charset !== 'utf-8') throw createError(415, `unsupported charset "${charset.toUpperCase()}"`);
+}
+
+function declaredCharset(type: string): string | undefined {
+  try {
+    return contentType.parse(type).parameters.charset?.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
 function withoutByteOrderMark(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** The body as JSON (`parseJsonBody`), decoded and read within `limitBytes`; what fails is a 400, 413 or 415. */
 export async function readJsonBody(request: IncomingMessage, response: ServerResponse, limitBytes: number, strict: boolean): Promise<Request['body']> {
+  refuseOtherCharsets(request);
   try {
     return parseJsonBody(await readBytes(decodedBody(request, response), limitBytes, declaredLength(request)), strict) as Request['body'];
   } catch (error) {

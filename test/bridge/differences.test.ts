@@ -192,3 +192,13 @@ test('bodies are parsed by the service within limits.jsonBytes (1 MiB by default
   const answer = await fetch(`${bridge.url}${MOUNT}/size`, init);
   t.deepEqual(await answer.json(), { length: 200_011 });
 });
+
+test('a JSON body in UTF-16 or UTF-32 is refused (415) where express.json() decodes it: JSON between systems is UTF-8 (RFC 8259 §8.1)', async (t) => {
+  const [expressApp, bridge] = await bothApps([{ method: 'post', path: '/echo', handlers: [(req, res) => res.json({ body: req.body })] }]);
+  const init = { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-16le' }, body: Buffer.from('{"a":"ü"}', 'utf16le') };
+  const decoded = await fetch(`${expressApp.url}${MOUNT}/echo`, init);
+  t.deepEqual(await decoded.json(), { body: { a: 'ü' } }, 'Express decodes it');
+  const refused = await fetch(`${bridge.url}${MOUNT}/echo`, init);
+  t.is(refused.status, 415);
+  t.deepEqual(await refused.json(), { error: 'unsupported charset "UTF-16LE"' });
+});

@@ -55,6 +55,18 @@ test('malformed JSON is 400, an oversized body 413', async (t) => {
   t.deepEqual(await big.json(), { error: 'request body too large' });
   const good = await fetch(`${app.url}/echo`, { method: 'POST', headers, body: '{"a":1}' });
   t.deepEqual(await good.json(), { a: 1 });
+  const declaredUtf8 = await fetch(`${app.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json; charset="UTF-8"' }, body: '{"a":"ü"}' });
+  t.deepEqual(await declaredUtf8.json(), { a: 'ü' });
+});
+
+test('a JSON body in another charset than UTF-8 is 415, the charset named, never read as UTF-8', async (t) => {
+  const app = await errorApp();
+  t.teardown(() => app.server.close());
+  for (const charset of ['latin1', 'utf-16', 'windows-1252']) {
+    const refused = await fetch(`${app.url}/echo`, { method: 'POST', headers: { 'content-type': `application/json; charset=${charset}` }, body: '{"a":1}' });
+    t.is(refused.status, 415, charset);
+    t.deepEqual(await refused.json(), { error: `unsupported charset "${charset.toUpperCase()}"` });
+  }
 });
 
 test('an uncaught error is 500 without its text, logged with stack and request id', async (t) => {
