@@ -28,8 +28,12 @@ export function isReusable(connection: pg.Client & { readyForQuery?: boolean }):
   return connection.readyForQuery === true && connection.getTransactionStatus() === 'I';
 }
 
-// 57014: a statement cancelled, here by its time limit (statement_timeout).
-const UNREACHABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P03', '08006', '08001']);
+/**
+ * 57014: a statement cancelled, here by its time limit (statement_timeout); 57P01-57P03: the server
+ * shutting down, crashed or starting; 3D000: the database itself gone (dropped); 53300: no
+ * connection slot left on the server.
+ */
+const UNREACHABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03', '3D000', '53300', '08006', '08001']);
 
 /**
  * pg's own words for a server that went away or stopped answering: a dropped connection, the

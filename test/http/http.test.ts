@@ -250,6 +250,22 @@ test('a database that stops answering on open connections is 503 within 2 s, not
   t.is((await login()).status, 401);
 });
 
+test('a database dropped under the service is 503 database unavailable, as an unreachable one is, not 500', async (t) => {
+  const { createMigratedDatabase, testKnex } = await import('../helpers/database.ts');
+  const database = await createMigratedDatabase();
+  const service = await startTestService(t, { databaseUrl: database.url });
+  const login = () => service.fetch('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"nobody","password":"x"}' });
+  t.is((await login()).status, 401);
+  const owner = testKnex(await testDatabaseUrl());
+  t.teardown(() => owner.destroy());
+  await owner.raw(`drop database "${new URL(database.url).pathname.slice(1)}" with (force)`);
+  for (const attempt of [login, () => service.fetch('/healthz')]) {
+    const response = await attempt();
+    t.is(response.status, 503);
+    t.deepEqual(await response.json(), { error: 'database unavailable' });
+  }
+});
+
 /** A service whose database goes away after start-up: migrations run first on the real one. */
 async function startDownService(t: ExecutionContext, deadUrl: string) {
   const started = await startTestService(t);
