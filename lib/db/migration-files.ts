@@ -82,13 +82,31 @@ export async function down(_knex: Knex): Promise<void> {}
 `,
 };
 
-/** Writes an empty migration named `<UTC timestamp>_<name>.ts` of `kind` and returns its path. */
+/** Writes an empty migration named `<UTC timestamp>_<name>.ts` of `kind`, after every migration of `directory`, and returns its path. */
 export function createMigrationFile(name: string, directory = MIGRATIONS_DIR, kind: MigrationKind = 'expand'): string {
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(name)) throw new Error(`migration name "${name}" must be lower-case letters, digits, _ or -`);
   const folder = kind === 'contract' ? path.join(directory, CONTRACT_FOLDER) : directory;
   mkdirSync(folder, { recursive: true });
-  const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
-  const file = path.join(folder, `${stamp}_${name}.ts`);
+  const file = path.join(folder, `${nextStamp(directory)}_${name}.ts`);
   writeFileSync(file, TEMPLATES[kind], { flag: 'wx' });
   return file;
+}
+
+const STAMP = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})_/;
+
+/**
+ * Now, or one second after the latest migration of either kind when that one is dated later (a clock behind, or a
+ * migration dated ahead): migrations run in the order of their names, and a new one must come after what it builds on.
+ */
+function nextStamp(directory: string): string {
+  const latest = Math.max(...listMigrations(directory).map((file) => stampTime(path.basename(file.path)) + 1000));
+  return new Date(Math.max(Date.now(), latest)).toISOString().replace(/\D/g, '').slice(0, 14);
+}
+
+/** `20261205000016_x.ts` → its time in ms; -Infinity for a name that does not start with a UTC timestamp. */
+function stampTime(file: string): number {
+  const parts = STAMP.exec(file)?.slice(1).map(Number);
+  if (!parts) return Number.NEGATIVE_INFINITY;
+  const [year = 0, month = 1, day = 1, hour = 0, minute = 0, second = 0] = parts;
+  return Date.UTC(year, month - 1, day, hour, minute, second);
 }

@@ -113,6 +113,20 @@ test('make migration writes an expand migration by default, a contract one in mi
   await t.throwsAsync(migrationCommands.migration?.(['x', 'later']) ?? Promise.resolve(''), { message: 'KIND must be expand or contract, not "later"' });
 });
 
+test('make migration names a new migration after every existing one of either kind, even one dated later than now: it runs after what it builds on', async (t) => {
+  const directory = migrationFolder(t, { contract: { '29990101000005_dated_ahead.ts': sqlMigration([]) } });
+  const expand = createMigrationFile('after_it', directory);
+  t.is(path.basename(expand), '29990101000006_after_it.ts', 'one second after the contract migration dated ahead');
+  const contract = createMigrationFile('after_both', directory, 'contract');
+  t.is(path.basename(contract), '29990101000007_after_both.ts');
+  const knex = await freshKnex(t);
+  const status = (await migrationStatus(knex, { directory })).map((state) => state.name);
+  t.deepEqual(status.slice(-3), ['contract/29990101000005_dated_ahead.ts', '29990101000006_after_it.ts', 'contract/29990101000007_after_both.ts'], 'make migrate-status lists them last');
+  const repository = migrationFolder(t);
+  const latest = REAL_FILES.map((file) => path.basename(file.path)).sort().at(-1) ?? '';
+  t.true(path.basename(createMigrationFile('next', repository)) > latest, 'after the repository\'s migrations, whatever the clock says');
+});
+
 const CONCURRENT_INDEX = `import type { Knex } from 'knex';
 import { createIndexConcurrently } from '${REPOSITORY}/lib/db/migration-tools.ts';
 export const config = { transaction: false };
