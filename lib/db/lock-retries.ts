@@ -44,7 +44,7 @@ export interface Blocker {
   readonly stateSeconds: number | null;
   readonly transactionSeconds: number | null;
   readonly query: string | null;
-  /** The lock the waiting backend asked for: `documents (AccessExclusiveLock)`. */
+  /** The lock the waiting backend asked for: `documents (AccessExclusiveLock)`, `advisory lock 7361504201 (ExclusiveLock)`. */
   readonly wanted: string | null;
 }
 
@@ -116,7 +116,8 @@ const BLOCKERS_SQL = `
          extract(epoch from now() - b.state_change)::float8 as "stateSeconds",
          extract(epoch from now() - b.xact_start)::float8 as "transactionSeconds",
          left(b.query, 300) as query,
-         (select coalesce(w.relation::regclass::text, w.locktype) || ' (' || w.mode || ')'
+         (select case when w.locktype = 'advisory' then 'advisory lock ' || ((w.classid::int8 << 32) | w.objid::int8)
+                      else coalesce(w.relation::regclass::text, w.locktype) end || ' (' || w.mode || ')'
             from pg_locks w where w.pid = ? and not w.granted limit 1) as wanted
     from pg_stat_activity b
    where exists (select from pg_stat_activity m where m.pid = ? and m.wait_event_type = 'Lock')

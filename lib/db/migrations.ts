@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { createKnex, type KnexOptions } from './connect.ts';
 import { type LockAttempt, type LockRetry, type LockRetryOptions, retryLocks, setLockTimeout } from './lock-retries.ts';
@@ -33,7 +32,7 @@ const MIGRATION_LOCK_KEY = 7_361_504_201;
  * contract ones too. Refuses when an earlier contract migration has not run, or a later release's has.
  */
 export async function migrateLatest(knex: Knex, givenOptions: MigrationRunOptions = {}): Promise<string[]> {
-  return withMigrationLock(knex, async (holder) => {
+  return withMigrationLock(knex, givenOptions, async (holder) => {
     const options = { ...givenOptions, watchConnection: holder };
     const states = await migrationStatus(knex, options);
     const pending = states.filter((state) => !state.applied);
@@ -50,7 +49,7 @@ export async function migrateLatest(knex: Knex, givenOptions: MigrationRunOption
 
 /** Runs every pending migration, contract ones included: `make migrate-contract`, once every instance runs the release. */
 export async function migrateContract(knex: Knex, options: MigrationRunOptions = {}): Promise<string[]> {
-  return withMigrationLock(knex, async (holder) => {
+  return withMigrationLock(knex, options, async (holder) => {
     const states = await migrationStatus(knex, options);
     return runMigrations(
       knex,
@@ -62,7 +61,7 @@ export async function migrateContract(knex: Knex, options: MigrationRunOptions =
 
 /** Reverts the last batch (every batch with `all`), whatever its kind: `make rollback`. */
 export async function rollbackLast(knex: Knex, all = false, options: MigrationRunOptions = {}): Promise<string[]> {
-  return withMigrationLock(knex, (holder) =>
+  return withMigrationLock(knex, options, (holder) =>
     retryLocks(knex, { ...options, label: 'rollback', watchConnection: holder }, async (attempt, watch) => {
       const [, reverted] = (await knex.migrate.rollback({ migrationSource: migrationSource(listMigrations(options.directory)), beforeEach: boundLocks(attempt, watch) }, all)) as [number, string[]];
       return reverted;
@@ -163,26 +162,32 @@ async function asOneBatch(knex: Knex, names: readonly string[]): Promise<void> {
   await knex(TABLE).whereIn('name', names).update({ batch: first });
 }
 
-const LOCK_POLL_MS = 200;
-
 /**
- * Not `pg_advisory_lock()`: a backend waiting there holds a snapshot that `CREATE INDEX CONCURRENTLY` in the running
- * migration waits for, a deadlock PostgreSQL cannot see (it goes through the lock holder's other connection).
+ * Waited for as a table's lock is, under a short `lock_timeout` and again after a pause, each attempt in vain reported
+ * naming the holder, and bounded. Not one unbounded `pg_advisory_lock()`: a backend waiting there holds a snapshot
+ * that `CREATE INDEX CONCURRENTLY` in the running migration waits for, a deadlock PostgreSQL cannot see (it goes
+ * through the lock holder's other connection); an attempt that gives up lets the build go on.
  */
-async function takeAdvisoryLock(knex: Knex, holder: unknown): Promise<void> {
-  for (;;) {
-    const { rows } = await knex.raw<{ rows: Array<{ locked: boolean }> }>('select pg_try_advisory_lock(?) as locked', [MIGRATION_LOCK_KEY]).connection(holder);
-    if (rows[0]?.locked) return;
-    await sleep(LOCK_POLL_MS);
-  }
+async function takeAdvisoryLock(knex: Knex, holder: unknown, options: MigrationRunOptions): Promise<void> {
+  await retryLocks(knex, { ...options, label: 'the migration runner' }, (attempt, watch) =>
+    knex.transaction(
+      async (trx) => {
+        await trx.raw(setLockTimeout(attempt.lockTimeoutMs));
+        await watch(trx);
+        // A session's lock: it outlasts this transaction.
+        await trx.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]);
+      },
+      { connection: holder },
+    ),
+  );
 }
 
 /** Instances starting at once on a new database would race to create knex's own tables (its lock lives in one). */
-async function withMigrationLock<Result>(knex: Knex, work: (holder: unknown) => Promise<Result>): Promise<Result> {
+async function withMigrationLock<Result>(knex: Knex, options: MigrationRunOptions, work: (holder: unknown) => Promise<Result>): Promise<Result> {
   // A session's lock: this connection holds it, idle meanwhile, so the watch for blockers runs on it too.
   const holder = (await knex.client.acquireConnection()) as unknown;
   try {
-    await takeAdvisoryLock(knex, holder);
+    await takeAdvisoryLock(knex, holder, options);
     return await work(holder);
   } finally {
     await knex.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);

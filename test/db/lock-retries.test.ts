@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import pg from 'pg';
-import { type LockAttempt, type LockRetry, LockNotAvailableError, withLockRetries } from '../../lib/db/lock-retries.ts';
+import { describeBlockers, type LockAttempt, type LockRetry, LockNotAvailableError, withLockRetries } from '../../lib/db/lock-retries.ts';
 import { migrateLatest, migrationStatus } from '../../lib/db/migrations.ts';
 import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 import { migrationFolder, sqlMigration } from '../helpers/migrations.ts';
@@ -167,4 +167,39 @@ test.serial('withLockRetries runs its work again from the start after a lock tim
   await reader.release();
   await t.notThrowsAsync(succeeding);
   t.true(runs > 4);
+});
+
+/** Another session holding the migration lock (another make migrate, an instance migrating at start-up) until `release`. */
+async function holdMigrationLock(url: string): Promise<{ pid: number; release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: url, application_name: 'other-migrate' });
+  client.on('error', () => {});
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid, pg_advisory_lock(7361504201)');
+  return { pid: rows[0]?.pid ?? 0, release: () => client.end() };
+}
+
+test.serial('a run waiting for the migration lock reports its holder on each attempt in vain, and fails after the last naming it', async (t) => {
+  const holder = await holdMigrationLock(database.url);
+  t.teardown(() => holder.release().catch(() => undefined));
+  const retries: LockRetry[] = [];
+  const error = await t.throwsAsync(migrateLatest(database.knex, { attempts: FEW, onRetry: (retry) => retries.push(retry) }), { instanceOf: LockNotAvailableError });
+  t.log(error?.message);
+  t.deepEqual(
+    retries.map((retry) => [retry.label, retry.attempt, retry.blockers.map((blocker) => [blocker.pid, blocker.application])]),
+    [1, 2].map((attempt) => ['the migration runner', attempt, [[holder.pid, 'other-migrate']]]),
+  );
+  t.true(describeBlockers(retries[0]?.blockers ?? []).startsWith(`the lock on advisory lock 7361504201 (ExclusiveLock) is held by pid ${holder.pid} (postgres, application "other-migrate", idle for`), 'make migrate\'s line');
+  t.regex(error?.message ?? '', /^the migration runner could not take its lock in 3 attempts over \d+ s: the lock on advisory lock 7361504201 \(ExclusiveLock\) is held by pid \d+ \(postgres, application "other-migrate", idle for \d+ s\): .*\(end it with select pg_terminate_backend\(pid\), or try again once it is done\)$/);
+});
+
+test.serial('a run waiting for the migration lock goes on once its holder lets it go within the attempts', async (t) => {
+  const holder = await holdMigrationLock(database.url);
+  t.teardown(() => holder.release().catch(() => undefined));
+  const retries: LockRetry[] = [];
+  const attempts = Array.from({ length: 40 }, () => ({ lockTimeoutMs: 150, pauseMs: 50 }));
+  const waiting = migrateLatest(database.knex, { attempts, onRetry: (retry) => retries.push(retry) });
+  await sleep(600);
+  await holder.release();
+  t.deepEqual(await waiting, [], 'nothing pending: it ran');
+  t.true(retries.length > 0 && retries.length < attempts.length);
 });
