@@ -53,8 +53,32 @@ export function migrationSource(files: readonly MigrationFile[]): Knex.Migration
   return {
     getMigrations: async () => [...files],
     getMigrationName: (file) => file.name,
-    getMigration: (file) => loadMigration(file),
+    getMigration: async (file) => namingFailures(file, await failingAs(file, () => loadMigration(file))),
   };
+}
+
+function namingFailures(file: MigrationFile, migration: MigrationModule): MigrationModule {
+  return { ...migration, up: (knex) => failingAs(file, () => migration.up(knex)), down: (knex) => failingAs(file, () => migration.down(knex)) };
+}
+
+/** knex says what went wrong, but not in which migration. */
+async function failingAs<Result>(file: MigrationFile, work: () => Promise<Result>): Promise<Result> {
+  try {
+    return await work();
+  } catch (error) {
+    throw new MigrationFailedError(file, error);
+  }
+}
+
+/** `migration 2026…_x.ts failed: …`. Keeps its cause's SQLSTATE, by which the runner tells a lock timeout (tried again) from a failure. */
+export class MigrationFailedError extends Error {
+  override name = 'MigrationFailedError';
+  readonly code: unknown;
+
+  constructor(file: MigrationFile, cause: unknown) {
+    super(`migration ${file.name} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.code = (cause as { code?: unknown } | null)?.code;
+  }
 }
 
 /** The parameters start with `_` so that an empty migration passes `make check` (unused parameters). */

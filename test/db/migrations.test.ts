@@ -5,11 +5,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { listMigrations } from '../../lib/db/migration-files.ts';
-import { createMigrationFile, migrateLatest, migrationStatus, rollbackLast } from '../../lib/db/migrations.ts';
+import { createMigrationFile, migrateContract, migrateLatest, migrationStatus, rollbackLast } from '../../lib/db/migrations.ts';
 import type { Knex } from 'knex';
 import { createFreshDatabase, freshKnex } from '../helpers/database.ts';
 import { startTestService } from '../helpers/service.ts';
 import { scratchFolder } from '../helpers/scratch.ts';
+import { migrationFolder, sqlMigration } from '../helpers/migrations.ts';
 
 async function tables(knex: Knex): Promise<string[]> {
   const result = await knex.raw<{ rows: { tablename: string }[] }>(
@@ -64,6 +65,27 @@ test('a new migration from make migration passes the type check as it is, and ru
   await t.notThrowsAsync(migration.up(undefined));
   await t.notThrowsAsync(migration.down(undefined));
   t.throws(() => createMigrationFile('Bad Name', scratch), { message: /must be lower-case letters, digits, _ or -/ });
+});
+
+const UNPARSABLE = `import type { Knex } from 'knex';\n\nexport async function up(knex: Knex): Promise<void> {\n  await knex.raw('select 1', { a: 1 };\n}\n\nexport async function down(_knex: Knex): Promise<void> {}\n`;
+
+test('a migration that does not parse fails naming its file, on a new database (start-up) as on a migrated one', async (t) => {
+  const directory = migrationFolder(t, { expand: { '29990101000001_unparsable.ts': UNPARSABLE } });
+  const error = await t.throwsAsync(migrateLatest(await freshKnex(t), { directory }));
+  t.log(error?.message);
+  t.regex(error?.message ?? '', /^migration 29990101000001_unparsable\.ts failed: \S/);
+  const migrated = await freshKnex(t);
+  await migrateLatest(migrated);
+  await t.throwsAsync(migrateLatest(migrated, { directory }), { message: /^migration 29990101000001_unparsable\.ts failed: \S/ });
+});
+
+test('a migration whose statement fails is named in the error, the statement and PostgreSQL\'s reason after it', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  const directory = migrationFolder(t, { contract: { '29990101000002_typo.ts': sqlMigration(['selec 1']) } });
+  await t.throwsAsync(migrateContract(knex, { directory }), { message: 'migration contract/29990101000002_typo.ts failed: selec 1 - syntax error at or near "selec"' });
+  const fresh = await freshKnex(t);
+  await t.throwsAsync(migrateLatest(fresh, { directory }), { message: 'migration contract/29990101000002_typo.ts failed: selec 1 - syntax error at or near "selec"' }, 'a new database');
 });
 
 test('services starting at once against a new database all come up, and it is migrated once', async (t) => {
