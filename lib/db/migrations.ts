@@ -61,12 +61,13 @@ export async function migrateContract(knex: Knex, options: MigrationRunOptions =
 
 /** Reverts the last batch (every batch with `all`), whatever its kind: `make rollback`. */
 export async function rollbackLast(knex: Knex, all = false, options: MigrationRunOptions = {}): Promise<string[]> {
-  return withMigrationLock(knex, options, (holder) =>
-    retryLocks(knex, { ...options, label: 'rollback', watchConnection: holder }, async (attempt, watch) => {
+  return withMigrationLock(knex, options, async (holder) => {
+    refuseUnknown(await migrationStatus(knex, options));
+    return retryLocks(knex, { ...options, label: 'rollback', watchConnection: holder }, async (attempt, watch) => {
       const [, reverted] = (await knex.migrate.rollback({ migrationSource: migrationSource(listMigrations(options.directory)), beforeEach: boundLocks(attempt, watch) }, all)) as [number, string[]];
       return reverted;
-    }),
-  );
+    });
+  });
 }
 
 export async function migrationStatus(knex: Knex, options: Pick<MigrationRunOptions, 'directory'> = {}): Promise<MigrationState[]> {
@@ -108,6 +109,14 @@ function refuseNewerContracts(states: readonly MigrationState[]): void {
   const newer = states.filter((state) => state.kind === 'unknown' && state.name.startsWith('contract/'));
   if (newer.length > 0) {
     throw new Error(`this release is older than the database: contract migrations of a later release have run (${newer.map((state) => state.name).join(', ')}), so its code would miss what they removed`);
+  }
+}
+
+/** Only the release that holds a migration's file can revert it (knex would say its directory is corrupt). */
+function refuseUnknown(states: readonly MigrationState[]): void {
+  const unknown = states.filter((state) => state.kind === 'unknown').map((state) => state.name);
+  if (unknown.length > 0) {
+    throw new Error(`the database has migrations this release does not hold (${unknown.join(', ')}): run make rollback with the release that has them first (README, Going back)`);
   }
 }
 

@@ -95,6 +95,19 @@ test('an instance of the release before starts on a database its successor expan
   });
 });
 
+test('make rollback refuses, naming them, while the database has migrations of a later release, which its own make rollback reverts', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  const next = migrationFolder(t, { expand: EXPAND });
+  await migrateLatest(knex, { directory: next });
+  await t.throwsAsync(rollbackLast(knex), {
+    message: 'the database has migrations this release does not hold (29990101000001_widgets_colour.ts): run make rollback with the release that has them first (README, Going back)',
+  });
+  t.true((await migrationStatus(knex, { directory: next })).every((state) => state.applied), 'nothing reverted');
+  t.deepEqual(await rollbackLast(knex, false, { directory: next }), ['29990101000001_widgets_colour.ts']);
+  t.deepEqual(await rollbackLast(knex), REAL.toReversed(), 'then the release before reverts its own');
+});
+
 test('make migration writes an expand migration by default, a contract one in migrations/contract with KIND=contract', async (t) => {
   const directory = migrationFolder(t, { before: '0' });
   const expand = createMigrationFile('add_widgets', directory);
