@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { problemWithName } from '../projects/load.ts';
 import { displayPath } from '../projects/problems.ts';
-import { environmentPrefix } from '../projects/settings/values.ts';
+import { environmentPrefix, secretsPrefixReader } from '../projects/settings/values.ts';
 import type { CommandTable } from './command.ts';
 import { UsageError } from './migrate.ts';
 
@@ -10,10 +10,10 @@ const TEMPLATE = path.join(import.meta.dirname, 'project-template');
 const USAGE = 'usage: make project NAME=<name>';
 
 /** `make project NAME=shop` (SPEC §13): a new project that passes its own tests and `make check` as it is. */
-export const scaffoldCommands: CommandTable = {
+export const scaffoldCommands = {
   project: async ([name, ...rest]) => {
     if (!name || rest.length > 0) throw new UsageError(USAGE);
-    const problem = problemWithName(name);
+    const problem = problemWithName(name) ?? secretsProblem(name);
     if (problem !== undefined) throw new UsageError(`NAME: ${problem}`);
     const projectsDir = path.resolve(process.env.PROJECTS_DIR || 'projects');
     const folder = path.join(projectsDir, name);
@@ -31,7 +31,14 @@ export const scaffoldCommands: CommandTable = {
       `next: make test PROJECT=${name}, then make dev and open http://127.0.0.1:3000/docs`,
     ].join('\n');
   },
-};
+} satisfies CommandTable;
+
+/** The template declares a secret, which the settings check would refuse to read from a variable another program reads. */
+function secretsProblem(name: string): string | undefined {
+  const reader = secretsPrefixReader(name);
+  if (reader === undefined) return undefined;
+  return `project "${name}"'s secrets would be read from ${environmentPrefix(name)}_*, which ${reader}; choose another`;
+}
 
 function filesUnder(folder: string): string[] {
   return readdirSync(folder, { recursive: true, withFileTypes: true })

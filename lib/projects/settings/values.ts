@@ -127,6 +127,18 @@ export function sharedVariableProblems(secrets: readonly DeclaredSecret[]): Rout
 /** Who else reads `variable`, as the message says it; undefined when only the secret does. */
 function otherReader(variable: string): string | undefined {
   if (SERVICE_VARIABLES.has(variable)) return 'the service itself reads';
+  return runtimeReader(variable);
+}
+
+/**
+ * Who reads every variable of `project`'s secrets (`NODE_RED_*` for `node-red`), as the message
+ * says it; undefined when the project may declare secrets.
+ */
+export function secretsPrefixReader(project: string): string | undefined {
+  return runtimeReader(`${environmentPrefix(project)}_`);
+}
+
+function runtimeReader(variable: string): string | undefined {
   const family = RUNTIME_PREFIXES.find(([prefix]) => variable.startsWith(prefix));
   return family === undefined ? undefined : `${family[1]} itself reads (${family[0]}*)`;
 }
