@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
 import type pino from 'pino';
 import { createApp } from './app.ts';
-import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
+import { IDLE_IN_TRANSACTION_MARGIN_MS, loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
 import { createKnex } from './db/connect.ts';
 import { describeBlockers, type LockRetry } from './db/lock-retries.ts';
 import { migrateDatabase } from './db/migrations.ts';
@@ -30,9 +30,6 @@ import { TenantDirectory } from './tenancy/index.ts';
 
 /** A query of the running service that the database leaves unanswered this long is a 503 (SPEC §7). */
 const SERVING_QUERY_TIMEOUT_MS = 1500;
-
-/** How much longer than the handler's time limit PostgreSQL lets one of the service's transactions sit idle. */
-const IDLE_IN_TRANSACTION_MARGIN_MS = 5000;
 
 /** What the metrics are told about the database, when they are on. */
 interface DatabaseWatch {

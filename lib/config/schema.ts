@@ -6,10 +6,22 @@ import { parseOriginEntry } from './origins.ts';
 /** A section of the file: every key has a default, so an absent section is an empty one. */
 const section = <Shape extends z.ZodRawShape>(shape: Shape) => z.strictObject(shape).prefault({} as never);
 
+/** setTimeout's longest delay (2^31-1 ms, a longer one fires at once), and PostgreSQL's: its timeouts are int milliseconds. */
+export const LONGEST_TIMEOUT_MS = 2_147_483_647;
+
+/** How much longer than `limits.handlerMs` PostgreSQL lets one of the service's transactions sit idle. */
+export const IDLE_IN_TRANSACTION_MARGIN_MS = 5000;
+
+/** A duration in milliseconds, bounded by what its use can honour, so that a value out of range stops start-up naming its key. */
+const milliseconds = (min: number, max: number, fallback: number) => {
+  const message = `must be a whole number of milliseconds from ${min} to ${max}`;
+  return z.number({ error: message }).int(message).min(min, message).max(max, message).default(fallback);
+};
+
 /** A rate limit; a key left out keeps its default, so `{"max": 5}` alone keeps the window. */
 const rateWindow = (defaults: { windowMs: number; max: number }) =>
   section({
-    windowMs: z.number().int().positive().default(defaults.windowMs),
+    windowMs: milliseconds(1, LONGEST_TIMEOUT_MS, defaults.windowMs),
     max: z.number().int().positive().default(defaults.max),
   });
 
@@ -73,7 +85,7 @@ export const expertSchema = z.strictObject({
     // Days a deleted space stays restorable; 0 deletes at once.
     trashDays: z.number().int().min(0).max(36_500).default(30),
     // How often each instance purges the spaces past their days.
-    purgeIntervalMs: z.number().int().min(1000).max(86_400_000).default(3_600_000),
+    purgeIntervalMs: milliseconds(1000, 86_400_000, 3_600_000),
   }),
   tenancy: section({ defaultTenant: tenantName.nullable().default('default') }),
   referer: section({
@@ -95,7 +107,7 @@ export const expertSchema = z.strictObject({
   http: section({
     trustProxy: z.boolean().default(false),
     // Inside the 10 s a stop may take, so that the drain keeps at least 5 s.
-    unreadyBeforeCloseMs: z.number().int().min(0).max(5000).default(0),
+    unreadyBeforeCloseMs: milliseconds(0, 5000, 0),
   }),
   cors,
   auth: section({
@@ -106,17 +118,18 @@ export const expertSchema = z.strictObject({
   }),
   sso: section({
     authUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-    timeoutMs: z.number().int().positive().default(5000),
+    timeoutMs: milliseconds(1, LONGEST_TIMEOUT_MS, 5000),
   }),
   limits: section({
     jsonBytes: z.number().int().positive().default(1_048_576),
     fileBytes: z.number().int().positive().default(10_485_760),
     files: z.number().int().positive().default(10),
-    handlerMs: z.number().int().positive().default(30_000),
+    // A timer's delay, and with the margin added PostgreSQL's idle_in_transaction_session_timeout.
+    handlerMs: milliseconds(1, LONGEST_TIMEOUT_MS - IDLE_IN_TRANSACTION_MARGIN_MS, 30_000),
     /** At most this many of an instance's database connections per tenant at once; default half the pool (SPEC §17.2). */
     tenantConnections: z.number({ error: 'must be a whole number of connections, at least 1' }).int('must be a whole number of connections, at least 1').min(1, 'must be a whole number of connections, at least 1').optional(),
     /** How long a tenant's statement over its share waits for a connection before that tenant gets 503. */
-    queueMs: z.number().int().positive().max(60_000).default(2000),
+    queueMs: milliseconds(1, 60_000, 2000),
   }),
 });
 

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { statSync, writeFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, durationSeconds, loadConfig } from '../../lib/config/index.ts';
+import { ConfigError, durationSeconds, IDLE_IN_TRANSACTION_MARGIN_MS, loadConfig, LONGEST_TIMEOUT_MS } from '../../lib/config/index.ts';
 import { scratchFolder } from '../helpers/scratch.ts';
 
 const scratch = () => scratchFolder('config');
@@ -84,6 +84,30 @@ for (const [what, expert, message] of invalid) {
     t.regex(error.message, message);
   });
 }
+
+test('a duration longer than setTimeout or PostgreSQL can hold is refused naming its key, the longest they can is accepted', (t) => {
+  const longestHandlerMs = LONGEST_TIMEOUT_MS - IDLE_IN_TRANSACTION_MARGIN_MS;
+  for (const [key, expert] of [
+    ['sso.timeoutMs', { sso: { timeoutMs: 3_000_000_000 } }],
+    ['sso.timeoutMs', { sso: { timeoutMs: LONGEST_TIMEOUT_MS + 1 } }],
+    ['limits.handlerMs', { limits: { handlerMs: 3_000_000_000 } }],
+    // Under setTimeout's limit, but idle_in_transaction_session_timeout, 5 s more, would not be.
+    ['limits.handlerMs', { limits: { handlerMs: 2_147_483_000 } }],
+    ['limits.handlerMs', { limits: { handlerMs: longestHandlerMs + 1 } }],
+    ['rateLimit.public.windowMs', { rateLimit: { public: { windowMs: 3_000_000_000 } } }],
+  ] as const) {
+    const error = t.throws(() => loadConfig({ env: baseEnv(), expert }), { instanceOf: ConfigError }, key);
+    const [, , limit] = /from (\d+) to (\d+)$/.exec(error.message) ?? [];
+    t.is(error.message, `expert configuration: ${key}: must be a whole number of milliseconds from 1 to ${limit}`);
+  }
+  const { config } = loadConfig({
+    env: baseEnv(),
+    expert: { sso: { timeoutMs: LONGEST_TIMEOUT_MS }, limits: { handlerMs: longestHandlerMs }, rateLimit: { public: { windowMs: LONGEST_TIMEOUT_MS } } },
+  });
+  t.is(config.sso.timeoutMs, 2_147_483_647);
+  t.is(config.limits.handlerMs, 2_147_478_647);
+  t.is(config.rateLimit.public.windowMs, 2_147_483_647);
+});
 
 test('an expert file that is not JSON is refused with the file named', (t) => {
   const file = path.join(scratch(), 'expert.json');

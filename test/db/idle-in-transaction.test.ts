@@ -1,4 +1,5 @@
 import test from 'ava';
+import { IDLE_IN_TRANSACTION_MARGIN_MS, loadConfig } from '../../lib/config/index.ts';
 import { migratedDatabase, testTenantDatabase } from '../helpers/database.ts';
 
 // SPEC §17.1, the database's backstop: a process that stops mid-transaction without its
@@ -43,4 +44,18 @@ test('a transaction whose process stops sending is ended by PostgreSQL after the
   t.is((await database.knex('documents').where({ id: 'stopped' })).length, 0);
   await pool.query('default', { sql: 'select 1', bindings: [] });
   t.pass('the pool goes on with a new connection');
+});
+
+test('the longest limits.handlerMs the configuration accepts gives an idle limit PostgreSQL accepts', async (t) => {
+  const limitsOf = (handlerMs: number) => loadConfig({ env: { JWT_SECRET: 'a-secret-that-is-long-enough', DATA_DIR: '.' }, expert: { limits: { handlerMs } } }).config.limits;
+  t.throws(() => limitsOf(2_147_478_648), { message: /limits\.handlerMs/ });
+  const { handlerMs } = limitsOf(2_147_478_647);
+  const database = await migratedDatabase(['default']);
+  const pool = testTenantDatabase(database.url, { idleInTransactionMs: handlerMs + IDLE_IN_TRANSACTION_MARGIN_MS });
+  t.teardown(async () => {
+    await pool.close();
+    await database.close();
+  });
+  const { rows } = await pool.transaction('default', (run) => run({ sql: "select current_setting('idle_in_transaction_session_timeout') as idle", bindings: [] }));
+  t.deepEqual(rows, [{ idle: '2147483647ms' }]);
 });
