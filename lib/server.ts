@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type pino from 'pino';
 import { createApp } from './app.ts';
 import { IDLE_IN_TRANSACTION_MARGIN_MS, loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
-import { createKnex } from './db/connect.ts';
+import { createKnex, databaseAddress, isConnectTimeout } from './db/connect.ts';
 import { describeBlockers, type LockRetry } from './db/lock-retries.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
@@ -152,18 +152,22 @@ async function openDatabases(
   shutdownTasks.push(() => opened.stop());
   // Migrations and tools hold a session (the migration lock): never through a transaction pooler.
   const sessionUrl = loaded.secrets.databaseDirectUrl ?? opened.url;
+  const { connectTimeoutMs } = loaded.config.database;
+  const namingTimeout = (error: unknown) => connectTimeoutNamed(error, sessionUrl, connectTimeoutMs);
   if (database.migrate) {
     // A lock that does not come is retried (lib/db/lock-retries.ts): each attempt in vain is a warning naming its holder.
     const onRetry = (retry: LockRetry) => logger.warn({ attempt: retry.attempt, of: retry.attempts, blockers: describeBlockers(retry.blockers) }, `${retry.label}: lock not available, trying again`);
-    await migrateDatabase(sessionUrl, { log, onRetry, connectTimeoutMs: loaded.config.database.connectTimeoutMs }).catch(async (error: unknown) => {
+    await migrateDatabase(sessionUrl, { log, onRetry, connectTimeoutMs }).catch(async (error: unknown) => {
       await runShutdownTasks(shutdownTasks, logger);
-      throw error;
+      throw namingTimeout(error);
     });
   }
-  const { connectTimeoutMs } = loaded.config.database;
   const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs, connectTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
-  const scopeForm = (await onCitus(knex)) ? 'citus' : 'statement';
+  const citus = await onCitus(knex).catch((error: unknown) => {
+    throw namingTimeout(error);
+  });
+  const scopeForm = citus ? 'citus' : 'statement';
   if (scopeForm === 'citus') logger.info('database: a Citus coordinator; each statement takes its scope with SET LOCAL in a transaction block');
   const { poolMax, preparedStatements } = loaded.config.database;
   const { tenantConnections, queueMs, handlerMs } = loaded.config.limits;
@@ -190,6 +194,12 @@ async function openDatabases(
 }
 
 /** Whether the database is a Citus coordinator (the `citus` extension), detected at start-up. */
+/** pg's "timeout expired" names neither the database nor the setting that would give it longer. */
+function connectTimeoutNamed(error: unknown, url: string, connectTimeoutMs: number): unknown {
+  if (!isConnectTimeout(error)) return error;
+  return new Error(`database ${databaseAddress(url)} did not answer within ${connectTimeoutMs} ms (DATABASE_CONNECT_TIMEOUT_MS): is it running and reachable? Raise DATABASE_CONNECT_TIMEOUT_MS if it is far or busy`);
+}
+
 async function onCitus(knex: Knex): Promise<boolean> {
   const { rows } = await knex.raw<{ rows: unknown[] }>("select from pg_extension where extname = 'citus'");
   return rows.length > 0;

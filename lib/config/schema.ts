@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { postgresAddress } from '../values/postgres-url.ts';
 import { TENANT_NAME } from '../values/tenant-name.ts';
 import { durationSeconds } from './duration.ts';
 import { parseOriginEntry } from './origins.ts';
@@ -142,7 +143,14 @@ export type ExpertInput = z.input<typeof expertSchema> & { readonly [project: st
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
-const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL');
+/** A URL pg cannot read stopped start-up with only "Invalid URL". The message never repeats the value (a password). */
+function opensAsPostgresUrl(value: string): boolean {
+  const address = postgresAddress(value);
+  if (address === undefined) return false;
+  return address.port === '' || (/^\d{1,5}$/.test(address.port) && Number(address.port) >= 1 && Number(address.port) <= 65_535);
+}
+
+const postgresUrl = z.string().refine(opensAsPostgresUrl, 'must be a postgres:// URL that pg can read, its port (if any) from 1 to 65535');
 
 /** Digits (as many as `digits` allows) naming a whole number from `min` to `max`. */
 const wholeNumberText = (digits: RegExp, min: number, max: number, message: string) =>

@@ -1,5 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import type pg from 'pg';
+import { postgresAddress } from '../values/postgres-url.ts';
 
 /** Unless told otherwise (the service: `DATABASE_CONNECT_TIMEOUT_MS`). */
 export const CONNECT_TIMEOUT_MS = 1500;
@@ -40,7 +41,20 @@ const UNREACHABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIME
  * pool's and the client's connect time limits, and the query time limit above. Knex puts the
  * SQL text in front of a failed query's message, so these are not anchored at the start.
  */
-const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|(?:^|- )timeout expired$|Query read timeout|not queryable/i;
+const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable/i;
+
+/** pg's words for a server that did not answer a new connection within `connectionTimeoutMillis`. */
+const CONNECT_TIMEOUT_MESSAGE = /(?:^|- )timeout expired$/i;
+
+export function isConnectTimeout(error: unknown): boolean {
+  return error instanceof Error && CONNECT_TIMEOUT_MESSAGE.test(error.message);
+}
+
+/** `host:port` of a database URL, for a message: never its user or password. */
+export function databaseAddress(url: string): string {
+  const { host, port } = postgresAddress(url) ?? { host: '', port: '' };
+  return `${host || 'localhost'}:${port || '5432'}`;
+}
 
 /** A statement cancelled at its time limit (57014), or its backend ended by the service's watchdog (57P01). */
 const ENDED_STATEMENT_CODES = new Set(['57014', '57P01']);
@@ -54,7 +68,7 @@ export function isConnectionLost(error: unknown): boolean {
 export function isDatabaseUnreachable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'KnexTimeoutError') return true;
-  if (UNREACHABLE_MESSAGES.test(error.message)) return true;
+  if (UNREACHABLE_MESSAGES.test(error.message) || isConnectTimeout(error)) return true;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && UNREACHABLE_CODES.has(code);
 }

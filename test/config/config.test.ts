@@ -188,6 +188,23 @@ test('DATABASE_DIRECT_URL is a secret like DATABASE_URL, and needs it', (t) => {
   t.throws(() => loadConfig({ env: { ...baseEnv(), DATABASE_URL: direct, DATABASE_DIRECT_URL: 'mysql://x' }, expert: {} }), { message: /environment variable DATABASE_DIRECT_URL: must be a postgres/ });
 });
 
+test('a DATABASE_URL or DATABASE_DIRECT_URL that pg could not read is refused at start-up naming the variable, without its password', (t) => {
+  const usable = 'postgres://app:pw@db.example/app';
+  const message = 'must be a postgres:// URL that pg can read, its port (if any) from 1 to 65535';
+  for (const url of ['postgres://u:hunter2@127.0.0.1:99999/x', 'postgres://u:hunter2@127.0.0.1:0/x', 'postgres://u:hunter2@[::1/x', 'postgres://u:hunter2@db.example/x?port=70000', 'mysql://u:hunter2@db.example/x']) {
+    for (const [variable, env] of [
+      ['DATABASE_URL', { DATABASE_URL: url }],
+      ['DATABASE_DIRECT_URL', { DATABASE_URL: usable, DATABASE_DIRECT_URL: url }],
+    ] as const) {
+      const error = t.throws(() => loadConfig({ env: { ...baseEnv(), ...env }, expert: {} }), { instanceOf: ConfigError }, `${variable}=${url}`);
+      t.is(error.message, `environment variable ${variable}: ${message}`);
+    }
+  }
+  for (const url of ['postgres://u:pw@127.0.0.1:65535/x', 'postgresql://u:p%20w@db.example/x', 'postgres://u@/x?host=/run/postgresql', 'postgres://[::1]:5432/x?port=6432']) {
+    t.is(loadConfig({ env: { ...baseEnv(), DATABASE_URL: url }, expert: {} }).secrets.databaseUrl, url);
+  }
+});
+
 test('a REDIS_URL that a Redis client could not open is refused at start-up, without its password in the message', (t) => {
   for (const REDIS_URL of ['redis://:secret@127.0.0.1:99999', 'redis://:se%zzcret@127.0.0.1:6379', 'rediss://[secret', 'http://:secret@127.0.0.1:6379', 'redis://user:se%ZZcret@host', 'redis://:secret@127.0.0.1:6379/abc']) {
     const error = t.throws(() => loadConfig({ env: { ...baseEnv(), REDIS_URL }, expert: {} }), { message: /environment variable REDIS_URL/ }, REDIS_URL);

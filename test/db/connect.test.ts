@@ -1,5 +1,8 @@
 import { boundUnderLoad } from '../helpers/machine-load.ts';
 import test from 'ava';
+import { createServer, type Socket } from 'node:net';
+import { createRuntime } from '../../lib/server.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 import { isDatabaseUnreachable } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { documentStore } from '../../lib/documents/index.ts';
@@ -112,3 +115,20 @@ test('statements waiting for their tenant’s share when the database stops answ
   t.true(waitedMs - heldMs < boundUnderLoad(200), `the statement holding the share failed after ${Math.round(heldMs)} ms, the one waiting after ${Math.round(waitedMs)} ms`);
   t.deepEqual(shared.shareCounts(), { tenantsAtShare: 0, shareWaiting: 0 });
 });
+
+for (const migrate of [false, true]) {
+  test(`a database that takes the connection and never answers stops start-up${migrate ? ' (migrating first)' : ''} naming its address and DATABASE_CONNECT_TIMEOUT_MS, not its password`, async (t) => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.teardown(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const { port } = silent.address() as { port: number };
+    const env = { DATABASE_URL: `postgres://app:hunter2@127.0.0.1:${port}/app`, DATABASE_CONNECT_TIMEOUT_MS: '300', JWT_SECRET: 'a-secret-that-is-long-enough', DATA_DIR: scratchFolder('silent-database'), LOG_LEVEL: 'silent' };
+    const error = await t.throwsAsync(createRuntime({ env, expert: {} }, { migrate }));
+    t.is(error?.message, `database 127.0.0.1:${port} did not answer within 300 ms (DATABASE_CONNECT_TIMEOUT_MS): is it running and reachable? Raise DATABASE_CONNECT_TIMEOUT_MS if it is far or busy`);
+    t.true(sockets.size > 0, 'it did connect');
+  });
+}
