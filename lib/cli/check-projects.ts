@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { projectsDirFrom } from '../config/index.ts';
 import type { CommandTable } from './command.ts';
 
 const REPOSITORY = path.resolve(import.meta.dirname, '../..');
@@ -12,7 +13,7 @@ const PROJECT_OPTIONS = path.join(REPOSITORY, 'projects/tsconfig.json');
 /** `make check` for projects (SPEC §13): type-checks every project of PROJECTS_DIR, JavaScript through its JSDoc. */
 export const checkCommands: CommandTable = {
   'check-projects': async () => {
-    const projectsDir = path.resolve(process.env.PROJECTS_DIR || 'projects');
+    const projectsDir = projectsDirFrom(process.env);
     const projects = projectFolders(projectsDir);
     if (projects.length === 0) return `no projects in ${projectsDir}: nothing to check`;
     const scratch = mkdtempSync(path.join(tmpdir(), 'spaceport-check-'));

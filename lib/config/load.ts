@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { deepFreeze } from '../values/deep-freeze.ts';
@@ -11,6 +11,7 @@ export class ConfigError extends Error {
 }
 
 const DEFAULT_EXPERT_FILE = './config/expert.json';
+const DEFAULT_PROJECTS_DIR = './projects';
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
@@ -36,7 +37,7 @@ export function loadConfig({ env = process.env, expert }: LoadOptions = {}): Loa
     cors: expertSettings.cors,
     port: environment.PORT,
     host: environment.HOST,
-    projectsDir: path.resolve(environment.PROJECTS_DIR),
+    projectsDir: projectsDirFrom(environment),
     dataDir: path.resolve(environment.DATA_DIR),
     logLevel: environment.LOG_LEVEL,
     database: { embedded: environment.DATABASE_URL === undefined, poolMax: environment.DATABASE_POOL_MAX, connectTimeoutMs: environment.DATABASE_CONNECT_TIMEOUT_MS, preparedStatements: environment.DATABASE_PREPARED_STATEMENTS },
@@ -69,6 +70,16 @@ function splitSections(input: unknown): { builtIn: unknown; projectSections: Rea
     builtIn: Object.fromEntries(entries.filter(([key]) => BUILT_IN_SECTIONS.has(key))),
     projectSections: Object.freeze(Object.fromEntries(entries.filter(([key]) => !BUILT_IN_SECTIONS.has(key)))),
   };
+}
+
+/**
+ * PROJECTS_DIR as an absolute path. One named that is not a folder is a typo, refused as a missing
+ * EXPERT_CONFIG is: the service would start with no project routes. The default may be missing.
+ */
+export function projectsDirFrom(env: { readonly PROJECTS_DIR?: string | undefined }): string {
+  const named = env.PROJECTS_DIR || undefined;
+  if (named !== undefined && statSync(named, { throwIfNoEntry: false })?.isDirectory() !== true) throw new ConfigError(`PROJECTS_DIR: folder ${named} does not exist`);
+  return path.resolve(named ?? DEFAULT_PROJECTS_DIR);
 }
 
 /** `PORT=` or `DATABASE_URL=` set to nothing means "not set", as in most tools (not port 0). */

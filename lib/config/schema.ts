@@ -169,7 +169,7 @@ export const environmentSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: wholeNumberText(/^\d{3,6}$/, 100, 600_000, 'must be a whole number of milliseconds from 100 to 600000').default(1500),
   JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   EXPERT_CONFIG: z.string().min(1).optional(),
-  PROJECTS_DIR: z.string().min(1).default('./projects'),
+  PROJECTS_DIR: z.string().min(1).optional(),
   REDIS_URL: z.string().refine(opensAsRedisUrl, 'must be a redis:// or rediss:// URL with a valid port, a percent-encoded user and password, and a database number if any').optional(),
   REDIS_CLUSTER_NODES: z
     .string()

@@ -143,10 +143,11 @@ test('make routes with invalid routes lists every problem and fails with one lin
 });
 
 test('make routes over an empty projects folder says so', async (t) => {
-  const { code, stdout } = await makeRoutes(fixtureProjects('does-not-exist'));
+  const empty = scratchFolder('no-projects');
+  const { code, stdout } = await makeRoutes(empty);
   t.is(code, 0);
   const lines = stdout.trim().split('\n');
-  t.is(lines.at(-1), `no project routes in ${fixtureProjects('does-not-exist')}`);
+  t.is(lines.at(-1), `no project routes in ${empty}`);
   t.true(lines.some((line) => line.startsWith('GET     /healthz')), 'the service\'s own routes are listed still');
 });
 

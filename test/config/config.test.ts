@@ -109,6 +109,15 @@ test('a duration longer than setTimeout or PostgreSQL can hold is refused naming
   t.is(config.rateLimit.public.windowMs, 2_147_483_647);
 });
 
+test('PROJECTS_DIR naming no folder is refused, as EXPERT_CONFIG naming no file is', (t) => {
+  const folder = scratch();
+  t.is(loadConfig({ env: { ...baseEnv(), PROJECTS_DIR: folder }, expert: {} }).config.projectsDir, folder);
+  for (const typo of [path.join(folder, 'typo'), path.join(folder, 'expert.json')]) {
+    if (typo.endsWith('.json')) writeFileSync(typo, '{}');
+    t.throws(() => loadConfig({ env: { ...baseEnv(), PROJECTS_DIR: typo }, expert: {} }), { instanceOf: ConfigError, message: `PROJECTS_DIR: folder ${typo} does not exist` });
+  }
+});
+
 test('an expert file that is not JSON is refused with the file named', (t) => {
   const file = path.join(scratch(), 'expert.json');
   writeFileSync(file, '{ "spaces": ');

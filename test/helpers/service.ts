@@ -1,4 +1,3 @@
-import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
@@ -49,7 +48,8 @@ export async function startTestService(t: ExecutionContext | undefined, options:
       HOST: '127.0.0.1',
       JWT_SECRET: TEST_JWT_SECRET,
       DATABASE_URL: options.databaseUrl ?? (await testDatabaseUrl()),
-      PROJECTS_DIR: path.join(scratchFolder('projects'), 'none'),
+      // An empty folder: no project routes.
+      PROJECTS_DIR: scratchFolder('projects'),
       DATA_DIR: scratchFolder('data'),
       LOG_LEVEL: 'info',
       // On a busy machine (make test with other work beside it) a new connection took more than

@@ -1,6 +1,13 @@
 import test from 'ava';
-import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { cli } from '../helpers/cli.ts';
+import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
+import { scratchFolder } from '../helpers/scratch.ts';
 import { fixtureProjects, json, startWithProjects, tokenFor } from '../helpers/projects.ts';
+
+const execFileAsync = promisify(execFile);
 
 let service: ServiceUnderTest;
 test.before(async () => {
@@ -135,8 +142,30 @@ test('projects.default naming no loaded project stops start-up', async (t) => {
   t.is(error?.message, 'invalid project routes (1 problem):\n  projects.default: names "delta", which is not a loaded project');
 });
 
-test('a missing PROJECTS_DIR mounts nothing', async (t) => {
-  const empty = await startWithProjects(t, fixtureProjects('does-not-exist'));
+test('a PROJECTS_DIR named but missing stops start-up naming it (a typo served no project routes, /readyz 200)', async (t) => {
+  const missing = fixtureProjects('does-not-exist');
+  const error = await t.throwsAsync(startWithProjects(t, missing));
+  t.is(error?.message, `PROJECTS_DIR: folder ${missing} does not exist`);
+});
+
+test('make routes and make check refuse a PROJECTS_DIR named but missing in one line', async (t) => {
+  const missing = fixtureProjects('does-not-exist');
+  for (const command of ['routes', 'check-projects']) {
+    const { code, stdout, stderr } = await cli([command], await testDatabaseUrl(), { PROJECTS_DIR: missing });
+    t.is(code, 1, command);
+    t.is(stdout, '', command);
+    t.is(stderr, `configuration error: PROJECTS_DIR: folder ${missing} does not exist\n`, command);
+  }
+});
+
+test('an empty PROJECTS_DIR mounts nothing', async (t) => {
+  const empty = await startWithProjects(t, scratchFolder('no-projects'));
   t.is((await empty.fetch('/api/project/ping')).status, 404);
   t.like(empty.logs().find((line) => line.msg === 'project routes loaded'), { projects: 0, routes: 0 });
+});
+
+test('without PROJECTS_DIR, a missing ./projects is no project at all', async (t) => {
+  const elsewhere = scratchFolder('no-projects-folder');
+  const { stdout } = await execFileAsync(process.execPath, [path.resolve('lib/cli/main.ts'), 'check-projects'], { cwd: elsewhere, env: { PATH: process.env.PATH } });
+  t.is(stdout, `no projects in ${path.join(elsewhere, 'projects')}: nothing to check\n`);
 });
