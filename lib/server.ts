@@ -193,13 +193,13 @@ async function openDatabases(
   return { knex, tenantDatabase, sessionUrl };
 }
 
-/** Whether the database is a Citus coordinator (the `citus` extension), detected at start-up. */
 /** pg's "timeout expired" names neither the database nor the setting that would give it longer. */
 function connectTimeoutNamed(error: unknown, url: string, connectTimeoutMs: number): unknown {
   if (!isConnectTimeout(error)) return error;
   return new Error(`database ${databaseAddress(url)} did not answer within ${connectTimeoutMs} ms (DATABASE_CONNECT_TIMEOUT_MS): is it running and reachable? Raise DATABASE_CONNECT_TIMEOUT_MS if it is far or busy`);
 }
 
+/** Whether the database is a Citus coordinator (the `citus` extension), detected at start-up. */
 async function onCitus(knex: Knex): Promise<boolean> {
   const { rows } = await knex.raw<{ rows: unknown[] }>("select from pg_extension where extname = 'citus'");
   return rows.length > 0;
