@@ -41,7 +41,8 @@ export class VerifiedTokens {
   #keep(token: string, claims: TokenClaims): void {
     // A token that would never expire is not kept (system tokens' `exp` is checked the same way).
     if (!Number.isSafeInteger(claims.exp)) return;
-    if (this.#young.size >= GENERATION) {
+    // A token kept already is only set again: turning the generations for it would drop the old one early.
+    if (this.#young.size >= GENERATION && !this.#young.has(token)) {
       this.#old = this.#young;
       this.#young = new Map();
     }

@@ -80,6 +80,20 @@ test('an expired token met in the old generation leaves the valid tokens kept th
   t.like(tokens.lookup(valid), { uid: 'uid-valid' });
 });
 
+test('a token verified again while the young generation is full does not push the old one out', (t) => {
+  const tokens = new VerifiedTokens();
+  const [first, firstClaims] = newToken('uid-first');
+  keep(tokens, first, firstClaims);
+  keepOthers(tokens, 4_999);
+  // The young generation (first and 4 999 others) becomes the old one; 5 000 more fill the young one.
+  const young = Array.from({ length: 5_000 }, (_, index) => newToken(`uid-young-${index}`));
+  for (const [token, claims] of young) keep(tokens, token, claims);
+  const [last, lastClaims] = young.at(-1) ?? newToken();
+  // Kept already: verifying it once more (another request before it was looked up) changes nothing.
+  tokens.verifiedAnew(last, lastClaims);
+  t.like(tokens.lookup(first), { uid: 'uid-first' });
+});
+
 test('the cache is bounded: a token not used while two generations of others are kept is forgotten, one in use is not', (t) => {
   const tokens = new VerifiedTokens();
   const [forgotten, forgottenClaims] = newToken('uid-forgotten');
