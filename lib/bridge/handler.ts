@@ -116,11 +116,11 @@ function reportLate(ctx: Context, logger: Logger, attempt: string, first: Outcom
   const { requestId, exchange } = requestState(ctx);
   if (error === undefined) {
     logger.warn({ requestId, attempt, first: first?.kind }, 'bridged handler answered twice; later answer ignored');
-  } else if (exchange?.res.cutOff(error instanceof Error ? error : new Error(String(error)))) {
-    logger.error({ requestId, attempt, first: first?.kind, err: error }, 'bridged handler failed while writing its answer; the answer was cut off');
-  } else {
-    logger.error({ requestId, attempt, first: first?.kind, err: error }, 'bridged handler failed after answering');
+    return;
   }
+  const cut = exchange?.res.cutOff(error) === true;
+  const message = cut ? 'bridged handler failed while writing its answer; the answer was cut off' : 'bridged handler failed after answering';
+  logger.error({ requestId, attempt, first: first?.kind, err: error }, message);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -226,9 +226,10 @@ export class ResponseStream extends EventEmitter {
    * handler, what was written goes out and the connection is cut, so that the client neither waits
    * for an end that never comes nor takes a cut body for a whole one. A whole answer stands.
    */
-  cutOff(error: Error): boolean {
+  cutOff(failure: unknown): boolean {
     const stream = this.#stream;
     if (stream === undefined || stream.writableEnded || stream.destroyed) return false;
+    const error = failure instanceof Error ? failure : new Error(String(failure));
     // Failed in the turn of its first write: Koa takes the body and sends what it holds within this turn.
     if (this.#context.res.headersSent) stream.destroy(error);
     else setImmediate(() => stream.destroy(error));
