@@ -17,7 +17,7 @@ export function handlerFailure(error: unknown, responseStatus: number): Error {
   const fields = (error !== null && typeof error === 'object' ? error : {}) as HttpErrorLike;
   const message = typeof fields.message === 'string' ? fields.message : typeof error === 'string' ? error : '';
   const headers = status < 500 && fields.headers !== null && typeof fields.headers === 'object' ? fields.headers : undefined;
-  return createError(status, message || String(statuses.message[status] ?? 'Error'), { expose: status < 500, headers, cause: error });
+  return createError(status, message || String(statuses.message[status] ?? 'Error'), { expose: status < 500 && fields.expose !== false, headers, cause: error });
 }
 
 /**

@@ -1,10 +1,8 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import path from 'node:path';
-import createError from 'http-errors';
 import type { Context } from 'koa';
 import onFinished from 'on-finished';
 import send from 'send';
-import statuses from 'statuses';
 import { requestState } from '../core/request-state.ts';
 import type { NextFunction } from './types.ts';
 
@@ -90,14 +88,8 @@ function afterTransfer(target: FileTransferTarget, error: (Error & { code?: stri
     target.next();
     return;
   }
-  target.next(publicFileError(error));
-}
-
-/** `send` reports a missing file with the system error, whose text names the server's path. */
-function publicFileError(error: Error & { status?: number; headers?: Record<string, string> }): Error {
-  const status = error.status ?? 500;
-  if (status >= 500) return error;
-  return createError(status, statuses.message[status] ?? 'Error', { headers: error.headers, cause: error });
+  // `send` marks a system error, whose text names the server's path, `expose: false`: answered by its status text.
+  target.next(error);
 }
 
 /** Calls `done` once: when the transfer ends, fails, meets a directory, or loses its client. */

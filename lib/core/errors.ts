@@ -1,6 +1,7 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import createError from 'http-errors';
 import type { Context } from 'koa';
+import statuses from 'statuses';
 import { isDatabaseUnreachable } from '../db/connect.ts';
 import type { Logger } from '../logger/index.ts';
 import { requestState } from './request-state.ts';
@@ -118,7 +119,7 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   const status = statusOf(error) ?? 500;
   const { headers, dropped } = headersOf(error);
   if (error instanceof InvalidRequest) return { status, body: { error: error.message, errors: error.problems }, headers, dropped };
-  if (status < 500) return { status, body: { error: messageOf(error) || 'Error' }, headers, dropped };
+  if (status < 500) return { status, body: { error: clientMessage(error, status) }, headers, dropped };
   // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
   if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, dropped, log: { message: 'server error', stack: false } };
   return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, dropped: [], log: { message: 'unhandled error', stack: true } };
@@ -180,6 +181,12 @@ function isConnectionAbort(error: unknown): boolean {
 }
 
 /** The message an error carries, or nothing: never the error's other fields (a URL, a password). */
+/** A 4xx's own text, unless the error says not to show it (`expose: false`, as `send` marks a system error naming a server path). */
+function clientMessage(error: unknown, status: number): string {
+  if ((error as HttpErrorLike | undefined)?.expose === false) return statuses.message[status] ?? 'Error';
+  return messageOf(error) || 'Error';
+}
+
 export function messageOf(error: unknown): string {
   const message = (error as HttpErrorLike | undefined)?.message;
   return typeof message === 'string' ? message : '';

@@ -368,6 +368,18 @@ export const FILE_CASES: DifferentialCase[] = [
       }),
     ),
   },
+  {
+    name: 'res.sendFile callback handing a missing file on to next(err): 404, its status text, never the path',
+    status: 404,
+    handlers: only((_req, res, next) => res.sendFile(path.join(FIXTURES, 'missing.txt'), (error) => error && next(error))),
+    spaceportJson: { error: 'Not Found' },
+  },
+  {
+    name: 'res.download callback handing a missing file on to next(err): 404, its status text, never the path',
+    status: 404,
+    handlers: only((_req, res, next) => res.download(path.join(FIXTURES, 'missing.txt'), (error) => error && next(error))),
+    spaceportJson: { error: 'Not Found' },
+  },
   { name: 'res.sendFile callback after success', handlers: only((_req, res) => res.sendFile(HELLO, (error) => void (error && res.status(500).end()))), headers: FILE_HEADERS },
   { name: 'res.sendFile of a directory falls through to 404', status: 404, handlers: only((_req, res) => res.sendFile(path.join(FIXTURES, 'folder'))), spaceportJson: { error: 'Not Found' } },
   { name: 'res.download names the attachment', handlers: only((_req, res) => res.download(HELLO, 'greeting.txt')), headers: [...FILE_HEADERS, 'content-disposition'] },
