@@ -40,7 +40,7 @@ export function routePaths(routes: readonly ListedRoute[]): RoutePaths {
   const naming: Naming = { schemas: new SchemaComponents(), security: new SecuritySchemes(), operationIds: new OperationIds() };
   for (const route of routes) {
     const declared = declareSchemas(route, naming.schemas);
-    for (const url of route.urls) {
+    for (const url of route.urls.flatMap(withOptionalGroups)) {
       const template = openApiTemplate(url);
       // OpenAPI treats /a/{id} and /a/{key} as one path: the first spelling names the parameter.
       const shape = template.replace(TEMPLATE_PARAMETER, '{}');
@@ -59,6 +59,28 @@ export function openApiTemplate(url: string): string {
   return url.replace(/[{}]/g, '').replace(ROUTE_PARAMETER, '{$1}');
 }
 
+/**
+ * Every path a URL with optional groups matches, each group taken then left out: OpenAPI has no
+ * optional path parameter, so `/echo/:a{/:b}` is listed as `/echo/{a}/{b}` and `/echo/{a}`.
+ */
+function withOptionalGroups(url: string): string[] {
+  const open = url.indexOf('{');
+  if (open === -1) return [url];
+  const close = closingBrace(url, open);
+  const [before, inside, after] = [url.slice(0, open), url.slice(open + 1, close), url.slice(close + 1)];
+  const paths = [...withOptionalGroups(before + inside + after), ...withOptionalGroups(before + after)];
+  return [...new Set(paths.map((path) => path || '/'))];
+}
+
+function closingBrace(url: string, open: number): number {
+  let depth = 0;
+  for (let index = open; index < url.length; index += 1) {
+    if (url[index] === '{') depth += 1;
+    else if (url[index] === '}' && --depth === 0) return index;
+  }
+  return url.length;
+}
+
 /** A path item with the parameters all its operations share: the tenant header, if taken, and the path's own. */
 function pathItem(template: string, tenant: boolean): Record<string, Json> {
   const parameters: Json[] = tenant ? [ref('parameters', 'Tenant')] : [];
@@ -70,11 +92,11 @@ function parameterNames(template: string): string[] {
   return [...new Set([...template.matchAll(TEMPLATE_PARAMETER)].map((match) => match[1]))];
 }
 
-/** A route's parameter name → the name the shared path item spells it with, by position. */
-function parameterRenaming(template: string, key: string): (name: string) => string {
+/** A route's parameter name → the name the shared path item spells it with, by position; undefined when this path lacks it. */
+function parameterRenaming(template: string, key: string): (name: string) => string | undefined {
   const own = parameterNames(template);
   const shared = parameterNames(key);
-  return (name) => shared[own.indexOf(name)] ?? name;
+  return (name) => shared[own.indexOf(name)];
 }
 
 function declareSchemas(route: ListedRoute, components: SchemaComponents): DeclaredSchemas {
@@ -91,7 +113,7 @@ function componentName(route: ListedRoute, part: string, schema: JsonObject): st
   return [...(route.project === undefined ? [] : [route.project]), route.method, ...route.path.split(/[^A-Za-z0-9]+/), part];
 }
 
-function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string, naming: Naming, operationId: string): JsonObject {
+function operation(route: ListedRoute, declared: DeclaredSchemas, rename: (name: string) => string | undefined, naming: Naming, operationId: string): JsonObject {
   const parameters = declaredParameters(declared, rename);
   const requestBody = declared.body === undefined ? (takesBody(route.method) ? { required: false, content: ANY_BODY } : undefined) : declaredRequestBody(declared.body);
   const description = [route.description, authenticationNote(route), rateLimitNote(route)].filter(Boolean).join('\n\n');

@@ -20,10 +20,14 @@ export interface DeclaredSchemas {
  * One parameter per property of the params and query schemas; a query schema without plain
  * properties (a union, say) is one object parameter spread over the query string.
  */
-export function declaredParameters(declared: DeclaredSchemas, rename: (name: string) => string): Json[] {
+export function declaredParameters(declared: DeclaredSchemas, rename: (name: string) => string | undefined): Json[] {
   const parameters: Json[] = [];
   if (declared.params !== undefined) {
-    for (const [name, schema] of properties(declared.params.schema)) parameters.push({ name: rename(name), in: 'path', required: true, schema });
+    for (const [name, schema] of properties(declared.params.schema)) {
+      // A parameter of an optional group is not one of the path listed without it.
+      const named = rename(name);
+      if (named !== undefined) parameters.push({ name: named, in: 'path', required: true, schema });
+    }
   }
   if (declared.query !== undefined) {
     const { schema, name: component } = declared.query;

@@ -215,6 +215,22 @@ test('two spellings of one templated path share one path item', async (t) => {
   t.deepEqual(Object.keys(document.paths['/api/shop/items/{id}']).sort(), ['delete', 'get', 'parameters', 'put']);
 });
 
+test('a path with optional groups is listed with each group and without it, each path declaring only its own parameters', async (t) => {
+  const params = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } } };
+  const document = buildOpenApiDocument([
+    route({ method: 'GET', path: '/echo/:a{/:b{/:c}}', auth: 'public', schemas: { params, responses: {} } }),
+    route({ method: 'GET', path: '/files{/*rest}', auth: 'public' }),
+  ]) as Document;
+  t.is(await validationErrors(document), undefined);
+  t.deepEqual(undeclaredPathParameters(document), []);
+  const listed = Object.keys(document.paths).filter((path) => path.startsWith('/api/shop/'));
+  t.deepEqual(listed.sort(), ['/api/shop/echo/{a}', '/api/shop/echo/{a}/{b}', '/api/shop/echo/{a}/{b}/{c}', '/api/shop/files', '/api/shop/files/{rest}']);
+  const pathParameters = (path: string) => [...(document.paths[path].parameters ?? []), ...(document.paths[path].get.parameters ?? [])].filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name);
+  t.deepEqual(pathParameters('/api/shop/echo/{a}'), ['a', 'a']);
+  t.deepEqual(pathParameters('/api/shop/echo/{a}/{b}'), ['a', 'b', 'a', 'b']);
+  t.deepEqual(pathParameters('/api/shop/files'), []);
+});
+
 test('without project routes the document holds only the system endpoints', async (t) => {
   const document = buildOpenApiDocument(answeringServiceRoutes(service.runtime.config)) as Document;
   t.is(await validationErrors(document), undefined);
