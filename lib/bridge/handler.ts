@@ -4,7 +4,7 @@ import type { Context, Middleware } from 'koa';
 import onFinished from 'on-finished';
 import { answerError } from '../core/errors.ts';
 import type { Logger } from '../logger/index.ts';
-import { requestState, runInRequest, type RequestState } from '../core/request-state.ts';
+import { requestPlace, requestState, runInRequest, type RequestState } from '../core/request-state.ts';
 import { Completions, type Completion, type Outcome, type PassedTo } from './completion.ts';
 import { handlerFailure } from './errors.ts';
 import type { BridgeRequest } from './request.ts';
@@ -113,14 +113,15 @@ function watchCompletion(ctx: Context, completion: Completion, handlerMs: number
 
 function reportLate(ctx: Context, logger: Logger, attempt: string, first: Outcome | undefined, error: unknown): void {
   if (first?.kind === 'closed') return;
-  const { requestId, exchange } = requestState(ctx);
+  const state = requestState(ctx);
+  const fields = { ...requestPlace(state), attempt, first: first?.kind };
   if (error === undefined) {
-    logger.warn({ requestId, attempt, first: first?.kind }, 'bridged handler answered twice; later answer ignored');
+    logger.warn(fields, 'bridged handler answered twice; later answer ignored');
     return;
   }
-  const cut = exchange?.res.cutOff(error) === true;
+  const cut = state.exchange?.res.cutOff(error) === true;
   const message = cut ? 'bridged handler failed while writing its answer; the answer was cut off' : 'bridged handler failed after answering';
-  logger.error({ requestId, attempt, first: first?.kind, err: error }, message);
+  logger.error({ ...fields, err: error }, message);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

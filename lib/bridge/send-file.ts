@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Context } from 'koa';
 import onFinished from 'on-finished';
 import send from 'send';
-import { requestState } from '../core/request-state.ts';
+import { requestPlace, requestState } from '../core/request-state.ts';
 import type { NextFunction } from './types.ts';
 
 export interface SendFileOptions extends send.SendOptions {
@@ -67,7 +67,7 @@ function warnOfDotSegment(target: FileTransferTarget, filePath: string, options:
   if (segment === undefined) return;
   const state = requestState(target.context);
   state.runtime?.logger.warn(
-    { requestId: state.requestId, segment },
+    { ...requestPlace(state), segment },
     `res.sendFile/res.download answered 404: the path has a segment starting with a dot ("${segment}"), which Express refuses; give the file's name relative to the folder as \`root\`: res.download(name, { root: folder })`,
   );
 }

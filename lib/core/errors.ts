@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import statuses from 'statuses';
 import { isDatabaseUnreachable } from '../db/connect.ts';
 import type { Logger } from '../logger/index.ts';
-import { requestState } from './request-state.ts';
+import { requestPlace, requestState } from './request-state.ts';
 
 /**
  * Errors and their answers (SPEC §7): code throws errors carrying `status`, `expose` and headers;
@@ -128,7 +128,7 @@ export function errorAnswer(error: unknown): ErrorAnswer {
 /** Answers `error` on `ctx`, or records it once the answer has begun; a 5xx gets a log line of its own. */
 export function answerError(ctx: Context, error: unknown, logger: Logger): void {
   const state = requestState(ctx);
-  const where = state.route === undefined ? { requestId: state.requestId } : { requestId: state.requestId, project: state.route.project, route: state.route.name };
+  const where = requestPlace(state);
   if (ctx.headerSent || !ctx.writable) {
     recordUnanswerable(ctx, error, logger, where);
     return;

@@ -98,6 +98,11 @@ export function requestState(ctx: Pick<Context, 'state'>): RequestState {
   return state;
 }
 
+/** The fields naming a request on a log line about it: its id, and its project and route once routed. */
+export function requestPlace({ requestId, route }: RequestState): { requestId: string; project?: string; route?: string } {
+  return route === undefined ? { requestId } : { requestId, project: route.project, route: route.name };
+}
+
 /** The request being served by this async context, if any. */
 export function currentRequest(): RequestState | undefined {
   return context.getStore();

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger/index.ts';
-import { currentRequest } from '../core/request-state.ts';
+import { currentRequest, requestPlace } from '../core/request-state.ts';
 
 export type Escape = 'uncaught exception' | 'unhandled promise rejection';
 
@@ -13,7 +13,7 @@ const UNREADABLE = 'a thrown value that could not be read';
 export function logEscaped(logger: Logger, level: 'fatal' | 'error', what: Escape, error: unknown): void {
   const request = currentRequest();
   const message = `${what} ${request === undefined ? 'outside any request' : 'in a request'}`;
-  const fields = request === undefined ? {} : { requestId: request.requestId, tenant: request.tenant, project: request.route?.project, route: request.route?.name };
+  const fields = request === undefined ? {} : { ...requestPlace(request), tenant: request.tenant };
   try {
     logger[level]({ err: error, ...fields }, message);
   } catch {

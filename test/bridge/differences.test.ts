@@ -134,7 +134,7 @@ test('a second answer is ignored and logged where Express throws ERR_HTTP_HEADER
   }
   await delay(20);
   t.deepEqual(reached, ['bridge'], 'in Express the second send throws and ends the handler');
-  t.like(logEntries(bridge).find((entry) => entry.level === 40), { msg: 'bridged handler answered twice; later answer ignored', attempt: 'send' });
+  t.like(logEntries(bridge).find((entry) => entry.level === 40), { msg: 'bridged handler answered twice; later answer ignored', attempt: 'send', route: 'get /twice' });
 });
 
 test('a handler that never answers gets 504 after limits.handlerMs, where Express waits for ever', async (t) => {
