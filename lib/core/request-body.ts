@@ -79,6 +79,9 @@ function contentCoding(request: IncomingMessage): string {
 /** RFC 8259's whitespace, then an object or an array. */
 const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 
+/** A strict body that is well-formed JSON but another value: said as such, not as malformed. */
+const NOT_OBJECT_OR_ARRAY = 'JSON body must be an object or an array';
+
 /**
  * JSON read as UTF-8 (a byte order mark dropped, as a decoder does), a `__proto__` key refused (its message names
  * it; `constructor.prototype` is an ordinary key). `strict`: an object or an array only, an empty body `{}`;
@@ -87,7 +90,7 @@ const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 export function parseJsonBody(bytes: Buffer, strict: boolean): unknown {
   const text = withoutByteOrderMark(bytes.toString('utf8'));
   if (text === '') return strict ? {} : '';
-  if (strict && !OBJECT_OR_ARRAY.test(text)) throw new SyntaxError('invalid JSON, only supports object and array');
+  if (strict && !OBJECT_OR_ARRAY.test(text)) throw createError(400, NOT_OBJECT_OR_ARRAY);
   return secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'ignore' });
 }
 
@@ -121,6 +124,7 @@ export async function readJsonBody(request: IncomingMessage, response: ServerRes
   try {
     return parseJsonBody(await readBytes(decodedBody(request, response), limitBytes, declaredLength(request)), strict) as Request['body'];
   } catch (error) {
+    if (createError.isHttpError(error) && error.message === NOT_OBJECT_OR_ARRAY) throw error;
     throw bodyError(error as Error, 'malformed JSON body');
   }
 }

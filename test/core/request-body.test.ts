@@ -58,6 +58,17 @@ test('a body whose client left while an earlier step waited is refused at once (
   t.deepEqual(outcome, { status: 400, message: 'malformed JSON body' });
 });
 
+test('well-formed JSON that is not an object or an array is refused as such (400), strict only; broken JSON stays malformed', async (t) => {
+  for (const body of ['"str"', '42', 'null', ' true']) {
+    const strict = await onServer((request, response) => readJsonBody(request, response, LIMIT, true), (port) => post(port, { 'content-type': 'application/json' }, body));
+    t.deepEqual(strict, { status: 400, message: 'JSON body must be an object or an array' }, body);
+    const lenient = await onServer((request, response) => readJsonBody(request, response, LIMIT, false), (port) => post(port, { 'content-type': 'application/json' }, body));
+    t.deepEqual(lenient, { value: JSON.parse(body) }, body);
+  }
+  const broken = await onServer((request, response) => readJsonBody(request, response, LIMIT, true), (port) => post(port, { 'content-type': 'application/json' }, '{"a":'));
+  t.deepEqual(broken, { status: 400, message: 'malformed JSON body' });
+});
+
 test('a Content-Encoding named after a member of Object is an unknown coding (415)', async (t) => {
   for (const coding of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
     const outcome = await onServer((request, response) => readJsonBody(request, response, LIMIT, true), (port) => post(port, { 'content-type': 'application/json', 'content-encoding': coding }, '{"a":1}'));

@@ -228,7 +228,7 @@ export const REQUEST_CASES: DifferentialCase[] = [
     method: 'post',
     handlers: only((_req, res) => res.json({ reached: true })),
     request: { init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '"text"' } },
-    spaceportJson: { error: 'malformed JSON body' },
+    spaceportJson: { error: 'JSON body must be an object or an array' },
   },
   {
     name: 'a form keeps bracket and dot keys flat',
