@@ -37,7 +37,7 @@ export function documentStore(database: TenantDatabase, tenant: string, declared
 }
 
 function currentRequestScope(): StoreScope {
-  return requestScope('db', ' (outside requests, use documentStore(database, tenant))');
+  return requestScope('db', " (use it in a route's handler or auth: code run as the route file loads, or by a timer, has no request and so no tenant)");
 }
 
 function storeOver(resolveScope: () => StoreScope): DocumentStore {
