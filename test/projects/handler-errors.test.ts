@@ -15,6 +15,7 @@ test.before(async () => {
       "  { method: 'GET', path: '/bad-gateway', skipAuth: true, function: (req, res, next) => { res.status(502); next(new Error('upstream said no')); } },",
       "  { method: 'GET', path: '/frozen', skipAuth: true, function: () => { throw Object.freeze(Object.assign(new Error('sealed shut'), { status: 'teapot', expose: true })); } },",
       "  { method: 'GET', path: '/gone', skipAuth: true, function: () => { throw Object.assign(new Error('order archived'), { status: 410 }); } },",
+      "  { method: 'GET', path: '/busy/:expose', skipAuth: true, function: (req) => { throw Object.assign(new Error('queue full'), { status: 503, expose: req.params.expose === 'exposed', headers: { 'Retry-After': '5' } }); } },",
       "  { method: 'GET', path: '/bad-header/:kind', skipAuth: true, function: (req) => { throw Object.assign(new Error('slow down'), { status: 429, headers: { 'Retry-After': '7', ...BAD_HEADERS[req.params.kind] } }); } },",
       "  { method: 'GET', path: '/bad-header-next', skipAuth: true, function: (req, res, next) => next(Object.assign(new Error('already taken'), { status: 409, headers: BAD_HEADERS.newline })) },",
       "  { method: 'GET', path: '/bad-header-auth', auth: () => { throw Object.assign(new Error('no entry'), { status: 403, headers: BAD_HEADERS.latin1 }); }, function: (req, res) => res.send('in') },",
@@ -89,6 +90,15 @@ test('a frozen error with a status that is not one is a 500 all the same, its me
   t.is(status, 500);
   t.deepEqual(body, { success: false, message: 'Internal Server Error' });
   t.like(lines[0], { project: 'shop', route: 'GET /frozen', err: { message: 'sealed shut', status: 500 } });
+});
+
+test('a 503 a handler throws keeps its status, answered with the generic body and none of its headers, expose or not', async (t) => {
+  for (const expose of ['hidden', 'exposed']) {
+    const response = await service.fetch(`/api/shop/busy/${expose}`);
+    t.is(response.status, 503, expose);
+    t.is(response.headers.get('retry-after'), null, expose);
+    t.deepEqual(await response.json(), { success: false, message: 'Internal Server Error' }, expose);
+  }
 });
 
 test('a 4xx a handler throws is told on the request line, naming the route', async (t) => {
