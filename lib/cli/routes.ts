@@ -34,7 +34,7 @@ export const routeCommands: CommandTable = {
     } catch (error) {
       if (!(error instanceof ProjectLoadError)) throw error;
       process.stderr.write(`${error.problems.map(formatProblem).join('\n')}\n`);
-      throw new Error(`${error.problems.length} problem(s) in the project routes, listed above`);
+      throw new Error(`${error.problems.length} problem(s) in the projects (routes, settings, expert configuration), listed above`);
     }
   },
 };

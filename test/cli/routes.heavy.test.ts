@@ -139,7 +139,7 @@ test('make routes with invalid routes lists every problem and fails with one lin
   const lines = stderr.trimEnd().split('\n');
   t.is(lines.filter((line) => line.startsWith('test/fixtures/projects/invalid/')).length, 18);
   t.true(lines.includes('test/fixtures/projects/invalid/badroutes/api/routes.js #1 PATCH /patch: method must be one of GET, POST, PUT, DELETE'));
-  t.true(lines.includes('routes: 18 problem(s) in the project routes, listed above'));
+  t.true(lines.includes('routes: 18 problem(s) in the projects (routes, settings, expert configuration), listed above'));
 });
 
 test('make routes over an empty projects folder says so', async (t) => {
