@@ -1,4 +1,5 @@
 import type { RouteHandler } from '../bridge/index.ts';
+import { LONGEST_TIMEOUT_MS } from '../config/schema.ts';
 import type { AuthMode, RateLimitKey, RouteDeclaration, RouteRateLimit } from '../routes/declaration.ts';
 import { JsonSchemaCompiler } from '../routes/json-schema.ts';
 import { HTTP_METHODS, type HttpMethod } from '../routes/methods.ts';
@@ -82,9 +83,11 @@ function rateLimitProblems(rateLimit: unknown): string[] {
   if (rateLimit === undefined) return [];
   if (!isRecord(rateLimit)) return [`rateLimit must be an object {max, windowMs, by} (got ${kindOf(rateLimit)})`];
   const reasons: string[] = [];
-  for (const key of ['max', 'windowMs'] as const) {
-    const value = rateLimit[key];
-    if (!Number.isSafeInteger(value) || (value as number) <= 0) reasons.push(`rateLimit.${key} must be a positive integer (got ${describe(value)})`);
+  if (!Number.isSafeInteger(rateLimit.max) || (rateLimit.max as number) <= 0) reasons.push(`rateLimit.max must be a positive integer (got ${describe(rateLimit.max)})`);
+  // Bounded as the expert file's windows are.
+  const windowMs = rateLimit.windowMs;
+  if (!Number.isSafeInteger(windowMs) || (windowMs as number) <= 0 || (windowMs as number) > LONGEST_TIMEOUT_MS) {
+    reasons.push(`rateLimit.windowMs must be a whole number of milliseconds from 1 to ${LONGEST_TIMEOUT_MS} (got ${describe(windowMs)})`);
   }
   if (!RATE_LIMIT_KEYS.includes(rateLimit.by as string)) reasons.push(`rateLimit.by must be "ip" or "user" (got ${describe(rateLimit.by)})`);
   reasons.push(...unknownPropertyProblems(rateLimit, RATE_LIMIT_PROPERTIES, 'rateLimit.'));

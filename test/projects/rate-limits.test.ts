@@ -99,6 +99,8 @@ export default [
   { method: 'GET', path: '/b', rateLimit: 10, function: answer },
   { method: 'GET', path: '/c', rateLimit: { max: 1, windowMs: 1000, by: 'ip', maxx: 2 }, function: answer },
   { method: 'GET', path: '/d', skipauth: true, rateLimt: { max: 1, windowMs: 1000, by: 'ip' }, function: answer },
+  { method: 'GET', path: '/e', rateLimit: { max: 1, windowMs: 2147483648, by: 'ip' }, function: answer },
+  { method: 'GET', path: '/f', rateLimit: { max: 1, windowMs: 2147483647, by: 'ip' }, function: answer },
 ];
 `;
 
@@ -108,12 +110,13 @@ test('a wrong rateLimit, and a property a letter or a case away from a known one
   const reasons = (error as ProjectLoadError).problems.map((problem) => problem.reason);
   t.deepEqual(reasons, [
     'rateLimit.max must be a positive integer (got 0)',
-    'rateLimit.windowMs must be a positive integer (got 1.5)',
+    'rateLimit.windowMs must be a whole number of milliseconds from 1 to 2147483647 (got 1.5)',
     'rateLimit.by must be "ip" or "user" (got "tenant")',
     'rateLimit must be an object {max, windowMs, by} (got number)',
     'unknown property "rateLimit.maxx" (did you mean "max"?)',
     'unknown property "skipauth" (did you mean "skipAuth"?)',
     'unknown property "rateLimt" (did you mean "rateLimit"?)',
+    'rateLimit.windowMs must be a whole number of milliseconds from 1 to 2147483647 (got 2147483648)',
   ]);
 });
 
