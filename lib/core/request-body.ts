@@ -76,9 +76,6 @@ function contentCoding(request: IncomingMessage): string {
   return (request.headers['content-encoding'] || 'identity').toLowerCase();
 }
 
-/** RFC 8259's whitespace, then an object or an array. */
-const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
-
 /** A strict body that is well-formed JSON but another value: said as such, not as malformed. */
 const NOT_OBJECT_OR_ARRAY = 'JSON body must be an object or an array';
 
@@ -90,8 +87,9 @@ const NOT_OBJECT_OR_ARRAY = 'JSON body must be an object or an array';
 export function parseJsonBody(bytes: Buffer, strict: boolean): unknown {
   const text = withoutByteOrderMark(bytes.toString('utf8'));
   if (text === '') return strict ? {} : '';
-  if (strict && !OBJECT_OR_ARRAY.test(text)) throw createError(400, NOT_OBJECT_OR_ARRAY);
-  return secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'ignore' });
+  const value: unknown = secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'ignore' });
+  if (strict && (value === null || typeof value !== 'object')) throw createError(400, NOT_OBJECT_OR_ARRAY);
+  return value;
 }
 
 /**
