@@ -1,6 +1,6 @@
 import createError from 'http-errors';
 import statuses from 'statuses';
-import { type HttpErrorLike, isErrorStatus, statusOf } from '../core/errors.ts';
+import { type HttpErrorLike, isErrorStatus, showsMessage, statusOf } from '../core/errors.ts';
 import { isDatabaseUnreachable } from '../db/connect.ts';
 import { TenantShareBusy } from '../db/tenant-shares.ts';
 
@@ -17,7 +17,7 @@ export function handlerFailure(error: unknown, responseStatus: number): Error {
   const fields = (error !== null && typeof error === 'object' ? error : {}) as HttpErrorLike;
   const message = typeof fields.message === 'string' ? fields.message : typeof error === 'string' ? error : '';
   const headers = status < 500 && fields.headers !== null && typeof fields.headers === 'object' ? fields.headers : undefined;
-  return createError(status, message || String(statuses.message[status] ?? 'Error'), { expose: status < 500 && fields.expose !== false, headers, cause: error });
+  return createError(status, message || String(statuses.message[status] ?? 'Error'), { expose: status < 500 && showsMessage(error), headers, cause: error });
 }
 
 /**

@@ -109,6 +109,8 @@ interface ErrorAnswer {
   dropped: readonly string[];
   /** A 5xx gets an error line beside the request line; unforeseen ones with their stack (SPEC §7). */
   log?: { message: string; stack: boolean };
+  /** For the request's log line, the message a 4xx answered with its status text instead. */
+  hidden?: string;
 }
 
 /** SPEC §7's answer: `{error}` for a 4xx or an exposed 5xx (an unreachable database 503), else the bare 500. */
@@ -119,7 +121,10 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   const status = statusOf(error) ?? 500;
   const { headers, dropped } = headersOf(error);
   if (error instanceof InvalidRequest) return { status, body: { error: error.message, errors: error.problems }, headers, dropped };
-  if (status < 500) return { status, body: { error: clientMessage(error, status) }, headers, dropped };
+  if (status < 500) {
+    if (showsMessage(error)) return { status, body: { error: messageOf(error) || 'Error' }, headers, dropped };
+    return { status, body: { error: statuses.message[status] ?? 'Error' }, headers, dropped, hidden: messageOf(error) };
+  }
   // A 5xx written for the client (busy, timed out) is a condition the service foresaw: no stack.
   if ((error as HttpErrorLike).expose === true) return { status, body: { error: messageOf(error) }, headers, dropped, log: { message: 'server error', stack: false } };
   return { status, body: { success: false, message: 'Internal Server Error' }, headers: {}, dropped: [], log: { message: 'unhandled error', stack: true } };
@@ -139,7 +144,7 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
   ctx.status = answer.status;
   ctx.set(answer.headers);
   ctx.body = answer.body;
-  state.failure = 'error' in answer.body ? answer.body.error : answer.body.message;
+  state.failure = answer.hidden || ('error' in answer.body ? answer.body.error : answer.body.message);
   if (answer.log) logger.error(answer.log.stack ? { err: error, ...where } : { status: answer.status, error: messageOf(error), ...where }, answer.log.message);
   // The names only: a value may hold anything, a secret included.
   if (answer.dropped.length > 0) logger.error({ status: answer.status, headers: answer.dropped, ...where }, 'invalid headers of an error left out of its answer');
@@ -180,13 +185,18 @@ function isConnectionAbort(error: unknown): boolean {
   return false;
 }
 
-/** The message an error carries, or nothing: never the error's other fields (a URL, a password). */
-/** A 4xx's own text, unless the error says not to show it (`expose: false`, as `send` marks a system error naming a server path). */
-function clientMessage(error: unknown, status: number): string {
-  if ((error as HttpErrorLike | undefined)?.expose === false) return statuses.message[status] ?? 'Error';
-  return messageOf(error) || 'Error';
+/**
+ * Whether a 4xx answers its own message (SPEC §7) rather than its status text: not when the error
+ * says `expose: false` (as `send` marks a missing file's), nor for a Node system error, whose
+ * text names a path or a host (it carries `syscall`), unless it says `expose: true`.
+ */
+export function showsMessage(error: unknown): boolean {
+  const fields = error as (HttpErrorLike & { syscall?: unknown }) | null | undefined;
+  if (fields?.expose === true) return true;
+  return fields?.expose !== false && typeof fields?.syscall !== 'string';
 }
 
+/** The message an error carries, or nothing: never the error's other fields (a URL, a password). */
 export function messageOf(error: unknown): string {
   const message = (error as HttpErrorLike | undefined)?.message;
   return typeof message === 'string' ? message : '';

@@ -25,6 +25,15 @@ test.before(async () => {
       "  { method: 'GET', path: '/list-headers', skipAuth: true, function: () => { throw Object.assign(new Error('try again'), { status: 400, headers: { 'Set-Cookie': ['a=1', 'b=2\\n'], 'X-Num': 5, 'X-Obj': { a: 1 } } }); } },",
       "  { method: 'GET', path: '/file-bad-header', skipAuth: true, function: (req, res) => res.sendFile(import.meta.filename, { headers: BAD_HEADERS.newline }) },",
       "  { method: 'GET', path: '/download-bad-header', skipAuth: true, function: (req, res) => res.download(import.meta.filename, 'routes.js', { headers: BAD_HEADERS.latin1 }) },",
+      "  { method: 'GET', path: '/system-error/:how', skipAuth: true, function: async (req, res) => {",
+      "    try { await (await import('node:fs/promises')).readFile('/nonexistent/spaceport-orders.json'); } catch (error) {",
+      "      if (req.params.how === 'status') throw Object.assign(error, { status: 404 });",
+      "      if (req.params.how === 'exposed') throw Object.assign(error, { status: 404, expose: true });",
+      "      if (req.params.how === 'hidden') throw Object.assign(new Error('table t_secret'), { status: 409, expose: false });",
+      "      res.status(400);",
+      "      throw error;",
+      "    }",
+      "  } },",
       '];',
       'const BAD_HEADERS = {',
       "  newline: { 'X-Reason': 'a\\r\\nSet-Cookie: stolen=1' },",
@@ -108,6 +117,24 @@ test('a 4xx a handler throws is told on the request line, naming the route', asy
   t.is(lines.length, 0, 'no line besides the request line');
   const line = service.logs().find((entry) => entry.requestId === 'handler-error-4' && entry.msg === 'request');
   t.like(line, { level: 30, project: 'shop', route: 'GET /gone', status: 410, error: 'order archived' });
+});
+
+test('a 4xx from a Node system error (its text names a path) or saying expose: false answers its status text; the request line keeps the message', async (t) => {
+  const cases: Array<[string, number, string, string]> = [
+    ['status', 404, 'Not Found', 'ENOENT'],
+    ['res-status', 400, 'Bad Request', 'ENOENT'],
+    ['hidden', 409, 'Conflict', 'table t_secret'],
+  ];
+  for (const [how, status, answered, logged] of cases) {
+    const requestId = `system-error-${how}`;
+    const response = await failedRequestLog(`/api/shop/system-error/${how}`, requestId);
+    t.like(response, { status, body: { error: answered } }, how);
+    t.false(JSON.stringify(response.body).includes('/nonexistent'), how);
+    const line = service.logs().find((entry) => entry.requestId === requestId && entry.msg === 'request');
+    t.regex(String(line?.error), new RegExp(logged), how);
+  }
+  const exposed = await failedRequestLog('/api/shop/system-error/exposed', 'system-error-exposed');
+  t.like(exposed, { status: 404, body: { error: "ENOENT: no such file or directory, open '/nonexistent/spaceport-orders.json'" } }, 'expose: true shows it');
 });
 
 test('the default mount names the project too', async (t) => {
