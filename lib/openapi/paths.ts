@@ -7,8 +7,8 @@ import { SchemaComponents } from './schema-components.ts';
 import { SecuritySchemes } from './security-schemes.ts';
 import { operationTags } from './tags.ts';
 
-/** `:id` (and a `*rest` wildcard) in a route path; OpenAPI writes them `{id}`. */
-const ROUTE_PARAMETER = /[:*]([A-Za-z_$][\w$]*)/g;
+/** The name after `:` (or a `*rest` wildcard's) in a route path; OpenAPI writes them `{id}`. */
+const PARAMETER_NAME = /^[A-Za-z_$][\w$]*/;
 const TEMPLATE_PARAMETER = /\{([^}]+)\}/g;
 
 const ANY_BODY: JsonObject = {
@@ -40,23 +40,47 @@ export function routePaths(routes: readonly ListedRoute[]): RoutePaths {
   const naming: Naming = { schemas: new SchemaComponents(), security: new SecuritySchemes(), operationIds: new OperationIds() };
   for (const route of routes) {
     const declared = declareSchemas(route, naming.schemas);
-    for (const url of route.urls.flatMap(withOptionalGroups)) {
-      const template = openApiTemplate(url);
-      // OpenAPI treats /a/{id} and /a/{key} as one path: the first spelling names the parameter.
-      const shape = template.replace(TEMPLATE_PARAMETER, '{}');
-      const key = templateByShape.get(shape) ?? template;
-      templateByShape.set(shape, key);
-      paths[key] ??= pathItem(key, route.tenant);
-      const operationId = naming.operationIds.name(route, template, openApiTemplate(route.urls[0] ?? url));
-      paths[key][route.method.toLowerCase()] = operation(route, declared, parameterRenaming(template, key), naming, operationId);
+    // Each URL's paths in the same order: an operation is named against the same path of the first URL.
+    const firstPaths = withOptionalGroups(route.urls[0] ?? '');
+    for (const url of route.urls) {
+      withOptionalGroups(url).forEach((path, index) => {
+        const template = openApiTemplate(path);
+        // OpenAPI treats /a/{id} and /a/{key} as one path: the first spelling names the parameter.
+        const shape = template.replace(TEMPLATE_PARAMETER, '{}');
+        const key = templateByShape.get(shape) ?? template;
+        templateByShape.set(shape, key);
+        paths[key] ??= pathItem(key, route.tenant);
+        const method = route.method.toLowerCase();
+        // The router answers with the first route that matches: a later one is never reached there.
+        if (paths[key][method] !== undefined) return;
+        const operationId = naming.operationIds.name(route, template, openApiTemplate(firstPaths[index] ?? path));
+        paths[key][method] = operation(route, declared, parameterRenaming(template, key), naming, operationId);
+      });
     }
   }
   return { paths, schemas: naming.schemas.schemas, securitySchemes: naming.security.schemes };
 }
 
-/** `/api/sample/items/:id` → `/api/sample/items/{id}`; optional groups are flattened. */
-export function openApiTemplate(url: string): string {
-  return url.replace(/[{}]/g, '').replace(ROUTE_PARAMETER, '{$1}');
+/**
+ * `/api/sample/items/:id` → `/api/sample/items/{id}`, for a path without optional groups. An
+ * escaped character is literal; a literal brace is percent-encoded, as a template cannot hold it.
+ */
+export function openApiTemplate(path: string): string {
+  let template = '';
+  for (let index = 0; index < path.length; index += 1) {
+    const char = path[index];
+    const parameter = char === ':' || char === '*' ? PARAMETER_NAME.exec(path.slice(index + 1)) : null;
+    if (char === '\\') {
+      index += 1;
+      template += (path[index] ?? '').replace(/[{}]/, encodeURIComponent);
+    } else if (parameter !== null) {
+      template += `{${parameter[0]}}`;
+      index += parameter[0].length;
+    } else if (char !== '{' && char !== '}') {
+      template += char;
+    }
+  }
+  return template;
 }
 
 /**
@@ -64,8 +88,8 @@ export function openApiTemplate(url: string): string {
  * optional path parameter, so `/echo/:a{/:b}` is listed as `/echo/{a}/{b}` and `/echo/{a}`.
  */
 function withOptionalGroups(url: string): string[] {
-  const open = url.indexOf('{');
-  if (open === -1) return [url];
+  const open = nextBrace(url, 0);
+  if (open === url.length) return [url];
   const close = closingBrace(url, open);
   const [before, inside, after] = [url.slice(0, open), url.slice(open + 1, close), url.slice(close + 1)];
   const paths = [...withOptionalGroups(before + inside + after), ...withOptionalGroups(before + after)];
@@ -74,9 +98,18 @@ function withOptionalGroups(url: string): string[] {
 
 function closingBrace(url: string, open: number): number {
   let depth = 0;
-  for (let index = open; index < url.length; index += 1) {
+  for (let index = open; index < url.length; index = nextBrace(url, index + 1)) {
     if (url[index] === '{') depth += 1;
-    else if (url[index] === '}' && --depth === 0) return index;
+    else if (--depth === 0) return index;
+  }
+  return url.length;
+}
+
+/** The index of the first brace from `start` that is not escaped (`\\{`), or the URL's length. */
+function nextBrace(url: string, start: number): number {
+  for (let index = start; index < url.length; index += 1) {
+    if (url[index] === '\\') index += 1;
+    else if (url[index] === '{' || url[index] === '}') return index;
   }
   return url.length;
 }

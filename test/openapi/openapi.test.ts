@@ -231,6 +231,28 @@ test('a path with optional groups is listed with each group and without it, each
   t.deepEqual(pathParameters('/api/shop/files'), []);
 });
 
+test('at a path two routes share, the one the router reaches first is listed; paths of groups are named against the first URL\'s same path', async (t) => {
+  const operations = (document: Document) => Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path, (item.get as unknown as { operationId: string; 'x-spaceport-auth': string } | undefined)]));
+  const document = buildOpenApiDocument([
+    route({ method: 'GET', path: '/items', auth: 'system' }),
+    route({ method: 'GET', path: '/items{/:id}', auth: 'public' }),
+    route({ method: 'GET', path: '/x{/:a}{/:b}', auth: 'public' }),
+    { ...route({ method: 'GET', path: '{/v1}/users', auth: 'public', urls: ['/api/shop{/v1}/users', '/api/project{/v1}/users'] }), operationId: 'listUsers' },
+    route({ method: 'GET', path: '/esc\\{x\\}', auth: 'public' }),
+  ]) as Document;
+  t.is(await validationErrors(document), undefined);
+  t.deepEqual(undeclaredPathParameters(document), []);
+  const listed = operations(document);
+  t.like(listed['/api/shop/items'], { 'x-spaceport-auth': 'system', operationId: 'getShopItems' }, 'the first route answers /items');
+  t.like(listed['/api/shop/items/{id}'], { 'x-spaceport-auth': 'public' });
+  t.like(listed['/api/shop/x/{a}'], { operationId: 'getShopXByA' }, '/x/{b} is the same path, answered as /x/{a}');
+  t.like(listed['/api/shop/v1/users'], { operationId: 'listUsers' });
+  t.like(listed['/api/shop/users'], { operationId: 'listUsers2' });
+  t.like(listed['/api/project/v1/users'], { operationId: 'projectListUsers' });
+  t.like(listed['/api/project/users'], { operationId: 'projectListUsers2' });
+  t.truthy(listed['/api/shop/esc%7Bx%7D'], 'escaped braces are literal');
+});
+
 test('without project routes the document holds only the system endpoints', async (t) => {
   const document = buildOpenApiDocument(answeringServiceRoutes(service.runtime.config)) as Document;
   t.is(await validationErrors(document), undefined);
