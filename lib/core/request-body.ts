@@ -76,20 +76,13 @@ function contentCoding(request: IncomingMessage): string {
   return (request.headers['content-encoding'] || 'identity').toLowerCase();
 }
 
-/** A strict body that is well-formed JSON but another value: said as such, not as malformed. */
-const NOT_OBJECT_OR_ARRAY = 'JSON body must be an object or an array';
-
 /**
  * JSON read as UTF-8 (a byte order mark dropped, as a decoder does), a `__proto__` key refused (its message names
- * it; `constructor.prototype` is an ordinary key). `strict`: an object or an array only, an empty body `{}`;
- * otherwise any JSON value, an empty body `''`.
+ * it; `constructor.prototype` is an ordinary key). An empty body is `undefined`, which no JSON text is.
  */
-export function parseJsonBody(bytes: Buffer, strict: boolean): unknown {
+function parseJsonBody(bytes: Buffer): unknown {
   const text = withoutByteOrderMark(bytes.toString('utf8'));
-  if (text === '') return strict ? {} : '';
-  const value: unknown = secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'ignore' });
-  if (strict && (value === null || typeof value !== 'object')) throw createError(400, NOT_OBJECT_OR_ARRAY);
-  return value;
+  return text === '' ? undefined : secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'ignore' });
 }
 
 /**
@@ -116,13 +109,21 @@ function withoutByteOrderMark(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** The body as JSON (`parseJsonBody`), decoded and read within `limitBytes`; what fails is a 400, 413 or 415. */
+/**
+ * The body as JSON (`parseJsonBody`), decoded and read within `limitBytes`; what fails is a 400, 413 or 415.
+ * `strict`: an object or an array only, an empty body `{}`; otherwise any JSON value.
+ */
 export async function readJsonBody(request: IncomingMessage, response: ServerResponse, limitBytes: number, strict: boolean): Promise<Request['body']> {
   refuseOtherCharsets(request);
+  let value: unknown;
   try {
-    return parseJsonBody(await readBytes(decodedBody(request, response), limitBytes, declaredLength(request)), strict) as Request['body'];
+    value = parseJsonBody(await readBytes(decodedBody(request, response), limitBytes, declaredLength(request)));
   } catch (error) {
-    if (createError.isHttpError(error) && error.message === NOT_OBJECT_OR_ARRAY) throw error;
     throw bodyError(error as Error, 'malformed JSON body');
   }
+  if (value === undefined) return strict ? {} : '';
+  if (!strict) return value as Request['body'];
+  // Well-formed JSON but another value: said as such, not as malformed.
+  if (value === null || typeof value !== 'object') throw createError(400, 'JSON body must be an object or an array');
+  return value as Request['body'];
 }

@@ -59,7 +59,7 @@ test('a body whose client left while an earlier step waited is refused at once (
 });
 
 test('well-formed JSON that is not an object or an array is refused as such (400), strict only; broken JSON stays malformed', async (t) => {
-  for (const body of ['"str"', '42', 'null', ' true']) {
+  for (const body of ['"str"', '""', '42', 'null', ' true']) {
     const strict = await onServer((request, response) => readJsonBody(request, response, LIMIT, true), (port) => post(port, { 'content-type': 'application/json' }, body));
     t.deepEqual(strict, { status: 400, message: 'JSON body must be an object or an array' }, body);
     const lenient = await onServer((request, response) => readJsonBody(request, response, LIMIT, false), (port) => post(port, { 'content-type': 'application/json' }, body));
@@ -69,6 +69,10 @@ test('well-formed JSON that is not an object or an array is refused as such (400
     const broken = await onServer((request, response) => readJsonBody(request, response, LIMIT, true), (port) => post(port, { 'content-type': 'application/json' }, body));
     t.deepEqual(broken, { status: 400, message: 'malformed JSON body' }, body);
   }
+  const emptyStrict = await onServer((request, response) => readJsonBody(request, response, LIMIT, true), (port) => post(port, { 'content-type': 'application/json' }, ''));
+  t.deepEqual(emptyStrict, { value: {} }, 'an empty body, strict');
+  const emptyLenient = await onServer((request, response) => readJsonBody(request, response, LIMIT, false), (port) => post(port, { 'content-type': 'application/json' }, ''));
+  t.deepEqual(emptyLenient, { value: '' }, 'an empty body, not strict');
 });
 
 test('a Content-Encoding named after a member of Object is an unknown coding (415)', async (t) => {
