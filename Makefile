@@ -73,7 +73,7 @@ rollback: $(STAMP)
 
 # make migration NAME=add_widgets [KIND=contract]: an empty migration of that kind (expand by default).
 migration: $(STAMP)
-	@$(CLI) migration "$(NAME)" "$(or $(KIND),expand)"
+	@$(CLI) migration $(call quote,$(value NAME)) $(call quote,$(or $(value KIND),expand))
 
 # A new project in PROJECTS_DIR that passes its own tests and make check as it is.
 project: $(STAMP)

@@ -120,6 +120,11 @@ test('migration refuses a missing or invalid NAME in one line and writes nothing
     [make(['migration', 'NAME='], databaseUrl), /^migration: usage: make migration NAME=<name> \[KIND=expand\|contract\]$/],
     [make(['migration', 'NAME=Bad Name'], databaseUrl), /^migration: migration name "Bad Name" must be lower-case letters, digits, _ or -$/],
     [make(['migration', 'NAME=../escape'], databaseUrl), /must be lower-case letters, digits, _ or -$/],
+    // The name reaches the command as typed: no shell runs what it holds.
+    [make(['migration', 'NAME=x`echo y`'], databaseUrl), /^migration: migration name "x`echo y`" must be lower-case letters, digits, _ or -$/],
+    [make(['migration', 'NAME=x$$(echo y)'], databaseUrl), /^migration: migration name "x\$\$\(echo y\)" must be lower-case letters, digits, _ or -$/],
+    [make(['migration', 'NAME=a"b'], databaseUrl), /^migration: migration name "a"b" must be lower-case letters, digits, _ or -$/],
+    [make(['migration', 'NAME=x', 'KIND=`echo contract`'], databaseUrl), /^migration: KIND must be expand or contract, not "`echo contract`"$/],
   ];
   for (const [outcome, message] of cases) assertFailure(t, await outcome, message);
   t.deepEqual(readdirSync(MIGRATIONS_DIR), before);
