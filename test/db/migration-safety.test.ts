@@ -41,5 +41,10 @@ test('the check refuses each unsafe expand migration, naming the file and the ru
   t.deepEqual(rules('29990101000013_spaces_note_outside_transaction.ts'), ['prefer-robust-stmts', 'require-lock-timeout'], 'unbounded, and not safe to run again after a crash');
   t.deepEqual(rules('29990101000014_spaces_label.ts'), ['waives ban-drop-column, which it does not break']);
   t.deepEqual(rules('contract/29990101000015_drop_spaces_note.ts'), []);
+  t.deepEqual(rules('29990101000016_gadget_views.ts'), []);
+  t.deepEqual(rules('29990101000017_drop_gadget_view.ts'), ['ban-drop-object', 'ban-drop-object', 'renaming-object', 'renaming-object'], 'what squawk has no rule for');
+  t.deepEqual(rules('29990101000018_gadget_parts_do_block.ts'), ['do-block'], 'what squawk cannot read');
+  t.deepEqual(rules('contract/29990101000019_drop_gadget_colour.ts'), []);
   t.true(refused.some((line) => line === 'test/fixtures/migrations/unsafe/29990101000002_drop_gadget_size.ts: ban-drop-column: Dropping a column may break existing clients. (alter table gadgets drop column size;)'));
+  t.true(refused.includes('test/fixtures/migrations/unsafe/29990101000017_drop_gadget_view.ts: ban-drop-object: Dropping a view, function, type or other object may break existing clients. (drop view gadget_part_sizes; drop function gadget_double(int);)'));
 });

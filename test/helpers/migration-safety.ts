@@ -34,7 +34,25 @@ const NOT_APPLIED = [
 ];
 
 /** What a contract migration may do, since no code of the release before runs any more. */
-const CONTRACT_MAY = ['ban-drop-column', 'ban-drop-table', 'renaming-column', 'renaming-table', 'ban-drop-not-null', 'adding-required-field'];
+const CONTRACT_MAY = ['ban-drop-column', 'ban-drop-table', 'renaming-column', 'renaming-table', 'ban-drop-not-null', 'adding-required-field', 'ban-drop-object', 'renaming-object'];
+
+/** Objects other than tables and columns that the release before may name in its SQL. */
+const OBJECT = String.raw`(?:materialized\s+view|view|function|procedure|routine|aggregate|type|domain|schema|sequence)`;
+
+/**
+ * Rules of this project's own, for what squawk has no rule on (it lints tables and columns), read
+ * like squawk's: dropping, renaming or moving a view, function or type, and a DO block, whose
+ * statements squawk does not read (so that it would hide any of the rules above).
+ */
+const OWN_RULES = [
+  { rule: 'ban-drop-object', pattern: new RegExp(String.raw`\bdrop\s+${OBJECT}\b`, 'gi'), message: 'Dropping a view, function, type or other object may break existing clients.' },
+  {
+    rule: 'renaming-object',
+    pattern: new RegExp(String.raw`\balter\s+(?:${OBJECT}\b[^;]*?\brename|(?:${OBJECT}|table)\b[^;]*?\bset\s+schema)\b`, 'gi'),
+    message: 'Renaming a view, function, type or enum value, or moving an object to another schema, may break existing clients.',
+  },
+  { rule: 'do-block', pattern: /(?<=(?:^|;)\s*)do\s/gi, message: 'The check does not read the statements of a DO block: send them as statements of their own, or waive it with the reason.' },
+];
 
 /** A reason shorter than this is no reason. */
 const SHORTEST_REASON = 20;
@@ -149,7 +167,7 @@ async function lint(migrations: readonly RecordedMigration[]): Promise<Finding[]
       writeFileSync(script, migration.sql);
       return script;
     });
-    return (await squawk(scripts)).flatMap((violation): Finding[] => {
+    return [...(await squawk(scripts)), ...scripts.flatMap((script, index) => ownViolations(script, migrations[index]?.sql ?? ''))].flatMap((violation): Finding[] => {
       const migration = migrations[Number(path.basename(violation.file, '.sql'))];
       if (migration === undefined) throw new Error(`squawk named a file it was not given: ${violation.file}`);
       if (migration.kind === 'contract' && CONTRACT_MAY.includes(violation.rule_name)) return [];
@@ -159,6 +177,13 @@ async function lint(migrations: readonly RecordedMigration[]): Promise<Finding[]
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/** Where `sql` breaks one of OWN_RULES, as squawk reports its own (`line` counted from 0, as the statement is looked up). */
+function ownViolations(file: string, sql: string): SquawkViolation[] {
+  return OWN_RULES.flatMap(({ rule, pattern, message }) =>
+    [...sql.matchAll(pattern)].map((match) => ({ file, line: sql.slice(0, match.index).split('\n').length - 1, rule_name: rule, message })),
+  );
 }
 
 async function squawk(scripts: readonly string[]): Promise<SquawkViolation[]> {
