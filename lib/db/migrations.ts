@@ -59,10 +59,12 @@ export async function migrateContract(knex: Knex, options: MigrationRunOptions =
   });
 }
 
-/** Reverts the last batch (every batch with `all`), whatever its kind: `make rollback`. */
+/** Reverts the last batch (every batch with `all`), whatever its kind, but never alone the run that installed the database: `make rollback`. */
 export async function rollbackLast(knex: Knex, all = false, options: MigrationRunOptions = {}): Promise<string[]> {
   return withMigrationLock(knex, options, async (holder) => {
-    refuseUnknown(await migrationStatus(knex, options));
+    const states = await migrationStatus(knex, options);
+    refuseUnknown(states);
+    if (!all) refuseUninstalling(states);
     return retryLocks(knex, { ...options, label: 'rollback', watchConnection: holder }, async (attempt, watch) => {
       const [, reverted] = (await knex.migrate.rollback({ migrationSource: migrationSource(listMigrations(options.directory)), beforeEach: boundLocks(attempt, watch) }, all)) as [number, string[]];
       return reverted;
@@ -118,6 +120,17 @@ function refuseUnknown(states: readonly MigrationState[]): void {
   if (unknown.length > 0) {
     throw new Error(`the database has migrations this release does not hold (${unknown.join(', ')}): run make rollback with the release that has them first (README, Going back)`);
   }
+}
+
+/** A deploy's run is reverted; the one that installed the database would drop every table, each tenant's data with it. */
+function refuseUninstalling(states: readonly MigrationState[]): void {
+  const applied = states.filter((state) => state.applied);
+  const last = Math.max(...applied.map((state) => state.batch ?? 0));
+  if (applied.length === 0 || applied.some((state) => state.batch !== last)) return;
+  throw new Error(
+    `make rollback would revert every migration this database has (batch ${last}, ${applied.length} migrations: the run that installed it), ` +
+      "dropping every table with its data: it reverts a deploy's migrations, not an installation (drop the database to start again)",
+  );
 }
 
 function refuseBehindContract(pending: readonly MigrationState[]): void {

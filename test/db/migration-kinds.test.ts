@@ -105,7 +105,21 @@ test('make rollback refuses, naming them, while the database has migrations of a
   });
   t.true((await migrationStatus(knex, { directory: next })).every((state) => state.applied), 'nothing reverted');
   t.deepEqual(await rollbackLast(knex, false, { directory: next }), ['29990101000001_widgets_colour.ts']);
-  t.deepEqual(await rollbackLast(knex), REAL.toReversed(), 'then the release before reverts its own');
+  t.deepEqual(await rollbackLast(knex, true), REAL.toReversed(), 'then the release before reverts its own');
+});
+
+test('make rollback refuses to revert the run that installed the database, which would drop every table and its data', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  await knex('tenants').insert({ name: 'acme' });
+  await t.throwsAsync(rollbackLast(knex), {
+    message: `make rollback would revert every migration this database has (batch 1, ${REAL.length} migrations: the run that installed it), dropping every table with its data: it reverts a deploy's migrations, not an installation (drop the database to start again)`,
+  });
+  t.true((await migrationStatus(knex)).every((state) => state.applied), 'nothing reverted');
+  t.is((await knex('tenants').where({ name: 'acme' })).length, 1);
+  const directory = migrationFolder(t, { expand: EXPAND });
+  await migrateLatest(knex, { directory });
+  t.deepEqual(await rollbackLast(knex, false, { directory }), ['29990101000001_widgets_colour.ts'], 'a later run is reverted as before');
 });
 
 test('make migration writes an expand migration by default, a contract one in migrations/contract with KIND=contract', async (t) => {
