@@ -102,9 +102,14 @@ export async function recordMigrations(directory: string): Promise<RecordedMigra
   }
 }
 
-/** The runner's own statements (progress of batches, watching for blockers), not the migration's. */
+/**
+ * The runner's own statements (progress of batches, watching for blockers), not the migration's:
+ * each one statement that reads or writes only its bookkeeping. A migration's string holding more
+ * than one statement, or one that changes the schema, is linted whatever it names.
+ */
 function isBookkeeping(sql: string): boolean {
-  return /knex_migrations|pg_backend_pid\(\)|pg_blocking_pids/.test(sql);
+  const oneStatement = !/;\s*\S/.test(sql.trim().replace(/;+$/, ''));
+  return oneStatement && /^\s*(?:select|insert|delete|create table if not exists)\b/i.test(sql) && /knex_migrations|pg_backend_pid\(\)|pg_blocking_pids/.test(sql);
 }
 
 /** The file's place in the repository (a test's folder of migrations links to them). */
