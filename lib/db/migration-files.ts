@@ -70,15 +70,25 @@ async function failingAs<Result>(file: MigrationFile, work: () => Promise<Result
   }
 }
 
-/** `migration 2026…_x.ts failed: …`. Keeps its cause's SQLSTATE, by which the runner tells a lock timeout (tried again) from a failure. */
+/**
+ * `migration 2026…_x.ts failed: …`. Keeps its cause's SQLSTATE, by which the runner tells a lock timeout (tried again) from a
+ * failure. A statement's failure is one line (knex puts the statement, as written, before PostgreSQL's reason): a make
+ * target prints an error's first line, which was empty for a statement written over several lines.
+ */
 export class MigrationFailedError extends Error {
   override name = 'MigrationFailedError';
   readonly code: unknown;
 
   constructor(file: MigrationFile, cause: unknown) {
-    super(`migration ${file.name} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super(`migration ${file.name} failed: ${isStatementError(cause) ? message.replace(/\s+/g, ' ').trim() : message}`, { cause });
     this.code = (cause as { code?: unknown } | null)?.code;
   }
+}
+
+/** PostgreSQL's error (pg's DatabaseError carries its severity): its message is SQL and reason, in which line breaks are only spacing. */
+function isStatementError(cause: unknown): boolean {
+  return cause instanceof Error && typeof (cause as { severity?: unknown }).severity === 'string';
 }
 
 /** The parameters start with `_` so that an empty migration passes `make check` (unused parameters). */

@@ -88,6 +88,13 @@ test('a migration whose statement fails is named in the error, the statement and
   await t.throwsAsync(migrateLatest(fresh, { directory }), { message: 'migration contract/29990101000002_typo.ts failed: selec 1 - syntax error at or near "selec"' }, 'a new database');
 });
 
+test('a failing statement written over several lines is one line in the error, so that make migrate, which prints the first line, shows the reason', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  const directory = migrationFolder(t, { expand: { '29990101000001_multiline.ts': sqlMigration(['\n    select\n      selec 1\n    ']) } });
+  await t.throwsAsync(migrateLatest(knex, { directory }), { message: 'migration 29990101000001_multiline.ts failed: select selec 1 - syntax error at or near "1"' });
+});
+
 test('services starting at once against a new database all come up, and it is migrated once', async (t) => {
   const database = await createFreshDatabase();
   t.teardown(() => database.drop());
