@@ -40,8 +40,16 @@ export function listMigrations(directory = MIGRATIONS_DIR): MigrationFile[] {
   return files.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 }
 
+/** A script of any name: one not named as a migration would be skipped, and its changes never made, with nothing said. */
+const SCRIPT = /\.[cm]?[jt]s$/;
+
 function migrationsIn(directory: string): string[] {
-  return existsSync(directory) ? readdirSync(directory).filter((file) => MIGRATION_FILE.test(file)) : [];
+  const files = existsSync(directory) ? readdirSync(directory) : [];
+  const unnamed = files.find((file) => SCRIPT.test(file) && !MIGRATION_FILE.test(file));
+  if (unnamed !== undefined) {
+    throw new Error(`${path.join(directory, unnamed)} is not named as a migration (<UTC timestamp>_<name>.ts, as make migration NAME=<name> writes it): rename it, or move it out of the folder`);
+  }
+  return files.filter((file) => MIGRATION_FILE.test(file));
 }
 
 export function loadMigration(file: MigrationFile): Promise<MigrationModule> {

@@ -95,6 +95,17 @@ test('a failing statement written over several lines is one line in the error, s
   await t.throwsAsync(migrateLatest(knex, { directory }), { message: 'migration 29990101000001_multiline.ts failed: select selec 1 - syntax error at or near "1"' });
 });
 
+test('a script in a migrations folder not named as a migration is refused, naming it, never skipped in silence', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  const unnamed = migrationFolder(t, { expand: { 'add_colour.ts': sqlMigration(['alter table spaces add column colour text']) } });
+  const message = `${unnamed}/add_colour.ts is not named as a migration (<UTC timestamp>_<name>.ts, as make migration NAME=<name> writes it): rename it, or move it out of the folder`;
+  await t.throwsAsync(migrateLatest(knex, { directory: unnamed }), { message });
+  await t.throwsAsync(migrationStatus(knex, { directory: unnamed }), { message });
+  const dotted = migrationFolder(t, { contract: { '29990101000001_drop.colour.js': '' } });
+  await t.throwsAsync(migrationStatus(knex, { directory: dotted }), { message: /\/contract\/29990101000001_drop\.colour\.js is not named as a migration/ });
+});
+
 test('services starting at once against a new database all come up, and it is migrated once', async (t) => {
   const database = await createFreshDatabase();
   t.teardown(() => database.drop());
