@@ -27,6 +27,9 @@ const TABLE = 'knex_migrations';
 /** An arbitrary constant. */
 const MIGRATION_LOCK_KEY = 7_361_504_201;
 
+/** The `application_name` of the session holding the lock, by which another run's line (and pg_stat_activity) names it. */
+const LOCK_HOLDER_NAME = 'spaceport migration runner';
+
 /**
  * The pending expand migrations (`make migrate`, every start-up); on a new database no older code serves, so the
  * contract ones too. Refuses when an earlier contract migration has not run, or a later release's has.
@@ -196,8 +199,8 @@ async function takeAdvisoryLock(knex: Knex, holder: unknown, options: MigrationR
       async (trx) => {
         await trx.raw(setLockTimeout(attempt.lockTimeoutMs));
         await watch(trx);
-        // A session's lock: it outlasts this transaction.
-        await trx.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]);
+        // A session's lock: it outlasts this transaction, and so does the session's name (`false`: not local).
+        await trx.raw('select pg_advisory_lock(?), set_config(?, ?, false)', [MIGRATION_LOCK_KEY, 'application_name', LOCK_HOLDER_NAME]);
       },
       { connection: holder },
     ),
@@ -212,7 +215,7 @@ async function withMigrationLock<Result>(knex: Knex, options: MigrationRunOption
     await takeAdvisoryLock(knex, holder, options);
     return await work(holder);
   } finally {
-    await knex.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);
+    await knex.raw("select pg_advisory_unlock(?), set_config('application_name', '', false)", [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);
     await knex.client.releaseConnection(holder);
   }
 }

@@ -3,7 +3,7 @@ import test from 'ava';
 import pg from 'pg';
 import { describeBlockers, type LockAttempt, type LockRetry, LockNotAvailableError, withLockRetries } from '../../lib/db/lock-retries.ts';
 import { migrateLatest, migrationStatus } from '../../lib/db/migrations.ts';
-import { migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
+import { freshKnex, migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 import { migrationFolder, sqlMigration } from '../helpers/migrations.ts';
 
 /**
@@ -202,4 +202,19 @@ test.serial('a run waiting for the migration lock goes on once its holder lets i
   await holder.release();
   t.deepEqual(await waiting, [], 'nothing pending: it ran');
   t.true(retries.length > 0 && retries.length < attempts.length);
+});
+
+test('a run waiting for another run names it as the migration runner, not as an unnamed session running a query of pg_locks', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  const directory = migrationFolder(t, { expand: { '29990101000001_slow.ts': sqlMigration(['select pg_sleep(1.5)']) } });
+  const first = migrateLatest(knex, { directory });
+  await sleep(300);
+  const retries: LockRetry[] = [];
+  const attempts = Array.from({ length: 40 }, () => ({ lockTimeoutMs: 100, pauseMs: 100 }));
+  t.deepEqual(await migrateLatest(knex, { directory, attempts, onRetry: (retry) => retries.push(retry) }), []);
+  t.deepEqual(await first, ['29990101000001_slow.ts']);
+  const named = retries.flatMap((retry) => retry.blockers).map((blocker) => blocker.application);
+  t.true(named.length > 0);
+  t.true(named.every((application) => application === 'spaceport migration runner'), JSON.stringify(named));
 });
