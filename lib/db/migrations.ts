@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Knex } from 'knex';
 import { createKnex, type KnexOptions } from './connect.ts';
 import { type LockAttempt, type LockRetry, type LockRetryOptions, retryLocks, setLockTimeout } from './lock-retries.ts';
@@ -86,7 +87,17 @@ export async function migrationStatus(knex: Knex, options: Pick<MigrationRunOpti
   for (const row of ran.values()) {
     if (!known.has(row.name)) states.push({ name: row.name, kind: 'unknown', applied: true, batch: row.batch, appliedAt: row.migration_time });
   }
+  refuseMoved(states);
   return states;
+}
+
+/** A file's kind is in its name (`contract/`): moved to the other folder after it ran, it would look new and run again. */
+function refuseMoved(states: readonly MigrationState[]): void {
+  const ranAs = new Map(states.filter((state) => state.kind === 'unknown').map((state) => [path.basename(state.name), state.name]));
+  const moved = states.find((state) => !state.applied && ranAs.has(path.basename(state.name)));
+  if (moved) {
+    throw new Error(`${moved.name} ran as ${ranAs.get(path.basename(moved.name))}: a migration that ran keeps its folder (its kind), or it would run again; move it back`);
+  }
 }
 
 /** On a connection of its own, free of the service's query time limit: a migration may rightly run long. */

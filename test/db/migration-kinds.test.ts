@@ -177,3 +177,14 @@ test('instances starting at once while one builds an index concurrently all come
   const runs = await Promise.all(instances.map((knex) => migrateLatest(knex, { directory })));
   t.deepEqual(runs.flat(), ['29990101000004_spaces_by_update.ts']);
 });
+
+test('a migration moved to the other folder after it ran is refused, naming both names, rather than run a second time', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  await migrateLatest(knex, { directory: migrationFolder(t, { expand: EXPAND }) });
+  const moved = migrationFolder(t, { contract: EXPAND });
+  const message =
+    'contract/29990101000001_widgets_colour.ts ran as 29990101000001_widgets_colour.ts: a migration that ran keeps its folder (its kind), or it would run again; move it back';
+  await t.throwsAsync(migrationStatus(knex, { directory: moved }), { message });
+  await t.throwsAsync(migrateContract(knex, { directory: moved }), { message });
+});
