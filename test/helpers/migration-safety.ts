@@ -34,14 +34,15 @@ const NOT_APPLIED = [
 ];
 
 /** What a contract migration may do, since no code of the release before runs any more. */
-const CONTRACT_MAY = ['ban-drop-column', 'ban-drop-table', 'renaming-column', 'renaming-table', 'ban-drop-not-null', 'adding-required-field', 'ban-drop-object', 'renaming-object'];
+const CONTRACT_MAY = ['ban-drop-column', 'ban-drop-table', 'renaming-column', 'renaming-table', 'ban-drop-not-null', 'adding-required-field', 'ban-drop-object', 'renaming-object', 'ban-drop-default'];
 
 /** Objects other than tables and columns that the release before may name in its SQL. */
 const OBJECT = String.raw`(?:materialized\s+view|view|function|procedure|routine|aggregate|type|domain|schema|sequence)`;
 
 /**
  * Rules of this project's own, for what squawk has no rule on (it lints tables and columns), read
- * like squawk's: dropping, renaming or moving a view, function or type, and a DO block, whose
+ * like squawk's: dropping, renaming or moving a view, function or type, dropping a column's default
+ * (what adding-required-field refuses, in two steps), and a DO block, whose
  * statements squawk does not read (so that it would hide any of the rules above).
  */
 const OWN_RULES = [
@@ -50,6 +51,11 @@ const OWN_RULES = [
     rule: 'renaming-object',
     pattern: new RegExp(String.raw`\balter\s+(?:${OBJECT}\b[^;]*?\brename|(?:${OBJECT}|table)\b[^;]*?\bset\s+schema)\b`, 'gi'),
     message: 'Renaming a view, function, type or enum value, or moving an object to another schema, may break existing clients.',
+  },
+  {
+    rule: 'ban-drop-default',
+    pattern: /\balter\s+(?:column\s+)?(?:"[^"]+"|\w+)\s+drop\s+default\b/gi,
+    message: 'Dropping a default may break existing clients: the release before inserts without the column (a NOT NULL one then refuses it).',
   },
   { rule: 'do-block', pattern: /(?<=(?:^|;)\s*)do\s/gi, message: 'The check does not read the statements of a DO block: send them as statements of their own, or waive it with the reason.' },
 ];
