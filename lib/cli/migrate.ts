@@ -1,6 +1,8 @@
 import { distributeTables } from '../db/distribute.ts';
 import { describeBlockers, type LockRetry } from '../db/lock-retries.ts';
 import { createMigrationFile, type MigrationKind, type MigrationState, migrateContract, migrateLatest, migrationStatus, rollbackLast } from '../db/migrations.ts';
+import { databaseAddress } from '../db/connect.ts';
+import type { Runtime } from '../core/runtime.ts';
 import { withRuntime } from './database.ts';
 import type { CommandTable } from './command.ts';
 
@@ -12,25 +14,38 @@ const appliedLines = (applied: string[]) => (applied.length ? applied.map((name)
 
 export const migrationCommands: CommandTable = {
   migrate: () =>
-    withRuntime(async ({ knex }) => {
+    onDatabase(async ({ knex }) => {
       const applied = appliedLines(await migrateLatest(knex, { onRetry }));
       const waiting = (await migrationStatus(knex)).filter((state) => state.kind === 'contract' && !state.applied);
       return waiting.length === 0 ? applied : `${applied}\n${waiting.length} contract migration(s) wait: run make migrate-contract once every instance runs this release`;
     }),
-  'migrate-contract': () => withRuntime(async ({ knex }) => appliedLines(await migrateContract(knex, { onRetry }))),
+  'migrate-contract': () => onDatabase(async ({ knex }) => appliedLines(await migrateContract(knex, { onRetry }))),
   rollback: () =>
-    withRuntime(async ({ knex }) => {
+    onDatabase(async ({ knex }) => {
       const reverted = await rollbackLast(knex, false, { onRetry });
       return reverted.length ? reverted.map((name) => `rolled back ${name}`).join('\n') : 'nothing to roll back';
     }),
-  distribute: () => withRuntime(async ({ knex }) => (await distributeTables(knex)).join('\n') || 'already distributed'),
-  'migrate-status': () => withRuntime(async ({ knex }) => statusTable(await migrationStatus(knex))),
+  distribute: () => onDatabase(async ({ knex }) => (await distributeTables(knex)).join('\n') || 'already distributed'),
+  'migrate-status': () => onDatabase(async ({ knex }) => statusTable(await migrationStatus(knex))),
   migration: async ([name, kind = 'expand']) => {
     if (!name) throw new UsageError('usage: make migration NAME=<name> [KIND=expand|contract]');
     if (kind !== 'expand' && kind !== 'contract') throw new UsageError(`KIND must be expand or contract, not "${kind}"`);
     return `created ${createMigrationFile(name, undefined, kind as MigrationKind)}`;
   },
 };
+
+/**
+ * `work`'s output after a line saying which database it changed or read (`database: db.internal:5432/spaceport`, never
+ * the user or password): without DATABASE_URL it is the embedded one, which a DBA upgrading a fleet did not mean.
+ */
+function onDatabase(work: (runtime: Runtime) => Promise<string>): Promise<string> {
+  return withRuntime(async (runtime) => {
+    const url = runtime.sessionUrl;
+    const name = `${databaseAddress(url)}/${decodeURIComponent(URL.parse(url)?.pathname.slice(1) ?? '')}`;
+    const which = runtime.secrets.databaseUrl === undefined ? `the embedded PostgreSQL of ${runtime.config.dataDir} (DATABASE_URL is not set), ${name}` : name;
+    return `database: ${which}\n${await work(runtime)}`;
+  });
+}
 
 /** `applied  expand    20261122000001_tenants.ts  batch 1, 2026-11-22 10:00:00`, one line a migration. */
 function statusTable(states: readonly MigrationState[]): string {

@@ -113,6 +113,18 @@ test.serial('token fails in one line for an unknown account, an unknown tenant o
   for (const [outcome, message] of cases) assertFailure(t, await outcome, message);
 });
 
+test.serial('the migration targets say first which database they worked on, never its password', async (t) => {
+  const url = new URL(databaseUrl);
+  url.password = 'hunter2-secret';
+  const database = `database: ${url.hostname}:${url.port || '5432'}${url.pathname}`;
+  const [status, migrate] = [await make(['migrate-status'], url.href), await make(['migrate'], url.href)];
+  t.is(status.code, 0, status.stderr);
+  t.is(status.stdout.split('\n')[0], database);
+  t.regex(status.stdout.split('\n')[1] ?? '', /^applied +expand +20261122000001_tenants\.ts/);
+  t.is(migrate.stdout, `${database}\nalready up to date\n`);
+  t.false([status, migrate].some((outcome) => `${outcome.stdout}${outcome.stderr}`.includes('hunter2')));
+});
+
 test('migration refuses a missing or invalid NAME in one line and writes nothing', async (t) => {
   const before = readdirSync(MIGRATIONS_DIR);
   const cases: Array<[Promise<CommandOutcome>, RegExp]> = [
