@@ -218,12 +218,23 @@ async function takeAdvisoryLock(knex: Knex, holder: unknown, options: MigrationR
   );
 }
 
+/**
+ * knex's own lock, a row of `knex_migrations_lock`, stays set when a run holding it outside a transaction (a migration with
+ * `config.transaction = false`) dies: every later run and start-up then failed with 'Migration table is already locked'. The
+ * holder of the advisory lock is the only run, so a lock knex finds set then is one a dead run left.
+ */
+async function freeKnexLock(knex: Knex, holder: unknown): Promise<void> {
+  const { rows } = await knex.raw<{ rows: Array<{ present: boolean }> }>("select to_regclass('knex_migrations_lock') is not null as present").connection(holder);
+  if (rows[0]?.present) await knex.raw('update knex_migrations_lock set is_locked = 0 where is_locked <> 0').connection(holder);
+}
+
 /** Instances starting at once on a new database would race to create knex's own tables (its lock lives in one). */
 async function withMigrationLock<Result>(knex: Knex, options: MigrationRunOptions, work: (holder: unknown) => Promise<Result>): Promise<Result> {
   // A session's lock: this connection holds it, idle meanwhile, so the watch for blockers runs on it too.
   const holder = (await knex.client.acquireConnection()) as unknown;
   try {
     await takeAdvisoryLock(knex, holder, options);
+    await freeKnexLock(knex, holder);
     return await work(holder);
   } finally {
     await knex.raw("select pg_advisory_unlock(?), set_config('application_name', '', false)", [MIGRATION_LOCK_KEY]).connection(holder).catch(() => undefined);

@@ -188,3 +188,14 @@ test('a migration moved to the other folder after it ran is refused, naming both
   await t.throwsAsync(migrationStatus(knex, { directory: moved }), { message });
   await t.throwsAsync(migrateContract(knex, { directory: moved }), { message });
 });
+
+test('a run that died mid-migration (kill -9 during a concurrent index build) does not stop the next run: it resumes', async (t) => {
+  const knex = await freshKnex(t);
+  await migrateLatest(knex);
+  // What knex's own lock looks like after a run that held it outside a transaction (config.transaction false) was killed.
+  await knex('knex_migrations_lock').update({ is_locked: 1 });
+  const directory = migrationFolder(t, { expand: EXPAND });
+  t.deepEqual(await migrateLatest(knex, { directory }), ['29990101000001_widgets_colour.ts']);
+  await knex('knex_migrations_lock').update({ is_locked: 1 });
+  t.deepEqual(await rollbackLast(knex, false, { directory }), ['29990101000001_widgets_colour.ts']);
+});
