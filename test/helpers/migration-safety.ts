@@ -34,7 +34,7 @@ const NOT_APPLIED = [
 ];
 
 /** What a contract migration may do, since no code of the release before runs any more. */
-const CONTRACT_MAY = ['ban-drop-column', 'ban-drop-table', 'renaming-column', 'renaming-table', 'ban-drop-not-null', 'adding-required-field', 'ban-drop-object', 'renaming-object', 'ban-drop-default'];
+const CONTRACT_MAY = ['ban-drop-column', 'ban-drop-table', 'renaming-column', 'renaming-table', 'ban-drop-not-null', 'adding-required-field', 'ban-drop-object', 'renaming-object', 'ban-drop-default', 'ban-revoke'];
 
 /** Objects other than tables and columns that the release before may name in its SQL. */
 const OBJECT = String.raw`(?:materialized\s+view|view|function|procedure|routine|aggregate|type|domain|schema|sequence)`;
@@ -42,7 +42,7 @@ const OBJECT = String.raw`(?:materialized\s+view|view|function|procedure|routine
 /**
  * Rules of this project's own, for what squawk has no rule on (it lints tables and columns), read
  * like squawk's: dropping, renaming or moving a view, function or type, dropping a column's default
- * (what adding-required-field refuses, in two steps), and a DO block, whose
+ * (what adding-required-field refuses, in two steps), revoking a privilege, and a DO block, whose
  * statements squawk does not read (so that it would hide any of the rules above).
  */
 const OWN_RULES = [
@@ -57,6 +57,7 @@ const OWN_RULES = [
     pattern: /\balter\s+(?:column\s+)?(?:"[^"]+"|\w+)\s+drop\s+default\b/gi,
     message: 'Dropping a default may break existing clients: the release before inserts without the column (a NOT NULL one then refuses it).',
   },
+  { rule: 'ban-revoke', pattern: /\brevoke\s/gi, message: 'Revoking a privilege may break existing clients: the release before runs its statements with it.' },
   { rule: 'do-block', pattern: /(?<=(?:^|;)\s*)do\s/gi, message: 'The check does not read the statements of a DO block: send them as statements of their own, or waive it with the reason.' },
 ];
 
