@@ -48,6 +48,7 @@ test('the check refuses each unsafe expand migration, naming the file and the ru
   t.deepEqual(rules('29990101000020_spaces_label_dropped_beside_bookkeeping.ts'), ['ban-drop-column'], "a migration's statement is never taken for the runner's");
   t.deepEqual(rules('29990101000021_spaces_schemas_default_dropped.ts'), ['ban-drop-default'], 'a required field made in two steps');
   t.deepEqual(rules('29990101000022_revoke_spaces_delete.ts'), ['ban-revoke']);
+  t.deepEqual(rules('29990101000023_spaces_memo_commented.ts'), [], 'a statement ending with a comment is read as it ran');
   t.true(refused.some((line) => line === 'test/fixtures/migrations/unsafe/29990101000002_drop_gadget_size.ts: ban-drop-column: Dropping a column may break existing clients. (alter table gadgets drop column size;)'));
   t.true(refused.includes('test/fixtures/migrations/unsafe/29990101000017_drop_gadget_view.ts: ban-drop-object: Dropping a view, function, type or other object may break existing clients. (drop view gadget_part_sizes; drop function gadget_double(int);)'));
 });

@@ -136,8 +136,14 @@ function withLiterals(sql: string, bindings: readonly unknown[]): string {
   });
 }
 
+/** Each statement ended by `;`, on a line of its own after a statement whose last line holds a `--` comment, which would swallow it. */
 function asScript(statements: readonly string[]): string {
-  return statements.map((statement) => `${statement.trim().replace(/;+$/, '')};\n`).join('\n');
+  return statements
+    .map((statement) => {
+      const text = statement.trim().replace(/;+$/, '');
+      return `${text}${text.split('\n').at(-1)?.includes('--') ? '\n' : ''};\n`;
+    })
+    .join('\n');
 }
 
 interface SquawkViolation {
