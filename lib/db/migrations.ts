@@ -36,6 +36,13 @@ const LOCK_HOLDER_NAME = 'spaceport migration runner';
  * contract ones too. Refuses when an earlier contract migration has not run, or a later release's has.
  */
 export async function migrateLatest(knex: Knex, givenOptions: MigrationRunOptions = {}): Promise<string[]> {
+  // Nothing of this release's left to run: an instance restarting while another run holds the lock (a long index
+  // build) starts at once, rather than wait for the lock and fail after the last attempt.
+  const before = await migrationStatus(knex, givenOptions);
+  if (before.some((state) => state.applied) && !before.some((state) => !state.applied && state.kind === 'expand')) {
+    refuseNewerContracts(before);
+    return [];
+  }
   return withMigrationLock(knex, givenOptions, async (holder) => {
     const options = { ...givenOptions, watchConnection: holder };
     const states = await migrationStatus(knex, options);

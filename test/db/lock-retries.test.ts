@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import pg from 'pg';
 import { describeBlockers, type LockAttempt, type LockRetry, LockNotAvailableError, withLockRetries } from '../../lib/db/lock-retries.ts';
-import { migrateLatest, migrationStatus } from '../../lib/db/migrations.ts';
+import { migrateLatest, migrationStatus, rollbackLast } from '../../lib/db/migrations.ts';
 import { freshKnex, migratedDatabase, type MigratedDatabase } from '../helpers/database.ts';
 import { migrationFolder, sqlMigration } from '../helpers/migrations.ts';
 
@@ -169,6 +169,9 @@ test.serial('withLockRetries runs its work again from the start after a lock tim
   t.true(runs > 4);
 });
 
+/** A migration for a run to wait with: the lock is taken only when something is pending. */
+const PENDING = { '29990101000009_nothing_much.ts': sqlMigration(['select 1']) };
+
 /** Another session holding the migration lock (another make migrate, an instance migrating at start-up) until `release`. */
 async function holdMigrationLock(url: string): Promise<{ pid: number; release(): Promise<void> }> {
   const client = new pg.Client({ connectionString: url, application_name: 'other-migrate' });
@@ -182,7 +185,8 @@ test.serial('a run waiting for the migration lock reports its holder on each att
   const holder = await holdMigrationLock(database.url);
   t.teardown(() => holder.release().catch(() => undefined));
   const retries: LockRetry[] = [];
-  const error = await t.throwsAsync(migrateLatest(database.knex, { attempts: FEW, onRetry: (retry) => retries.push(retry) }), { instanceOf: LockNotAvailableError });
+  const directory = migrationFolder(t, { expand: PENDING });
+  const error = await t.throwsAsync(migrateLatest(database.knex, { directory, attempts: FEW, onRetry: (retry) => retries.push(retry) }), { instanceOf: LockNotAvailableError });
   t.log(error?.message);
   t.deepEqual(
     retries.map((retry) => [retry.label, retry.attempt, retry.blockers.map((blocker) => [blocker.pid, blocker.application])]),
@@ -197,11 +201,21 @@ test.serial('a run waiting for the migration lock goes on once its holder lets i
   t.teardown(() => holder.release().catch(() => undefined));
   const retries: LockRetry[] = [];
   const attempts = Array.from({ length: 40 }, () => ({ lockTimeoutMs: 150, pauseMs: 50 }));
-  const waiting = migrateLatest(database.knex, { attempts, onRetry: (retry) => retries.push(retry) });
+  const directory = migrationFolder(t, { expand: PENDING });
+  const waiting = migrateLatest(database.knex, { directory, attempts, onRetry: (retry) => retries.push(retry) });
   await sleep(600);
   await holder.release();
-  t.deepEqual(await waiting, [], 'nothing pending: it ran');
+  t.deepEqual(await waiting, Object.keys(PENDING), 'it ran');
   t.true(retries.length > 0 && retries.length < attempts.length);
+  await rollbackLast(database.knex, false, { directory });
+});
+
+test.serial('a run with nothing to migrate (an instance restarting during a long index build of another run) does not wait for the migration lock', async (t) => {
+  const holder = await holdMigrationLock(database.url);
+  t.teardown(() => holder.release().catch(() => undefined));
+  const retries: LockRetry[] = [];
+  t.deepEqual(await migrateLatest(database.knex, { attempts: FEW, onRetry: (retry) => retries.push(retry) }), []);
+  t.deepEqual(retries, []);
 });
 
 test('a run waiting for another run names it as the migration runner, not as an unnamed session running a query of pg_locks', async (t) => {
