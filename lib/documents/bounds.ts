@@ -15,6 +15,11 @@ export const QUERY_BOUNDS = Object.freeze({
   /** Values of one `$each` (`$push`, `$addToSet`) or `$pull`'s `$in`. */
   eachValues: 10_000,
   projectionFields: 100,
+  /**
+   * Keys of one dotted path (MongoDB nests documents at most 100 deep). PostgreSQL walks a path recursively (20 000
+   * keys: "stack depth limit exceeded"), and the update's conflict check compares every prefix of every path.
+   */
+  pathKeys: 100,
   /** Fields of one update, all its operators together (each is a step PostgreSQL applies to every matching document). */
   updateFields: 1000,
 });
@@ -27,6 +32,7 @@ const BOUND_NAMES: Record<QueryBound, string> = {
   inValues: '$in values',
   eachValues: 'values of $each or $pull\'s $in',
   projectionFields: 'projection fields',
+  pathKeys: 'path keys',
   updateFields: 'update fields',
 };
 

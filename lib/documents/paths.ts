@@ -1,3 +1,4 @@
+import { checkBound } from './bounds.ts';
 import { DocumentQueryError } from './errors.ts';
 import { checkKey } from './keys.ts';
 import { isPlainObject } from '../values/json.ts';
@@ -14,6 +15,7 @@ export type FieldPath = readonly string[] & { readonly [parsed]: true };
 
 export function parsePath(path: string, where: string): FieldPath {
   const keys = path.split('.');
+  checkBound('pathKeys', keys.length, `${where}: a path`);
   for (const key of keys) {
     if (key.length === 0 || !isStorableText(key)) throw new DocumentQueryError(`${where}: "${path}" is not a valid field path`);
     if (key.startsWith('$')) throw new DocumentQueryError(`${where}: unknown operator "${key}"`);

@@ -30,6 +30,8 @@ const sortOf = (count: number) => Object.fromEntries(keys(count).map((key) => [k
 const projectionOf = (count: number) => Object.fromEntries(keys(count).map((key) => [key, 1 as const]));
 const andOf = (count: number): Filter => ({ $and: keys(count - 1).map((key, index) => ({ [key]: index })) });
 const valuesOf = (count: number) => Array.from({ length: count }, (_, index) => index);
+/** A dotted path of `count` keys: `k.k.k`. */
+const pathOf = (count: number) => Array.from({ length: count }, () => 'k').join('.');
 /** `size` conditions as `$or`s nested ever deeper, each holding one condition beside the next level. */
 function nestedOf(size: number): Filter {
   let filter: Filter = size % 2 === 0 ? { n: -1, m: -1 } : { n: -1 };
@@ -60,6 +62,10 @@ const BOUNDED: Bounded[] = [
   { name: 'update fields', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't1' }, { $set: projectionOf(size) }) },
   { name: 'update fields across operators', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't2' }, { $set: projectionOf(size - 1), $inc: { counter: 1 } }) },
   { name: 'projection fields', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.find({}).project(projectionOf(size)).toArray() },
+  { name: 'keys of a filter path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.find({ [pathOf(size)]: { $gt: 1 } }).toArray() },
+  { name: 'keys of a sort path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.find({}).sort({ [pathOf(size)]: 1 }).toArray() },
+  { name: 'keys of an update path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.updateOne({ _id: 't3' }, { $push: { [pathOf(size)]: 1 } }) },
+  { name: 'keys of a projection path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.find({}).project({ [pathOf(size)]: 1 }).toArray() },
   { name: 'projection fields of findOne', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.findOne({}, { projection: projectionOf(size) }) },
 ];
 
@@ -111,6 +117,18 @@ test('the sort of 2 000 keys the issue found (a backend kept 27 s on CPU) is ref
 test('a $set of 20 000 fields (its conflict check took 20 s of the event loop) is refused at once', async (t) => {
   const started = performance.now();
   await t.throwsAsync(things.updateOne({ _id: 't1' }, { $set: projectionOf(20_000) }), { instanceOf: DocumentQueryError, message: /update fields/ });
+  t.true(performance.now() - started < boundUnderLoad(1000), `refused after ${Math.round(performance.now() - started)} ms`);
+});
+
+test('a filter path of 20 000 keys (PostgreSQL: "stack depth limit exceeded", answered 500) is refused before any SQL is sent', async (t) => {
+  const before = statementsSent;
+  await t.throwsAsync(things.find({ [pathOf(20_000)]: 1 }).toArray(), { instanceOf: DocumentQueryError, message: /path keys/ });
+  t.is(statementsSent, before);
+});
+
+test('a $push path of 100 000 keys (its conflict check held the event loop for minutes) is refused at once', async (t) => {
+  const started = performance.now();
+  await t.throwsAsync(things.updateOne({ _id: 't1' }, { $push: { [pathOf(100_000)]: 1 } }), { instanceOf: DocumentQueryError, message: /path keys/ });
   t.true(performance.now() - started < boundUnderLoad(1000), `refused after ${Math.round(performance.now() - started)} ms`);
 });
 
