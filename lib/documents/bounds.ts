@@ -14,6 +14,11 @@ export const QUERY_BOUNDS = Object.freeze({
   inValues: 100_000,
   /** Values of one `$each` (`$push`, `$addToSet`) or `$pull`'s `$in`. */
   eachValues: 10_000,
+  /**
+   * `$elemMatch` within `$elemMatch`: each level is a subquery over the one above, which PostgreSQL plans as a join
+   * of them all; past 16 levels that planning grows steeply (20: a second, 50: past the statement limit).
+   */
+  elemMatchDepth: 8,
   projectionFields: 100,
   /**
    * Keys of one dotted path (MongoDB nests documents at most 100 deep). PostgreSQL walks a path recursively (20 000
@@ -31,6 +36,7 @@ const BOUND_NAMES: Record<QueryBound, string> = {
   filterConditions: 'filter conditions',
   inValues: '$in values',
   eachValues: 'values of $each or $pull\'s $in',
+  elemMatchDepth: '$elemMatch levels',
   projectionFields: 'projection fields',
   pathKeys: 'path keys',
   updateFields: 'update fields',
@@ -47,22 +53,29 @@ const LISTS = new Set(['$in', '$nin']);
 /** Without recursion, so that a filter nested deeper than the stack is refused, not a crash. */
 export function checkFilterBounds(filter: unknown): void {
   let conditions = 0;
-  const pending: unknown[] = [filter];
-  while (pending.length > 0) {
-    const part = pending.pop();
+  let deepest = 0;
+  const pending: Array<{ part: unknown; depth: number }> = [{ part: filter, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { part, depth } = next;
     if (!isPlainObject(part)) continue;
     for (const [key, value] of Object.entries(part)) {
       if (LOGICAL.has(key)) {
         conditions += 1;
-        if (Array.isArray(value)) for (const sub of value) pending.push(sub);
-      } else {
-        conditions += fieldConditions(key, value);
-        // `$elemMatch` holds a filter of its own: its conditions count too, at any depth.
-        if (isPlainObject(value) && isPlainObject(value.$elemMatch)) pending.push(value.$elemMatch);
+        if (Array.isArray(value)) for (const sub of value) pending.push({ part: sub, depth });
+        continue;
+      }
+      // `$elemMatch` holds a filter of its own, one level deeper: its conditions count too. As a key of its own
+      // (`{$elemMatch: {$elemMatch: …}}`, an array of arrays) it is the operator, not a field.
+      conditions += key === '$elemMatch' ? 1 : fieldConditions(key, value);
+      const inner = key === '$elemMatch' ? value : isPlainObject(value) ? value.$elemMatch : undefined;
+      if (isPlainObject(inner)) {
+        deepest = Math.max(deepest, depth + 1);
+        pending.push({ part: inner, depth: depth + 1 });
       }
     }
   }
   checkBound('filterConditions', conditions, 'filter');
+  checkBound('elemMatchDepth', deepest, 'filter');
 }
 
 function fieldConditions(key: string, value: unknown): number {

@@ -39,6 +39,13 @@ function nestedOf(size: number): Filter {
   return filter;
 }
 
+/** `$elemMatch` nested `depth` levels deep, through an object's field or directly (an array of arrays) in turn. */
+function elemMatchOf(depth: number): Filter {
+  let condition: Record<string, unknown> = { $gt: 1 };
+  for (let level = 0; level < depth; level++) condition = level % 2 === 0 ? { $elemMatch: { a: condition } } : { $elemMatch: condition };
+  return { tags: condition };
+}
+
 interface Bounded {
   readonly name: string;
   readonly bound: number;
@@ -62,6 +69,8 @@ const BOUNDED: Bounded[] = [
   { name: 'update fields', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't1' }, { $set: projectionOf(size) }) },
   { name: 'update fields across operators', bound: QUERY_BOUNDS.updateFields, run: (size) => things.updateOne({ _id: 't2' }, { $set: projectionOf(size - 1), $inc: { counter: 1 } }) },
   { name: 'projection fields', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.find({}).project(projectionOf(size)).toArray() },
+  { name: '$elemMatch levels', bound: QUERY_BOUNDS.elemMatchDepth, run: (size) => things.find(elemMatchOf(size)).toArray() },
+  { name: '$elemMatch levels of updateMany', bound: QUERY_BOUNDS.elemMatchDepth, run: (size) => things.updateMany(elemMatchOf(size), { $set: { x: 1 } }) },
   { name: 'keys of a filter path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.find({ [pathOf(size)]: { $gt: 1 } }).toArray() },
   { name: 'keys of a sort path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.find({}).sort({ [pathOf(size)]: 1 }).toArray() },
   { name: 'keys of an update path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.updateOne({ _id: 't3' }, { $push: { [pathOf(size)]: 1 } }) },
@@ -130,6 +139,20 @@ test('a $push path of 100 000 keys (its conflict check held the event loop for m
   const started = performance.now();
   await t.throwsAsync(things.updateOne({ _id: 't1' }, { $push: { [pathOf(100_000)]: 1 } }), { instanceOf: DocumentQueryError, message: /path keys/ });
   t.true(performance.now() - started < boundUnderLoad(1000), `refused after ${Math.round(performance.now() - started)} ms`);
+});
+
+test('$elemMatch nested 40 levels (planned for over a second; at 50 past the statement limit: 503) is refused before any SQL is sent', async (t) => {
+  const before = statementsSent;
+  await t.throwsAsync(things.find(elemMatchOf(40)).toArray(), { instanceOf: DocumentQueryError, message: /\$elemMatch levels/ });
+  await t.throwsAsync(things.find({ $or: [{ n: 1 }, { $and: [elemMatchOf(40)] }] }).toArray(), { instanceOf: DocumentQueryError, message: /\$elemMatch levels/ });
+  t.is(statementsSent, before);
+});
+
+test('the largest $and of $elemMatch chains at the bound answers well within the statement limit', async (t) => {
+  const chains = Array.from({ length: Math.floor(QUERY_BOUNDS.filterConditions / (QUERY_BOUNDS.elemMatchDepth + 2)) }, () => elemMatchOf(QUERY_BOUNDS.elemMatchDepth));
+  const started = performance.now();
+  await things.find({ $and: chains }).toArray();
+  t.true(performance.now() - started < boundUnderLoad(1000), `answered after ${Math.round(performance.now() - started)} ms`);
 });
 
 test('the $and of 20 000 conditions the issue found is refused at once', async (t) => {
