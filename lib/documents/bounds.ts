@@ -25,6 +25,12 @@ export const QUERY_BOUNDS = Object.freeze({
    * keys: "stack depth limit exceeded"), and the update's conflict check compares every prefix of every path.
    */
   pathKeys: 100,
+  /**
+   * Levels of objects and arrays one within another in a value (a document, or a value in a filter or update; MongoDB
+   * nests documents at most 100 deep). The store's checks and reads walk values recursively: a value some 3 000 levels
+   * deep overflowed the stack in one of them or another, a RangeError instead of this error.
+   */
+  valueDepth: 100,
   /** Fields of one update, all its operators together (each is a step PostgreSQL applies to every matching document). */
   updateFields: 1000,
 });
@@ -39,6 +45,7 @@ const BOUND_NAMES: Record<QueryBound, string> = {
   elemMatchDepth: '$elemMatch levels',
   projectionFields: 'projection fields',
   pathKeys: 'path keys',
+  valueDepth: 'levels of nesting',
   updateFields: 'update fields',
 };
 

@@ -1,5 +1,6 @@
 import type { Json } from '../values/json.ts';
 import { isStorable } from '../values/storable-text.ts';
+import { checkBound } from './bounds.ts';
 import { DocumentQueryError } from './errors.ts';
 import { checkKeysWithin } from './keys.ts';
 
@@ -12,8 +13,28 @@ export function toJsonValue(value: unknown, where: string): Json {
   if (typeof value === 'number') return value + 0;
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   const json = jsonCopy(value, where);
+  checkBound('valueDepth', nestingDepth(json), where);
   checkKeysWithin(json, where);
   return json;
+}
+
+/** Levels of objects and arrays in `value` (`{a: []}` has 2), found without recursion: it runs before every walker that recurses. */
+function nestingDepth(value: Json): number {
+  let deepest = 0;
+  const containers: Json[] = [value];
+  const depths = [1];
+  for (let container = containers.pop(); container !== undefined; container = containers.pop()) {
+    const depth = depths.pop() as number;
+    if (container === null || typeof container !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(container)) {
+      if (child !== null && typeof child === 'object') {
+        containers.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return deepest;
 }
 
 function jsonCopy(value: unknown, where: string): Json {

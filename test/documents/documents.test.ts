@@ -130,6 +130,15 @@ test('sort, skip, limit and project', async (t) => {
   t.deepEqual(await people.findOne({ tags: 'math' }, { sort: { age: -1 }, projection: { name: 1 } }), { _id: 'alan', name: 'Alan' });
 });
 
+test('a document nested 3 000 levels deep is refused naming the bound (a check overflowed the stack: a RangeError, answered 500)', async (t) => {
+  const deep = documentStore(tenantDatabase, 'acme').collection('deep');
+  const nested = (levels: number) => JSON.parse(`${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`);
+  await t.throwsAsync(deep.insertOne({ password: 'hash', nested: nested(3000) }), { instanceOf: DocumentQueryError, message: /at most 100 levels of nesting \(bound valueDepth\)/ });
+  await t.throwsAsync(deep.find({ nested: nested(3000) }).toArray(), { instanceOf: DocumentQueryError, message: /bound valueDepth/ });
+  await deep.insertOne({ _id: 'deepest', password: 'hash', nested: nested(99) });
+  t.deepEqual(Object.keys((await deep.findOne({ _id: 'deepest' }, { projection: { password: 0 } })) ?? {}), ['_id', 'nested']);
+});
+
 test('sort orders types as MongoDB does and strings by code point', async (t) => {
   const mixed = documentStore(tenantDatabase, 'acme').collection('mixed');
   await mixed.insertMany([

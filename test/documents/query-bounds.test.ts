@@ -46,6 +46,13 @@ function elemMatchOf(depth: number): Filter {
   return { tags: condition };
 }
 
+/** An object of `levels` levels: `{a: {a: {}}}` has 3. */
+function levelsOf(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let level = 1; level < levels; level++) value = { a: value };
+  return value;
+}
+
 interface Bounded {
   readonly name: string;
   readonly bound: number;
@@ -71,6 +78,9 @@ const BOUNDED: Bounded[] = [
   { name: 'projection fields', bound: QUERY_BOUNDS.projectionFields, run: (size) => things.find({}).project(projectionOf(size)).toArray() },
   { name: '$elemMatch levels', bound: QUERY_BOUNDS.elemMatchDepth, run: (size) => things.find(elemMatchOf(size)).toArray() },
   { name: '$elemMatch levels of updateMany', bound: QUERY_BOUNDS.elemMatchDepth, run: (size) => things.updateMany(elemMatchOf(size), { $set: { x: 1 } }) },
+  { name: 'levels of a document', bound: QUERY_BOUNDS.valueDepth, run: (size) => documentStore(counted, 'acme').collection('nested').insertOne(levelsOf(size)) },
+  { name: 'levels of a $set value', bound: QUERY_BOUNDS.valueDepth, run: (size) => things.updateOne({ _id: 'none' }, { $set: { x: levelsOf(size) } }) },
+  { name: 'levels of a filter value', bound: QUERY_BOUNDS.valueDepth, run: (size) => things.find({ x: levelsOf(size) }).toArray() },
   { name: 'keys of a filter path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.find({ [pathOf(size)]: { $gt: 1 } }).toArray() },
   { name: 'keys of a sort path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.find({}).sort({ [pathOf(size)]: 1 }).toArray() },
   { name: 'keys of an update path', bound: QUERY_BOUNDS.pathKeys, run: (size) => things.updateOne({ _id: 't3' }, { $push: { [pathOf(size)]: 1 } }) },
