@@ -71,9 +71,9 @@ export function checkFilterBounds(filter: unknown): void {
         if (Array.isArray(value)) for (const sub of value) pending.push({ part: sub, depth });
         continue;
       }
-      // `$elemMatch` holds a filter of its own, one level deeper: its conditions count too. As a key of its own
-      // (`{$elemMatch: {$elemMatch: …}}`, an array of arrays) it is the operator, not a field.
-      conditions += key === '$elemMatch' ? 1 : fieldConditions(key, value);
+      // `$elemMatch` holds a filter of its own, one level deeper: its conditions count too. There a `$` key
+      // (`{$elemMatch: {$in: […]}}`, `{$elemMatch: {$elemMatch: …}}` of an array of arrays) is an operator on the element.
+      conditions += key.startsWith('$') ? operatorCondition(key, value, '$elemMatch') : fieldConditions(key, value);
       const inner = key === '$elemMatch' ? value : isPlainObject(value) ? value.$elemMatch : undefined;
       if (isPlainObject(inner)) {
         deepest = Math.max(deepest, depth + 1);
@@ -88,9 +88,12 @@ export function checkFilterBounds(filter: unknown): void {
 function fieldConditions(key: string, value: unknown): number {
   if (!isPlainObject(value)) return 1;
   const operators = Object.keys(value).filter((name) => name.startsWith('$'));
-  for (const operator of operators) {
-    const list = value[operator];
-    if (LISTS.has(operator) && Array.isArray(list)) checkBound('inValues', list.length, `${operator} of "${key}"`);
-  }
+  for (const operator of operators) operatorCondition(operator, value[operator], `"${key}"`);
   return Math.max(1, operators.length);
+}
+
+/** One operator is one condition; a `$in` or `$nin` list also has its bound. */
+function operatorCondition(operator: string, operand: unknown, of: string): number {
+  if (LISTS.has(operator) && Array.isArray(operand)) checkBound('inValues', operand.length, `${operator} of ${of}`);
+  return 1;
 }
