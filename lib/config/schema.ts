@@ -114,7 +114,7 @@ export const expertSchema = z.strictObject({
   auth: section({
     tokenTtl: z
       .union([z.string(), z.number()])
-      .refine((value) => durationSeconds(value) !== undefined, 'must be a whole number of seconds (at least 1) or a duration such as "90s", "15m", "12h", "7d"')
+      .refine((value) => durationSeconds(value) !== undefined, 'must be a whole number of seconds (at least 1) or a duration such as "90s", "15m", "12h", "7d"; at most 36500 days')
       .default('12h'),
   }),
   sso: section({

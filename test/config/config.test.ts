@@ -265,6 +265,17 @@ test('a token lifetime is read in seconds: numbers and digit strings alike, or w
   for (const [value, seconds] of cases) t.is(durationSeconds(value), seconds, String(value));
 });
 
+test('a token lifetime longer than a token can carry is refused at start-up, not by every request', (t) => {
+  // 2^53 - 1 s was accepted: every login then signed a token whose exp is no safe integer, and
+  // every token was refused (401). 36500 days is the longest, as for spaces.trashDays.
+  for (const tokenTtl of [Number.MAX_SAFE_INTEGER, '100000000d', '36501d', 36_500 * 86_400 + 1]) {
+    const error = t.throws(() => loadConfig({ env: baseEnv(), expert: { auth: { tokenTtl } } }), { instanceOf: ConfigError }, String(tokenTtl));
+    t.regex(error.message, /^expert configuration: auth\.tokenTtl: .*at most 36500 days/, String(tokenTtl));
+  }
+  t.is(durationSeconds('36500d'), 3_153_600_000);
+  t.is(loadConfig({ env: baseEnv(), expert: { auth: { tokenTtl: '36500d' } } }).config.auth.tokenTtl, '36500d');
+});
+
 test('a kept JWT secret file that is empty stops start-up with the file named', (t) => {
   const dataDir = scratch();
   writeFileSync(path.join(dataDir, 'jwt-secret'), '\n', { mode: 0o600 });
