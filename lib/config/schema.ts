@@ -177,7 +177,8 @@ export const environmentSchema = z.object({
     .refine((nodes) => nodes.length > 0 && nodes.every(opensAsClusterNode), 'must be a comma-separated list of redis:// or rediss:// URLs of cluster nodes (host and port, a percent-encoded user and password, no database number)')
     .optional(),
   LOG_LEVEL: logLevel.default('info'),
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').regex(/^\S+$/, 'must hold no space (a bearer token is one word)').optional(),
+  // Node reads a header as Latin-1 and refuses control characters in it: a token outside printable ASCII could never be sent.
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'must hold no space and only printable ASCII (a bearer token is one word of a header)').optional(),
   DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
 });
 

@@ -158,6 +158,13 @@ test('invalid environment variables are refused with the variable named', (t) =>
   t.throws(() => loadConfig({ env: { ...baseEnv(), LOG_LEVEL: 'loud' }, expert: {} }), { message: /LOG_LEVEL/ });
   // A bearer token is one word: one with a space could never be sent, and /metrics would be 401 for ever.
   t.throws(() => loadConfig({ env: { ...baseEnv(), METRICS_TOKEN: 'two words of token text' }, expert: {} }), { message: /METRICS_TOKEN: must hold no space/ });
+  // A header arrives read as Latin-1 and may hold no control character: a token with "é" (sent
+  // as two bytes, read as "Ã©") or a tab never matched, and every scrape was 401.
+  for (const METRICS_TOKEN of ['metrics-tokén-0123456789', 'metrics-token-0123456789\u0001', 'metrics\ttoken-0123456789']) {
+    const error = t.throws(() => loadConfig({ env: { ...baseEnv(), METRICS_TOKEN }, expert: {} }), { instanceOf: ConfigError }, JSON.stringify(METRICS_TOKEN));
+    t.is(error.message, 'environment variable METRICS_TOKEN: must hold no space and only printable ASCII (a bearer token is one word of a header)');
+  }
+  t.is(loadConfig({ env: { ...baseEnv(), METRICS_TOKEN: 'A-z0_9.~+/=!#$%&*' }, expert: {} }).secrets.metricsToken, 'A-z0_9.~+/=!#$%&*');
 });
 
 test('DATABASE_POOL_MAX sizes the pool: 10 by default, a whole number from 1 to 1000', (t) => {
