@@ -153,7 +153,9 @@ export class TenantDatabase {
       onWait: options.onShareWait,
     });
     this.#pool = newPool(url, poolMax, connectTimeoutMs, onIdleError);
-    this.#reserved = newPool(url, 1, connectTimeoutMs, onIdleError);
+    // Kept open between checks (pg closes an idle one after 10 s): a check would otherwise open a
+    // connection, and one slower than the check's limit (a distant database) would make it 503.
+    this.#reserved = newPool(url, 1, connectTimeoutMs, onIdleError, 0);
   }
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
@@ -282,10 +284,12 @@ async function onConnectionOf<Result>(pool: pg.Pool, work: (client: pg.PoolClien
   }
 }
 
-function newPool(url: string, max: number, connectTimeoutMs: number, onIdleError: (error: Error) => void): pg.Pool {
+/** `idleTimeoutMs`: how long a connection may sit idle before it is closed (pg's default 10 s; 0 = never). */
+function newPool(url: string, max: number, connectTimeoutMs: number, onIdleError: (error: Error) => void, idleTimeoutMs = 10_000): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: idleTimeoutMs,
     keepAlive: true,
     max,
     // A connection that fails while in use fails its statement too, which is answered (503);

@@ -1,12 +1,15 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { answeringServiceRoutes, createApp } from '../../lib/app.ts';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
+import { databaseProxy } from '../helpers/database-proxy.ts';
+import { serverUrl } from '../helpers/database.ts';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { dropTestDatabase, startTestService } from '../helpers/service.ts';
 
@@ -72,4 +75,22 @@ test('the request line names the authenticated caller by uid, and no uid when th
   t.like(line('with-caller'), { status: 200, tenant: 'acme', uid: account.uid });
   t.like(line('without-caller'), { status: 401 });
   t.false('uid' in (line('without-caller') ?? {}));
+});
+
+test('the checks keep their reserved connection between checks: a database slow to connect does not make each check 503', async (t) => {
+  // pg's pool closed an idle connection after 10 s, so a balancer checking every 10 s or more
+  // (Kubernetes' default period) had each check open one; a database whose connections take
+  // longer than the check's 1.5 s (distant, DATABASE_CONNECT_TIMEOUT_MS raised) was then 503 for
+  // ever while requests were served.
+  const proxy = await databaseProxy(serverUrl());
+  const database = new TenantDatabase(proxy.url, { connectTimeoutMs: 5000 });
+  t.teardown(async () => {
+    await database.close();
+    await proxy.close();
+  });
+  await database.answers();
+  const opened = proxy.connections().opened;
+  await sleep(10_500);
+  await database.answers();
+  t.is(proxy.connections().opened, opened, 'the second check opened no connection');
 });
