@@ -40,7 +40,7 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
   const finish = (ctx: Context, started: number, body: BodyWatch | undefined) => {
     if (requestState(ctx).failure === undefined && isUnanswered(ctx)) answerError(ctx, nothingAnswers(ctx.method), logger);
     body?.answered();
-    const { requestId, tenant, caller, route, failure, abandoned } = requestState(ctx);
+    const { requestId, requestIdFrom, tenant, caller, route, failure, abandoned } = requestState(ctx);
     const ms = performance.now() - started;
     // 499 (nginx's): the client left before the answer, whose status it never saw.
     const status = abandoned ? CLIENT_LEFT : ctx.res.statusCode;
@@ -52,6 +52,7 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
       ms: Math.round(ms * 100) / 100,
       tenant,
       requestId,
+      requestIdFrom,
       uid: caller?.uid,
       project: route?.project,
       route: route?.name,

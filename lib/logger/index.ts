@@ -63,6 +63,8 @@ export interface RequestLine {
   readonly ms: number;
   readonly tenant: string | undefined;
   readonly requestId: string;
+  /** Who chose `requestId`: the caller (a well-formed `X-Request-Id`) or the service (SPEC §17.5). */
+  readonly requestIdFrom?: 'caller' | 'service';
   readonly uid?: string;
   readonly project?: string;
   readonly route?: string;
@@ -78,9 +80,9 @@ export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
   const destination = destinations.get(logger);
   if (destination === undefined) return (line) => logger.info(line, 'request');
   const traceFields = traceFieldsOf.get(logger);
-  return ({ method, url, status, ms, tenant, requestId, uid, project, route, error }) => {
+  return ({ method, url, status, ms, tenant, requestId, requestIdFrom, uid, project, route, error }) => {
     const traced = traceFields === undefined ? '' : traceText(traceFields());
-    const optional = `${field('tenant', tenant)},"requestId":${JSON.stringify(requestId)}${field('uid', uid)}${field('project', project)}${field('route', route)}${field('error', error)}${traced}`;
+    const optional = `${field('tenant', tenant)},"requestId":${JSON.stringify(requestId)}${field('requestIdFrom', requestIdFrom)}${field('uid', uid)}${field('project', project)}${field('route', route)}${field('error', error)}${traced}`;
     destination.write(`{"level":${INFO},"time":${Date.now()},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"ms":${ms}${optional},"msg":"request"}\n`);
   };
 }

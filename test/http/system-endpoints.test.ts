@@ -77,6 +77,18 @@ test('the request line names the authenticated caller by uid, and no uid when th
   t.false('uid' in (line('without-caller') ?? {}));
 });
 
+test('the request line says who chose its requestId: a caller may send any well-formed id, one of the service\'s UUIDs included', async (t) => {
+  // SPEC §17.5: what is recorded says whether the id came from the caller. The line did not, so
+  // a caller sending another request's UUID had its lines read as that request's.
+  const service = await startTestService(t);
+  const theirs = (await service.fetch('/livez')).headers.get('x-request-id') ?? '';
+  const borrowed = await service.fetch('/livez', { headers: { 'x-request-id': theirs } });
+  t.is(borrowed.headers.get('x-request-id'), theirs);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const lines = service.logs().filter((entry) => entry.requestId === theirs && entry.msg === 'request');
+  t.deepEqual(lines.map((entry) => entry.requestIdFrom), ['service', 'caller']);
+});
+
 test('the checks keep their reserved connection between checks: a database slow to connect does not make each check 503', async (t) => {
   // pg's pool closed an idle connection after 10 s, so a balancer checking every 10 s or more
   // (Kubernetes' default period) had each check open one; a database whose connections take
