@@ -70,7 +70,7 @@ function endRequestSpan(span: Span, ctx: Context, method: string | undefined): v
 }
 
 function nameAndAnswer(span: Span, ctx: Context, method: string | undefined): void {
-  const { route, abandoned, requestId, tenant } = requestState(ctx);
+  const { route, abandoned, requestId, requestIdFrom, tenant } = requestState(ctx);
   if (route !== undefined) {
     const path = route.route.path;
     span.updateName(route.project === undefined ? `${method ?? 'HTTP'} ${path}` : `${method ?? 'HTTP'} ${route.project} ${path}`);
@@ -80,6 +80,7 @@ function nameAndAnswer(span: Span, ctx: Context, method: string | undefined): vo
   const status = abandoned ? CLIENT_LEFT : ctx.res.statusCode;
   span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
   span.setAttribute('spaceport.request_id', requestId);
+  if (requestIdFrom !== undefined) span.setAttribute('spaceport.request_id_from', requestIdFrom);
   if (tenant !== undefined) span.setAttribute('spaceport.tenant', tenant);
   if (status >= 500) {
     span.setAttribute(ATTR_ERROR_TYPE, String(status));

@@ -86,7 +86,7 @@ test.serial('a request is one server span named by its route, its statements and
   const service = await tracedService(t, receiver, { expert: { sso: { authUrl: sso.url } } });
 
   const response = await fetch(`${service.url}/api/sample/home?usertoken=employee:secret-token-value`, {
-    headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01` },
+    headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01`, 'x-request-id': 'caller-chosen-1' },
   });
   await response.arrayBuffer();
 
@@ -102,6 +102,9 @@ test.serial('a request is one server span named by its route, its statements and
     'url.path': '/api/sample/home',
     'url.scheme': 'http',
     'http.response.status_code': response.status,
+    // Who chose the id (SPEC §17.5): a caller may send any well-formed one.
+    'spaceport.request_id': 'caller-chosen-1',
+    'spaceport.request_id_from': 'caller',
   });
   t.false(JSON.stringify(server).includes('secret-token-value'), 'the query, which may hold a credential, is not recorded');
 
