@@ -1,11 +1,10 @@
 import { createSecretKey } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Knex } from 'knex';
 import type pino from 'pino';
 import { createApp } from './app.ts';
 import { IDLE_IN_TRANSACTION_MARGIN_MS, loadConfig, type LoadedConfig, type LoadOptions } from './config/index.ts';
-import { createKnex, databaseAddress, isConnectTimeout } from './db/connect.ts';
+import { createKnex, databaseAddress, isConnectTimeout, queryOnce } from './db/connect.ts';
 import { describeBlockers, type LockRetry } from './db/lock-retries.ts';
 import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
@@ -164,7 +163,7 @@ async function openDatabases(
   }
   const knex = createKnex(sessionUrl, { log, queryTimeoutMs: database.queryTimeoutMs, connectTimeoutMs });
   shutdownTasks.push(() => knex.destroy());
-  const citus = await onCitus(knex).catch((error: unknown) => {
+  const citus = await onCitus(sessionUrl, connectTimeoutMs).catch((error: unknown) => {
     throw namingTimeout(error);
   });
   const scopeForm = citus ? 'citus' : 'statement';
@@ -199,10 +198,9 @@ function connectTimeoutNamed(error: unknown, url: string, connectTimeoutMs: numb
   return new Error(`database ${databaseAddress(url)} did not answer within ${connectTimeoutMs} ms (DATABASE_CONNECT_TIMEOUT_MS): is it running and reachable? Raise DATABASE_CONNECT_TIMEOUT_MS if it is far or busy`);
 }
 
-/** Whether the database is a Citus coordinator (the `citus` extension), detected at start-up. */
-async function onCitus(knex: Knex): Promise<boolean> {
-  const { rows } = await knex.raw<{ rows: unknown[] }>("select from pg_extension where extname = 'citus'");
-  return rows.length > 0;
+/** Whether the database is a Citus coordinator (the `citus` extension), detected at start-up (`queryOnce`: no request's time limit). */
+async function onCitus(sessionUrl: string, connectTimeoutMs: number): Promise<boolean> {
+  return (await queryOnce(sessionUrl, connectTimeoutMs, "select from pg_extension where extname = 'citus'")).length > 0;
 }
 
 /** The fix is a DBA's to make: the service works without it, with slower field filters. */
@@ -219,8 +217,9 @@ async function warnUnlessDocumentIndexUsable(runtime: Runtime): Promise<void> {
  * while, and queries answer meanwhile, only slower. Indexes of removed declarations are dropped.
  */
 async function startIndexBuild(runtime: Runtime, declarations: readonly IndexDeclaration[]): Promise<IndexBuild | undefined> {
-  if (declarations.length === 0 && !(await undeclaredLeft(runtime.knex, declarations))) return undefined;
-  const build = buildDeclaredIndexes(runtime.sessionUrl, declarations, runtime.logger, runtime.config.database.connectTimeoutMs);
+  const { sessionUrl, config } = runtime;
+  if (declarations.length === 0 && !(await undeclaredLeft(sessionUrl, declarations, config.database.connectTimeoutMs))) return undefined;
+  const build = buildDeclaredIndexes(sessionUrl, declarations, runtime.logger, config.database.connectTimeoutMs);
   build.done.then(
     (built) => refuseUnguardedWrites(runtime, declarations, built),
     (error: unknown) => runtime.logger.error({ error: (error as Error).message }, 'declared indexes could not be built'),

@@ -1,5 +1,5 @@
 import knexFactory, { type Knex } from 'knex';
-import type pg from 'pg';
+import pg from 'pg';
 import { postgresAddress } from '../values/postgres-url.ts';
 
 /** Unless told otherwise (the service: `DATABASE_CONNECT_TIMEOUT_MS`). */
@@ -22,6 +22,22 @@ export function createKnex(url: string, { log = () => {}, queryTimeoutMs, connec
     log: { warn: log, error: log, deprecate: log, debug: log },
     acquireConnectionTimeout: connectTimeoutMs + 200,
   });
+}
+
+/**
+ * One statement on a connection of its own, limited only in connecting: start-up's reads, which a busy database may
+ * answer slower than a request's time limit, and a failed start-up would cost more than the wait.
+ */
+export async function queryOnce<Row>(url: string, connectTimeoutMs: number, text: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
+  // A connection lost before `end`: the statement fails with it; the event itself must not end the process.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return (await client.query(text, values)).rows as Row[];
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** After a time limit a `BEGIN` may still complete and leave the connection in a transaction nobody commits: it is closed, never reused. */

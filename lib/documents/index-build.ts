@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Knex } from 'knex';
 import pg from 'pg';
-import { CONNECT_TIMEOUT_MS } from '../db/connect.ts';
+import { CONNECT_TIMEOUT_MS, queryOnce } from '../db/connect.ts';
 import { INDEX_STATE, indexStateOf, type IndexState } from '../db/concurrent-index.ts';
 import { indexNames, indexStatement, uniqueIndexStatement, type IndexDeclaration } from './index-keys.ts';
 
@@ -97,16 +96,8 @@ export function buildDeclaredIndexes(sessionUrl: string, declarations: readonly 
 
 /** Cancels the statement of backend `pid`, from a connection of its own; a build cancelled this way leaves an invalid index. */
 async function cancelBackend(sessionUrl: string, pid: number, connectTimeoutMs: number): Promise<void> {
-  const canceller = new pg.Client({ connectionString: sessionUrl, connectionTimeoutMillis: connectTimeoutMs });
-  canceller.on('error', () => {});
-  try {
-    await canceller.connect();
-    await canceller.query('select pg_cancel_backend($1)', [pid]);
-  } catch {
-    // The database is gone: so is the build.
-  } finally {
-    await canceller.end().catch(() => undefined);
-  }
+  // The database gone: so is the build.
+  await queryOnce(sessionUrl, connectTimeoutMs, 'select pg_cancel_backend($1)', [pid]).catch(() => undefined);
 }
 
 function indexStatements(declaration: IndexDeclaration): Array<[string, string]> {
@@ -152,11 +143,14 @@ const UNDECLARED_INDEXES =
   "select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = 'documents'::regclass and (c.relname like 'doci\\_%' or c.relname like 'docu\\_%') and c.relname <> all(?)";
 const PATH_STATISTICS = "select stxname as name from pg_statistic_ext where stxrelid = 'documents'::regclass and stxname like 'docs\\_%'";
 
-/** Whether the database holds declared indexes or statistics that none of `declarations` names: a build without declarations is then still due. */
-export async function undeclaredLeft(knex: Knex, declarations: readonly IndexDeclaration[]): Promise<boolean> {
-  const { rows: indexes } = await knex.raw<{ rows: unknown[] }>(UNDECLARED_INDEXES, [declaredNames(declarations)]);
-  const { rows: statistics } = await knex.raw<{ rows: unknown[] }>(PATH_STATISTICS);
-  return indexes.length + statistics.length > 0;
+/**
+ * Whether the database holds declared indexes or statistics that none of `declarations` names: a build without
+ * declarations is then still due. Asked at start-up, without a request's time limit (`queryOnce`).
+ */
+export async function undeclaredLeft(sessionUrl: string, declarations: readonly IndexDeclaration[], connectTimeoutMs: number): Promise<boolean> {
+  const statement = `select exists (${UNDECLARED_INDEXES.replace('?', '$1')}) or exists (${PATH_STATISTICS}) as "left"`;
+  const [row] = await queryOnce<{ left: boolean }>(sessionUrl, connectTimeoutMs, statement, [declaredNames(declarations)]);
+  return row?.left === true;
 }
 
 function declaredNames(declarations: readonly IndexDeclaration[]): string[] {

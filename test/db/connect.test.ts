@@ -1,13 +1,17 @@
 import { boundUnderLoad } from '../helpers/machine-load.ts';
 import test from 'ava';
 import { createServer, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { createRuntime } from '../../lib/server.ts';
 import { scratchFolder } from '../helpers/scratch.ts';
 import { isDatabaseUnreachable } from '../../lib/db/connect.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { documentStore } from '../../lib/documents/index.ts';
 import { NO_TENANT, TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { createFreshDatabase, testKnex, testTenantDatabase } from '../helpers/database.ts';
+import { createFreshDatabase, createMigratedDatabase, testKnex, testTenantDatabase } from '../helpers/database.ts';
+import { startTestService } from '../helpers/service.ts';
+import { undeclaredLeft } from '../../lib/documents/index-build.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 
 test('a BEGIN cut by the query time limit does not leave its connection in a transaction that swallows later writes', async (t) => {
@@ -132,3 +136,42 @@ for (const migrate of [false, true]) {
     t.true(sockets.size > 0, 'it did connect');
   });
 }
+
+/** Holds `lock table <catalog> in access exclusive mode` on `url` until the returned function is called. */
+async function holdCatalogLock(url: string, catalog: string): Promise<() => Promise<void>> {
+  const holder = new pg.Client({ connectionString: url });
+  // Ended by the database's drop when a test fails before it lets go.
+  holder.on('error', () => {});
+  await holder.connect();
+  await holder.query('begin');
+  await holder.query(`lock table ${catalog} in access exclusive mode`);
+  return async () => {
+    await holder.query('commit');
+    await holder.end();
+  };
+}
+
+test('start-up reads the database without the request time limit: a catalog locked past it delays start-up, never stops it', async (t) => {
+  const database = await createMigratedDatabase();
+  t.teardown(() => database.drop());
+  // The Citus check reads pg_extension; locked, the read waits for the lock (before: "Query read timeout" at 300 ms).
+  const release = await holdCatalogLock(database.url, 'pg_extension');
+  const released = sleep(1000).then(release);
+  const started = performance.now();
+  const service = await startTestService(t, { databaseUrl: database.url, queryTimeoutMs: 300 });
+  await released;
+  t.true(performance.now() - started >= 900, 'it waited for the lock');
+  t.is((await service.fetch('/readyz')).status, 200);
+});
+
+test('whether undeclared indexes are left is asked without a time limit: a lock held past a request time limit delays the answer', async (t) => {
+  const database = await createMigratedDatabase();
+  t.teardown(() => database.drop());
+  const release = await holdCatalogLock(database.url, 'pg_statistic_ext');
+  const started = performance.now();
+  const asking = undeclaredLeft(database.url, [], 5000);
+  await sleep(2000);
+  await release();
+  t.false(await asking);
+  t.true(performance.now() - started >= 1900, 'it waited for the lock');
+});
