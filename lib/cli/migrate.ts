@@ -40,8 +40,7 @@ export const migrationCommands: CommandTable = {
  */
 function onDatabase(work: (runtime: Runtime) => Promise<string>): Promise<string> {
   return withRuntime(async (runtime) => {
-    const url = runtime.sessionUrl;
-    const name = `${databaseAddress(url)}/${decodeURIComponent(URL.parse(url)?.pathname.slice(1) ?? '')}`;
+    const name = databaseAddress(runtime.sessionUrl, { withName: true });
     const which = runtime.secrets.databaseUrl === undefined ? `the embedded PostgreSQL of ${runtime.config.dataDir} (DATABASE_URL is not set), ${name}` : name;
     return `database: ${which}\n${await work(runtime)}`;
   });

@@ -66,10 +66,10 @@ export function isConnectTimeout(error: unknown): boolean {
   return error instanceof Error && CONNECT_TIMEOUT_MESSAGE.test(error.message);
 }
 
-/** `host:port` of a database URL, for a message: never its user or password. */
-export function databaseAddress(url: string): string {
-  const { host, port } = postgresAddress(url) ?? { host: '', port: '' };
-  return `${host || 'localhost'}:${port || '5432'}`;
+/** `host:port` of a database URL (`host:port/name` with `withName`), for a message: never its user or password. */
+export function databaseAddress(url: string, { withName = false } = {}): string {
+  const { host, port, database } = postgresAddress(url) ?? { host: '', port: '', database: '' };
+  return `${host || 'localhost'}:${port || '5432'}${withName ? `/${database}` : ''}`;
 }
 
 /** A statement cancelled at its time limit (57014), or its backend ended by the service's watchdog (57P01). */

@@ -3,6 +3,8 @@ export interface PostgresAddress {
   readonly host: string;
   /** Empty when the URL names none (pg's 5432). */
   readonly port: string;
+  /** The database's name, decoded; empty when the URL names none. */
+  readonly database: string;
 }
 
 /** Undefined when pg could not read `value` (it would fail with only "Invalid URL"). */
@@ -11,5 +13,13 @@ export function postgresAddress(value: string): PostgresAddress | undefined {
   // pg reads `user@/db?host=/run/postgresql` with a stand-in host, the socket's folder coming in `host`.
   const url = URL.parse(value) ?? URL.parse(value.replace('@/', '@stand-in/'));
   if (url === null) return undefined;
-  return { host: url.searchParams.get('host') ?? url.hostname, port: url.searchParams.get('port') ?? url.port };
+  return { host: url.searchParams.get('host') ?? url.hostname, port: url.searchParams.get('port') ?? url.port, database: decodedName(url.pathname.slice(1)) };
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
 }

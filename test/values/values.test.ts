@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { deepFreeze } from '../../lib/values/deep-freeze.ts';
 import { didYouMean } from '../../lib/values/did-you-mean.ts';
 import { isPlainObject } from '../../lib/values/json.ts';
+import { postgresAddress } from '../../lib/values/postgres-url.ts';
 import { isStorable, isStorableText } from '../../lib/values/storable-text.ts';
 import { isTenantName } from '../../lib/values/tenant-name.ts';
 
@@ -44,4 +45,13 @@ test('didYouMean suggests a name two neighbouring letters of it swapped (helpdek
       return didYouMean(swapped, [name]) === ` (did you mean "${name}"?)`;
     }),
   );
+});
+
+test('postgresAddress reads host, port and database as pg does: host and port parameters win, a socket URL has no host of its own', (t) => {
+  t.deepEqual(postgresAddress('postgres://u:p@db.internal:6432/spaceport'), { host: 'db.internal', port: '6432', database: 'spaceport' });
+  t.deepEqual(postgresAddress('postgresql://u@/my%20db?host=/run/postgresql'), { host: '/run/postgresql', port: '', database: 'my db' });
+  t.deepEqual(postgresAddress('postgres://u@h/db?host=other&port=5433'), { host: 'other', port: '5433', database: 'db' });
+  t.deepEqual(postgresAddress('postgres://h'), { host: 'h', port: '', database: '' });
+  t.is(postgresAddress('postgres://h/bad%E0name')?.database, 'bad%E0name');
+  t.is(postgresAddress('mysql://h/db'), undefined);
 });
