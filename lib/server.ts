@@ -15,6 +15,7 @@ import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
 
 import type { BodyPace } from './http/body-pace.ts';
 import { createDrainableServer } from './http/drain.ts';
+import { listenOn } from './http/listen.ts';
 import { bufferedStdout, createLogger, type Logger } from './logger/index.ts';
 import { answerConnect, answerHttp2Preface, answerParserErrors } from './http/node-answers.ts';
 import { loadProjects } from './projects/index.ts';
@@ -83,7 +84,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     server.requestTimeout = 0;
     answerParserErrors(server, runtime.logger);
     answerConnect(server, handler);
-    await listen(server, runtime.config.host, runtime.config.port);
+    await listenOn(server, runtime.config.host, runtime.config.port);
     const { port } = server.address() as AddressInfo;
     const url = `http://${runtime.config.host.includes(':') ? `[${runtime.config.host}]` : runtime.config.host}:${port}`;
     runtime.logger.info({ url }, 'spaceport listening');
@@ -250,13 +251,6 @@ async function runShutdownTasks(tasks: Runtime['shutdownTasks'], logger: Logger)
   for (const task of [...tasks].reverse()) {
     await task().catch((error: unknown) => logger.error({ err: error }, 'shutdown task failed'));
   }
-}
-
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
 }
 
 /** `/readyz` answers 503 from the first call on, on the connections still open. */

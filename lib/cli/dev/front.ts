@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createProxyServer } from 'http-proxy-3';
+import { listenOn } from '../../http/listen.ts';
 import { hasBody } from '../../values/has-body.ts';
 import type { ServiceInstance } from './instance.ts';
 
@@ -22,14 +23,10 @@ export class DevFront {
     this.#server = createServer((request, response) => this.#handle(request, response));
   }
 
-  listen(port: number, host: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen(port, host, () => {
-        const { port: bound } = this.#server.address() as AddressInfo;
-        resolve(`http://${host.includes(':') ? `[${host}]` : host}:${bound}`);
-      });
-    });
+  async listen(port: number, host: string): Promise<string> {
+    await listenOn(this.#server, host, port);
+    const { port: bound } = this.#server.address() as AddressInfo;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   }
 
   /** From now on, requests go to `instance` (one that has started); returns the one that served until now. */
