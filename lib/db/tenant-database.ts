@@ -125,6 +125,8 @@ export class TenantDatabase {
   readonly #pool: pg.Pool;
   /** One connection of its own for the health checks, which no tenant's statement can take (SPEC §17.2). */
   readonly #reserved: pg.Pool;
+  /** The health check under way on `#reserved`, which every check asked meanwhile shares. */
+  #answering: Promise<void> | undefined;
   readonly #shares: TenantShares;
   readonly #limit: StatementLimit | undefined;
   readonly #statementTimeout: string;
@@ -212,9 +214,18 @@ export class TenantDatabase {
     return rows[0]?.usable === true;
   }
 
-  /** On the reserved connection: readiness reports the database, not one tenant's load. */
-  async answers(): Promise<void> {
-    await onConnectionOf(this.#reserved, (client) => this.#limited(client, undefined, () => client.query('select 1')));
+  /**
+   * On the reserved connection: readiness reports the database, not one tenant's load. Checks asked
+   * while one is under way share its answer: anyone may ask, and a flood of checks queued for the
+   * one connection would outlast every check's limit (the balancer's own 503).
+   */
+  answers(): Promise<void> {
+    this.#answering ??= onConnectionOf(this.#reserved, async (client) => {
+      await this.#limited(client, undefined, () => client.query('select 1'));
+    }).finally(() => {
+      this.#answering = undefined;
+    });
+    return this.#answering;
   }
 
   poolCounts(): PoolCounts {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
@@ -11,7 +11,7 @@ import { createTenant } from '../../lib/tenancy/index.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { serverUrl } from '../helpers/database.ts';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
-import { dropTestDatabase, startTestService } from '../helpers/service.ts';
+import { dropTestDatabase, startTestService, testDatabaseUrl } from '../helpers/service.ts';
 
 test.after.always(dropTestDatabase);
 
@@ -40,6 +40,77 @@ test('with the database away, /readyz is 503 {error} and /livez still 200', asyn
   t.deepEqual(await ready.json(), { error: 'database unavailable' });
   t.is((await fetch(`${url}/livez`)).status, 200);
 });
+
+test('a flood of /readyz does not make the balancer\'s own check 503: checks asked together share one statement', async (t) => {
+  // Anyone may ask /readyz, with no tenant and no rate limit, and each check queued for the one
+  // reserved connection: past what a round trip to the database allows (a distant database),
+  // the queue outgrew the check's 1.5 s, every check was 503 and the balancer took the instance
+  // out, while the database answered and requests were served.
+  const service = await startTestService(t);
+  const relay = await latencyRelay(await testDatabaseUrl(), 40);
+  const distant = new TenantDatabase(relay.url, { queryTimeoutMs: 1500, connectTimeoutMs: 10_000 });
+  const server = createServer(createApp({ ...service.runtime, tenantDatabase: distant }, { routes: [], area: async () => {} }).callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(async () => {
+    server.close();
+    await distant.close();
+    await relay.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  t.is((await fetch(`${url}/readyz`)).status, 200, 'one check alone');
+  let flooding = true;
+  const flooder = async () => {
+    while (flooding) await fetch(`${url}/readyz`).then((response) => response.arrayBuffer());
+  };
+  const flood = Array.from({ length: 40 }, flooder);
+  const statuses: number[] = [];
+  try {
+    await sleep(1000);
+    for (let check = 0; check < 5; check += 1) {
+      statuses.push((await fetch(`${url}/readyz`)).status);
+      await sleep(300);
+    }
+  } finally {
+    flooding = false;
+    await Promise.all(flood);
+  }
+  t.deepEqual(statuses, [200, 200, 200, 200, 200]);
+});
+
+/** A TCP relay to PostgreSQL that delays every chunk, either way, by `delayMs`: a distant database. */
+async function latencyRelay(databaseUrl: string, delayMs: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const target = new URL(databaseUrl);
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  };
+  const delayed = (from: Socket, to: Socket) => {
+    from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), delayMs));
+    from.on('close', () => setTimeout(() => to.destroy(), delayMs));
+  };
+  const server = createTcpServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    track(client);
+    track(upstream);
+    delayed(client, upstream);
+    delayed(upstream, client);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 test('from the start of close() on, /readyz is 503 draining on a connection still open', async (t) => {
   const service = await startTestService(t);
