@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { NO_TENANT, type TenantDatabase } from '../db/tenant-database.ts';
+import { entryOf } from '../values/map-entry.ts';
 
 /** The tenants table as the tenant step reads it (SPEC §4.1), cached. */
 export interface TenantLookup {
@@ -14,13 +15,22 @@ declare module '../core/runtime.ts' {
   }
 }
 
+interface Asker {
+  readonly resolve: (exists: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /**
  * Tenants are never deleted, so a name once found stays valid. Misses are not remembered: a new tenant is served at once
- * everywhere, and random names would never hit such a cache anyway; a miss is one primary-key lookup.
+ * everywhere, and random names would never hit such a cache anyway. Names not yet known are looked up together, one
+ * statement at a time (those asked meanwhile wait for the next): anyone may name a tenant, and a flood of made-up names
+ * looked up one by one filled the service's share of the pool, which a real tenant's first request then waited behind.
  */
 export class TenantDirectory implements TenantLookup {
   readonly #database: TenantDatabase;
   readonly #known = new Set<string>();
+  #waiting = new Map<string, Asker[]>();
+  #asking: Promise<void> | undefined;
 
   constructor(database: TenantDatabase) {
     this.#database = database;
@@ -30,12 +40,27 @@ export class TenantDirectory implements TenantLookup {
     return this.#known.has(name);
   }
 
-  async exists(name: string): Promise<boolean> {
-    if (this.#known.has(name)) return true;
-    const { rowCount } = await this.#database.query(NO_TENANT, { sql: 'select 1 from tenants where name = $1', bindings: [name] });
-    if (rowCount === 0) return false;
-    this.#known.add(name);
-    return true;
+  exists(name: string): Promise<boolean> {
+    if (this.#known.has(name)) return Promise.resolve(true);
+    return new Promise((resolve, reject) => {
+      entryOf(this.#waiting, name, () => []).push({ resolve, reject });
+      this.#asking ??= this.#askWaiting();
+    });
+  }
+
+  async #askWaiting(): Promise<void> {
+    while (this.#waiting.size > 0) {
+      const asked = this.#waiting;
+      this.#waiting = new Map();
+      try {
+        const { rows } = await this.#database.query<{ name: string }>(NO_TENANT, { sql: 'select name from tenants where name = any($1)', bindings: [[...asked.keys()]] });
+        for (const { name } of rows) this.#known.add(name);
+        for (const [name, askers] of asked) for (const { resolve } of askers) resolve(this.#known.has(name));
+      } catch (error) {
+        for (const askers of asked.values()) for (const { reject } of askers) reject(error);
+      }
+    }
+    this.#asking = undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
@@ -11,6 +11,7 @@ import { createTenant } from '../../lib/tenancy/index.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { serverUrl } from '../helpers/database.ts';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
+import { latencyRelay } from '../helpers/latency-relay.ts';
 import { dropTestDatabase, startTestService, testDatabaseUrl } from '../helpers/service.ts';
 
 test.after.always(dropTestDatabase);
@@ -77,40 +78,6 @@ test('a flood of /readyz does not make the balancer\'s own check 503: checks ask
   }
   t.deepEqual(statuses, [200, 200, 200, 200, 200]);
 });
-
-/** A TCP relay to PostgreSQL that delays every chunk, either way, by `delayMs`: a distant database. */
-async function latencyRelay(databaseUrl: string, delayMs: number): Promise<{ url: string; close: () => Promise<void> }> {
-  const target = new URL(databaseUrl);
-  const sockets = new Set<Socket>();
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
-  };
-  const delayed = (from: Socket, to: Socket) => {
-    from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), delayMs));
-    from.on('close', () => setTimeout(() => to.destroy(), delayMs));
-  };
-  const server = createTcpServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    track(client);
-    track(upstream);
-    delayed(client, upstream);
-    delayed(upstream, client);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = new URL(databaseUrl);
-  url.hostname = '127.0.0.1';
-  url.port = String((server.address() as AddressInfo).port);
-  return {
-    url: url.toString(),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 test('from the start of close() on, /readyz is 503 draining on a connection still open', async (t) => {
   const service = await startTestService(t);

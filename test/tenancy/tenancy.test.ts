@@ -1,5 +1,13 @@
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
-import { serviceForFile, startTestService, type ServiceUnderTest } from '../helpers/service.ts';
+import { createApp } from '../../lib/app.ts';
+import { TenantDatabase } from '../../lib/db/tenant-database.ts';
+import { TenantDirectory } from '../../lib/tenancy/index.ts';
+import { latencyRelay } from '../helpers/latency-relay.ts';
+import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 
 let service: ServiceUnderTest;
 
@@ -65,4 +73,50 @@ test('tenancy.defaultTenant null makes the header required', async (t) => {
   t.is(response.status, 400);
   t.deepEqual(await response.json(), { error: 'tenant header is required' });
   t.is((await strict.fetch('/x', { headers: { tenant: 'default' } })).status, 404);
+});
+
+test('a flood of unknown tenant names does not hold known tenants up: lookups asked together share one statement', async (t) => {
+  // Anyone may name a tenant, and each name the instance had not seen was looked up on its own,
+  // all in the service's share of the pool: with a flood of made-up names (a distant database:
+  // 40 ms each way) a real tenant's first request after a start waited behind all of them, up
+  // to limits.queueMs, then 503 'too many database statements of this tenant at once'.
+  const relay = await latencyRelay(await testDatabaseUrl(), 40);
+  const distant = new TenantDatabase(relay.url, { queryTimeoutMs: 1500, connectTimeoutMs: 10_000, queueMs: 3000 });
+  // A fresh directory, as after a start: no tenant is known yet.
+  const runtime = { ...service.runtime, tenantDatabase: distant, tenants: new TenantDirectory(distant) };
+  const server = createServer(createApp(runtime, { routes: [], area: async () => {} }).callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(async () => {
+    server.close();
+    await distant.close();
+    await relay.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let flooding = true;
+  let made = 0;
+  const flooder = async () => {
+    while (flooding) {
+      made += 1;
+      await fetch(`${url}/x`, { headers: { tenant: `made-up-${made}` } }).then((response) => response.arrayBuffer());
+    }
+  };
+  const flood = Array.from({ length: 300 }, flooder);
+  const answers: Array<{ tenant: string; status: number; fast: boolean }> = [];
+  try {
+    await sleep(1500);
+    for (const tenant of ['acme', 'default']) {
+      const started = performance.now();
+      const { status } = await fetch(`${url}/x`, { headers: { tenant } });
+      // A lookup is one round trip (80 ms here); behind the flood it took the queue's 3 s.
+      answers.push({ tenant, status, fast: performance.now() - started < 1500 });
+    }
+  } finally {
+    flooding = false;
+    await Promise.all(flood);
+  }
+  t.deepEqual(answers, [
+    { tenant: 'acme', status: 404, fast: true },
+    { tenant: 'default', status: 404, fast: true },
+  ]);
 });
