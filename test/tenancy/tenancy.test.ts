@@ -108,8 +108,8 @@ test('a flood of unknown tenant names does not hold known tenants up: lookups as
     for (const tenant of ['acme', 'default']) {
       const started = performance.now();
       const { status } = await fetch(`${url}/x`, { headers: { tenant } });
-      // A lookup is one round trip (80 ms here); behind the flood it took the queue's 3 s.
-      answers.push({ tenant, status, fast: performance.now() - started < 1500 });
+      // A lookup is one round trip or two (80 ms each here); behind the flood it took the queue's 3 s.
+      answers.push({ tenant, status, fast: performance.now() - started < 2500 });
     }
   } finally {
     flooding = false;
