@@ -49,17 +49,17 @@ function sharedCounter(client: Redis | Cluster, logger: Logger, { name, windowMs
     if (way === 'memory') return memory.consume(key);
     return limiter.consume(key).then(
       (outcome) => {
-        outages.answered(way);
+        if (outages.answered(way)) logger.info({ limit: name }, 'redis: the limit is counted in Redis again');
         return spent(outcome);
       },
       (refusal: unknown) => {
         // Past the budget, rate-limiter-flexible rejects with the count; anything else is a failure.
         if (refusal instanceof RateLimiterRes) {
-          outages.answered(way);
+          if (outages.answered(way)) logger.info({ limit: name }, 'redis: the limit is counted in Redis again');
           return spent(refusal);
         }
         if (outages.failed(way)) {
-          logger.warn({ limit: name, error: messageOf(refusal) }, `redis: the limit is kept in memory for ${MEMORY_SPELL_MS / 1000} s`);
+          logger.warn({ limit: name, error: messageOf(refusal) }, `redis: the limit is kept in memory, Redis tried again every ${MEMORY_SPELL_MS / 1000} s`);
         }
         return memory.consume(key);
       },
@@ -79,16 +79,18 @@ class Outages {
     return 'probe';
   }
 
-  answered(way: 'redis' | 'probe'): void {
-    if (way !== 'probe') return;
+  /** True when it ends an outage (worth a log line). */
+  answered(way: 'redis' | 'probe'): boolean {
+    if (way !== 'probe') return false;
     this.#probing = false;
     this.#memoryUntil = 0;
+    return true;
   }
 
-  /** True when it begins a spell in memory (worth a log line). */
+  /** True when it begins an outage (worth a log line): not a failed probe, which only lengthens it by a spell. */
   failed(way: 'redis' | 'probe'): boolean {
     if (way === 'probe') this.#probing = false;
-    const begins = Date.now() >= this.#memoryUntil;
+    const begins = this.#memoryUntil === 0;
     this.#memoryUntil = Date.now() + MEMORY_SPELL_MS;
     return begins;
   }
@@ -107,7 +109,7 @@ const TIME_LIMITS = {
 
 function redisClient(url: string, logger: Logger): Redis {
   const client = new Redis(url, TIME_LIMITS);
-  client.on('error', (error: Error) => logger.warn({ error: error.message }, 'redis: rate limits kept in memory until it answers'));
+  logOutages(client, logger, 'redis');
   return client;
 }
 
@@ -133,8 +135,26 @@ function clusterClient(seeds: readonly string[], logger: Logger): Cluster {
       },
     },
   );
-  client.on('error', (error: Error) => logger.warn({ error: error.message }, 'redis cluster: rate limits kept in memory until it answers'));
+  logOutages(client, logger, 'redis cluster');
   return client;
+}
+
+/**
+ * One line when the client loses Redis (with the first error: refused, timed out, a password refused) and one when it is
+ * ready again; the reconnect attempts in between fail alike, several a second with a refused password, and say nothing new.
+ */
+function logOutages(client: Redis | Cluster, logger: Logger, what: string): void {
+  let away = false;
+  client.on('error', (error: Error) => {
+    if (away) return;
+    away = true;
+    logger.warn({ error: error.message }, `${what}: rate limits kept in memory until it answers`);
+  });
+  client.on('ready', () => {
+    if (!away) return;
+    away = false;
+    logger.info(`${what}: answers again, rate limits shared through it`);
+  });
 }
 
 function firstConnection(client: Redis | Cluster): Promise<void> {

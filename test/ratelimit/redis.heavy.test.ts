@@ -158,7 +158,7 @@ async function serviceBehindProxy(t: ExecutionContext) {
     t.is(response.status, 200);
     return ms;
   };
-  return { proxy, call, counted };
+  return { proxy: { ...proxy, service }, call, counted };
 }
 
 /** Calls until a request is counted in Redis again (Redis being back), for 10 s at most. */
@@ -225,4 +225,57 @@ withRedis('a long write pause: after the first second, one request at a time wai
   // memory ends with one request trying Redis again (at about 6 s), not all ten.
   const slow = waits.filter((ms) => ms >= NO_WAIT_MS).length;
   t.true(slow <= clients + 2, `${slow} of ${waits.length} requests waited ${NO_WAIT_MS} ms or more`);
+});
+
+/** The service's lines about Redis, by message. */
+function redisLines(service: Awaited<ReturnType<typeof startWithProjects>>): Map<string, Record<string, unknown>[]> {
+  const lines = new Map<string, Record<string, unknown>[]>();
+  for (const entry of service.logs() as unknown as Record<string, unknown>[]) {
+    const message = String(entry.msg);
+    if (!/^redis/.test(message)) continue;
+    lines.set(message, [...(lines.get(message) ?? []), entry]);
+  }
+  return lines;
+}
+
+const describe = (lines: Map<string, unknown[]>) => [...lines].map(([message, entries]) => `${entries.length} × ${message}`).join('; ');
+
+withRedis('an outage of Redis is logged once when it begins, with why, and once when it ends, not at every reconnect attempt', async (t) => {
+  const { proxy, call, counted } = await serviceBehindProxy(t);
+  const service = proxy.service;
+  await call();
+  await proxy.cut();
+  // Over 7 s the client tries to reconnect many times, and the limit's spell in memory (5 s) ends with a failed probe.
+  const started = Date.now();
+  while (Date.now() - started < 7000) {
+    await call();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const during = redisLines(service);
+  for (const [message, entries] of during) t.is(entries.length, 1, `during the outage: ${describe(during)} (${message})`);
+  t.true([...during.values()].flat().some((entry) => /ECONNREFUSED/.test(String(entry.error))), `the reason is given: ${JSON.stringify([...during.values()].flat())}`);
+  await proxy.open();
+  await countedInRedisAgain(t, call, counted);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const after = redisLines(service);
+  const ended = [...after.keys()].filter((message) => !during.has(message));
+  t.true(ended.length > 0, `a line says Redis answers again: ${describe(after)}`);
+  for (const [message, entries] of after) t.is(entries.length, 1, `over the outage and after it: ${describe(after)} (${message})`);
+});
+
+withRedis('a Redis refusing the service\'s password is logged once, with why, not at every reconnect attempt', async (t) => {
+  const target = new URL(REDIS_URL);
+  target.username = 'spaceport-nobody';
+  target.password = 'not-the-password';
+  const options = { env: { REDIS_URL: target.href }, expert: { rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } } };
+  const service = await startWithProjects(t, fixtureProjects('chain'), options);
+  const started = Date.now();
+  while (Date.now() - started < 3000) {
+    t.is((await publicCall(service)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const lines = redisLines(service);
+  for (const [message, entries] of lines) t.is(entries.length, 1, `${describe(lines)} (${message})`);
+  t.true([...lines.values()].flat().some((entry) => /WRONGPASS/.test(String(entry.error))), `the reason is given: ${JSON.stringify([...lines.values()].flat())}`);
+  t.false(service.logText().includes('not-the-password'), 'the password is never logged');
 });
