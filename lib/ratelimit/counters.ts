@@ -39,7 +39,7 @@ export class RateLimitCounters implements RateCounters {
     return async (key) => (await shared)(key);
   }
 
-  /** Imported only where Redis is configured: ioredis and rate-limiter-flexible are some 80 modules every start-up would read. */
+  /** Imported only where Redis is configured: ioredis is some 80 modules every start-up would read. */
   #sharedCounts(redis: RedisTarget): Promise<SharedCounts> {
     this.#shared ??= import('./shared.ts').then((module) => module.sharedCounts(redis, this.#logger));
     return this.#shared;

@@ -279,3 +279,24 @@ withRedis('a Redis refusing the service\'s password is logged once, with why, no
   t.true([...lines.values()].flat().some((entry) => /WRONGPASS/.test(String(entry.error))), `the reason is given: ${JSON.stringify([...lines.values()].flat())}`);
   t.false(service.logText().includes('not-the-password'), 'the password is never logged');
 });
+
+withRedis('a window shorter than a second, or not whole seconds, lasts as long in Redis as declared, not rounded up to whole seconds', async (t) => {
+  for (const windowMs of [400, 1500]) {
+    const options = { env: { REDIS_URL }, expert: { rateLimit: { public: { windowMs, max: 1 } } } };
+    const service = await startWithProjects(t, fixtureProjects('chain'), options);
+    const tenant = `redis${randomBytes(5).toString('hex')}`;
+    await createTenant(service.runtime.knex, tenant);
+    const redis = new Redis(REDIS_URL);
+    t.teardown(() => redis.quit().then(() => undefined));
+    const first = await publicCall(service, tenant);
+    t.is(first.status, 200);
+    const left = await redis.pttl(`spaceport:ratelimit:public:${tenant}|127.0.0.1`);
+    t.true(left > 0 && left <= windowMs, `windowMs ${windowMs}: Redis keeps the count ${left} ms more`);
+    t.is(first.headers.get('ratelimit-reset'), String(Math.ceil(windowMs / 1000)));
+    t.is((await publicCall(service, tenant)).status, 429);
+    // Once the declared window is over (with room for a busy machine), the next request starts a new one.
+    await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
+    const again = await publicCall(service, tenant);
+    t.is(again.status, 200, `windowMs ${windowMs}: admitted again after it`);
+  }
+});
