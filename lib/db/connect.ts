@@ -48,9 +48,21 @@ export function isReusable(connection: pg.Client & { readyForQuery?: boolean }):
 /**
  * 57014: a statement cancelled, here by its time limit (statement_timeout); 57P01-57P03: the server
  * shutting down, crashed or starting; 3D000: the database itself gone (dropped); 53300: no
- * connection slot left on the server.
+ * connection slot left on the server. And class 08 below.
  */
 const UNREACHABLE_CODES = new Set(['57014', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03', '3D000', '53300', '08006', '08001']);
+
+/**
+ * A connection ended by an error of SQLSTATE class 08 (connection exception): a pooler's own refusals. PgBouncer ends
+ * its clients' connections with FATAL 08P01 while it cannot reach the server (`server login has been failing, try again
+ * later (server_login_retry)`, `pgbouncer cannot connect to server`, `query_wait_timeout`): each request was a 500
+ * 'unhandled error' until the server was back. Not an ERROR of that class: PostgreSQL's 08P01 for a Bind that does not
+ * fit its statement is a fault of the statement, and the connection goes on.
+ */
+function isConnectionException(error: Error): boolean {
+  const { code, severity } = error as { code?: unknown; severity?: unknown };
+  return severity === 'FATAL' && typeof code === 'string' && code.startsWith('08');
+}
 
 /**
  * pg's own words for a server that went away or stopped answering: a dropped connection, the
@@ -86,5 +98,5 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   if (error.name === 'KnexTimeoutError') return true;
   if (UNREACHABLE_MESSAGES.test(error.message) || isConnectTimeout(error)) return true;
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && UNREACHABLE_CODES.has(code);
+  return (typeof code === 'string' && UNREACHABLE_CODES.has(code)) || isConnectionException(error);
 }
