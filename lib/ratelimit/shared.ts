@@ -156,10 +156,12 @@ function clusterClient(seeds: readonly string[], logger: Logger): Cluster {
  */
 function logOutages(client: Redis | Cluster, logger: Logger, what: string): void {
   let away = false;
-  client.on('error', (error: Error) => {
+  client.on('error', (error: Error & { lastNodeError?: unknown }) => {
     if (away) return;
     away = true;
-    logger.warn({ error: error.message }, `${what}: rate limits kept in memory until it answers`);
+    // A cluster's own error ('Failed to refresh slots cache.') carries why in the last node's: a password refused, say.
+    const why = error.lastNodeError instanceof Error ? `${error.message} ${error.lastNodeError.message}` : error.message;
+    logger.warn({ error: why }, `${what}: rate limits kept in memory until it answers`);
   });
   client.on('ready', () => {
     if (!away) return;

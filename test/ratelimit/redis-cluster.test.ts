@@ -35,3 +35,29 @@ test.serial('with REDIS_CLUSTER_NODES naming one node of a cluster, two instance
   t.teardown(() => reader.disconnect());
   t.deepEqual(await Promise.all(keys.map((key) => reader.get(key))), keys.map(() => '5'), 'every count, the refused ones too, is in the cluster');
 });
+
+test.serial('a Redis Cluster refusing the service\'s password is logged once, with why, and the password never', async (t) => {
+  const cluster = await startRedisCluster(t, { masters: 3 });
+  if ('missing' in cluster) {
+    if (process.env.CI) t.fail(cluster.missing);
+    else t.log(`skipped: ${cluster.missing}`);
+    return t.pass();
+  }
+  const seed = new URL(cluster.seeds[0] ?? '');
+  seed.username = 'spaceport-nobody';
+  seed.password = 'not-the-password';
+  const options = { env: { REDIS_CLUSTER_NODES: seed.href }, expert: { rateLimit: { public: { windowMs: 60_000, max: 1_000_000 } } } };
+  const service = await startWithProjects(t, fixtureProjects('chain'), options);
+  const started = Date.now();
+  while (Date.now() - started < 3000) {
+    t.is((await service.fetch('/api/guarded/public', { method: 'POST' })).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const lines = service.logs().filter((line) => /^redis/.test(String(line.msg)));
+  const described = lines.map((line) => `${String(line.msg)}: ${String(line.error)}`).join('; ');
+  for (const message of new Set(lines.map((line) => String(line.msg)))) {
+    t.is(lines.filter((line) => line.msg === message).length, 1, `${described} (${message})`);
+  }
+  t.true(lines.some((line) => /WRONGPASS/.test(String(line.error))), `the reason is given: ${described}`);
+  t.false(service.logText().includes('not-the-password'), 'the password is never logged');
+});
