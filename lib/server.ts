@@ -10,7 +10,8 @@ import { migrateDatabase } from './db/migrations.ts';
 import { openDatabase } from './db/open.ts';
 import { buildDeclaredIndexes, undeclaredLeft, type BuiltIndex, type IndexBuild } from './documents/index-build.ts';
 import { indexNames, type IndexDeclaration } from './documents/index-keys.ts';
-import { defaultTenantConnections, type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
+import { defaultTenantConnections, NO_TENANT, type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
+import { INDEX_STATE, indexStateOf } from './db/concurrent-index.ts';
 import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
 
 import type { BodyPace } from './http/body-pace.ts';
@@ -238,8 +239,13 @@ function refuseUnguardedWrites(runtime: Runtime, declarations: readonly IndexDec
     const index = indexNames(declaration).unique;
     if (index === undefined || !failed.has(index)) continue;
     const { project, collection } = declaration;
-    runtime.declaredPaths.markUnbuilt({ project, collection, index });
-    runtime.logger.error({ project, collection, index }, `declared unique index could not be built (the error above says why; most often, documents already break it): writes to "${collection}" are refused until the next start builds it`);
+    // Another instance's start may build it, once the duplicates are gone: asked again every 2 s while writes come.
+    const isBuilt = async () => {
+      const { rows } = await runtime.tenantDatabase.query<{ valid: boolean }>(NO_TENANT, { sql: INDEX_STATE.replace('?', '$1'), bindings: [index] });
+      return indexStateOf(rows) === 'valid';
+    };
+    runtime.declaredPaths.markUnbuilt({ project, collection, index }, isBuilt);
+    runtime.logger.error({ project, collection, index }, `declared unique index could not be built (the error above says why; most often, documents already break it): writes to "${collection}" are refused until an instance's next start builds it`);
   }
 }
 

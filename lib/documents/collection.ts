@@ -198,8 +198,8 @@ export class Collection {
   }
 
   /** Inserts and updates only: deletes go on, so that the documents breaking the index can be removed. */
-  #refuseUnguarded({ declaredPaths }: StoreScope): void {
-    const unbuilt = declaredPaths?.unguarded(this.collectionName);
+  async #refuseUnguarded({ declaredPaths }: StoreScope): Promise<void> {
+    const unbuilt = await declaredPaths?.unguarded(this.collectionName);
     if (unbuilt !== undefined) throw new UnguardedWriteError(this.collectionName, unbuilt.index);
   }
 
@@ -207,7 +207,7 @@ export class Collection {
   async #insert(documents: Array<Record<string, unknown>>): Promise<InsertManyResult> {
     const prepared = documents.map(toStoredDocument);
     const scope = this.#resolveScope();
-    this.#refuseUnguarded(scope);
+    await this.#refuseUnguarded(scope);
     const { database, tenant, stillWanted } = scope;
     const statements = insertBatches(prepared).map((batch) => insertStatement(tenant, this.collectionName, batch));
     try {
@@ -241,7 +241,7 @@ export class Collection {
     const compiled = compileUpdate(update);
     const order = compileSort(request.sort);
     const scope = this.#resolveScope();
-    this.#refuseUnguarded(scope);
+    await this.#refuseUnguarded(scope);
     const { database, tenant } = scope;
     const plan: UpdatePlan = {
       matching: this.#matching(tenant, filter),

@@ -25,21 +25,55 @@ export interface UnbuiltIndex {
   readonly index: string;
 }
 
+/**
+ * How long an instance takes a unique index for unbuilt before asking the database again (SPEC §15.1: stale 2 s at
+ * most): another instance's start may have built it since, once the duplicates were removed.
+ */
+const UNBUILT_RECHECK_MS = 2000;
+
+interface Unbuilt {
+  readonly index: UnbuiltIndex;
+  /** Whether the index is now built and valid, asked of the database. */
+  readonly isBuilt: () => Promise<boolean>;
+  checkedAt: number;
+  checking: Promise<void> | undefined;
+}
+
 /** Bound once as the projects are mounted; also the collections whose declared unique index could not be built (writes refused). */
 export class DeclaredIndexPaths {
   #byCollection: ReadonlyMap<string, CollectionDeclaredPaths> = new Map();
-  readonly #unbuilt = new Map<string, UnbuiltIndex>();
+  readonly #unbuilt = new Map<string, Unbuilt>();
 
+  /** The indexes unbuilt as last seen; those seen 2 s ago or more are asked about again meanwhile (for `/readyz` and the gauge). */
   unbuilt(): readonly UnbuiltIndex[] {
-    return [...this.#unbuilt.values()];
+    for (const collection of this.#unbuilt.keys()) void this.unguarded(collection);
+    return [...this.#unbuilt.values()].map(({ index }) => index);
   }
 
-  markUnbuilt(index: UnbuiltIndex): void {
-    this.#unbuilt.set(index.collection, index);
+  markUnbuilt(index: UnbuiltIndex, isBuilt: () => Promise<boolean> = async () => false): void {
+    this.#unbuilt.set(index.collection, { index, isBuilt, checkedAt: Date.now(), checking: undefined });
   }
 
-  unguarded(collection: string): UnbuiltIndex | undefined {
-    return this.#unbuilt.get(collection);
+  /** The unbuilt index guarding `collection`'s writes; at once when there is none (the common case). */
+  unguarded(collection: string): Promise<UnbuiltIndex | undefined> | undefined {
+    const unbuilt = this.#unbuilt.get(collection);
+    if (unbuilt === undefined) return undefined;
+    if (unbuilt.checking === undefined && Date.now() - unbuilt.checkedAt >= UNBUILT_RECHECK_MS) {
+      unbuilt.checking = unbuilt
+        .isBuilt()
+        .then(
+          (built) => {
+            if (built && this.#unbuilt.get(collection) === unbuilt) this.#unbuilt.delete(collection);
+          },
+          // The database not answering: still unbuilt as far as this instance knows, asked again 2 s later.
+          () => undefined,
+        )
+        .finally(() => {
+          unbuilt.checkedAt = Date.now();
+          unbuilt.checking = undefined;
+        });
+    }
+    return (unbuilt.checking ?? Promise.resolve()).then(() => this.#unbuilt.get(collection)?.index);
   }
 
   bind(byCollection: ReadonlyMap<string, CollectionDeclaredPaths>): void {

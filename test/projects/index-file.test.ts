@@ -134,6 +134,56 @@ test.serial('a unique index the documents already break is named in the log, /re
   t.is((await documentStore(service.runtime.tenantDatabase, 'default', service.runtime.declaredPaths).collection('tickets').deleteOne({ _id: 'd2' })).deletedCount, 1, 'deletes go on, so the duplicates can be removed');
 });
 
+// Serial: the services drop what the file's other tests build (they do not declare it).
+test.serial('a unique index another instance builds once the duplicates are gone guards writes everywhere within seconds, not after each instance restarts', async (t) => {
+  const routes = ROUTES.replaceAll("'tickets'", "'claims'");
+  const root = writeTree({ 'projects/desk/api/routes.js': routes, 'projects/desk/api/indexes.js': "export default [{ collection: 'claims', fields: { ref: 1 }, unique: true }];\n" });
+  const knex = testKnex(await testDatabaseUrl());
+  t.teardown(async () => {
+    await knex.raw("delete from documents where collection = 'claims'");
+    const { rows } = await knex.raw<{ rows: Array<{ indexname: string }> }>("select indexname from pg_indexes where tablename = 'documents' and indexname like 'doc_\\_desk\\_claims\\_%'");
+    for (const { indexname } of rows) await knex.raw(`drop index if exists ${indexname}`);
+    await knex.destroy();
+  });
+  await createTenant(knex, 'default').catch(() => undefined);
+  await knex.raw("insert into documents (tenant, collection, id, doc) values ('default', 'claims', 'd1', '{\"_id\": \"d1\", \"ref\": \"A\"}'), ('default', 'claims', 'd2', '{\"_id\": \"d2\", \"ref\": \"A\"}')");
+  const projects = path.join(root, 'projects');
+  const post = (service: Awaited<ReturnType<typeof startWithProjects>>, ref: string) =>
+    service.fetch('/api/desk/tickets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ ref }]) });
+
+  const first = await startWithProjects(t, projects);
+  let reported: Record<string, unknown> | undefined;
+  for (let attempt = 0; attempt < 200 && reported === undefined; attempt++) {
+    reported = first.logs().find((line) => String(line.msg).startsWith('declared unique index could not be built'));
+    if (reported === undefined) await sleep(100);
+  }
+  t.like(reported, { collection: 'claims' });
+  t.is((await post(first, 'B')).status, 503, 'refused while the index is unbuilt');
+
+  // The duplicates removed, another instance starts (a deploy, a restart of one) and builds the index.
+  await knex.raw("delete from documents where collection = 'claims' and id = 'd2'");
+  const second = await startWithProjects(t, projects);
+  let built = false;
+  for (let attempt = 0; attempt < 200 && !built; attempt++) {
+    built = second.logs().some((line) => line.msg === 'declared index built' && line.index === reported?.index);
+    if (!built) await sleep(100);
+  }
+  t.true(built, 'the second instance built the unique index');
+  t.is((await post(second, 'C')).status, 200);
+
+  // The first instance accepts writes again within its 2 s, and the index guards them.
+  let status = 0;
+  const started = Date.now();
+  while (status !== 200 && Date.now() - started < 10_000) {
+    status = (await post(first, 'D')).status;
+    if (status !== 200) await sleep(200);
+  }
+  t.is(status, 200, `the first instance still refused writes ${Date.now() - started} ms after the index was built`);
+  t.not((await post(first, 'A')).status, 200, 'a duplicate is refused by the index');
+  const ready = (await (await first.fetch('/readyz')).json()) as Record<string, unknown>;
+  t.is(ready.unbuiltIndexes, undefined);
+});
+
 test('declared indexes are built at start-up, serve the project\'s finds, and a unique one holds per tenant', async (t) => {
   const indexes = `export default [
   { collection: 'tickets', fields: { priority: -1 } },
