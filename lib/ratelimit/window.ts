@@ -1,6 +1,6 @@
 import type { Spent } from './budget.ts';
 
-/** rate-limiter-flexible's memory windows (one per key, from its first request), without a promise since nothing here waits. */
+/** Fixed windows, one per key from its first request, as Redis counts them (`shared.ts`); without a promise, since nothing here waits. */
 export class MemoryWindows {
   readonly #windowMs: number;
   readonly #windows = new Map<string, { consumed: number; resetAt: number }>();

@@ -90,7 +90,7 @@ interface RedisProxy {
   freeze: () => void;
   /**
    * Redis still answers a connection's ready check, but never a count (a Lua script, as
-   * rate-limiter-flexible counts): as during a failover, when Redis pauses its writes.
+   * the service counts): as during a failover, when Redis pauses its writes.
    */
   refuseCounts: () => void;
   open: () => Promise<void>;
