@@ -2,16 +2,17 @@ import createError from 'http-errors';
 import statuses from 'statuses';
 import { type HttpErrorLike, isErrorStatus, showsMessage, statusOf } from '../core/errors.ts';
 import { isDatabaseUnreachable } from '../db/connect.ts';
-import { TenantShareBusy } from '../db/tenant-shares.ts';
+import { DatabaseBusy } from '../db/tenant-shares.ts';
 
 /**
  * A failed handler's error, its status as Express's final handler picks it: the error's own,
  * else a 4xx/5xx set with `res.status`, else 500; a 5xx shows nothing of it. A database down
- * (SPEC §7) and a tenant over its pool share (SPEC §17.2) are the service's to answer: passed on.
+ * (SPEC §7) and a database with no connection free in time (a tenant over its share, SPEC §17.2, or the pool
+ * full) are the service's to answer: passed on.
  */
 export function handlerFailure(error: unknown, responseStatus: number): Error {
   if (statusOf(error) === undefined && error instanceof Error && isDatabaseUnreachable(error)) return error;
-  if (error instanceof TenantShareBusy) return error;
+  if (error instanceof DatabaseBusy) return error;
   const status = statusOf(error) ?? (isErrorStatus(responseStatus) ? responseStatus : 500);
   if (status >= 500 && error instanceof Error) return withStatus(error, status);
   const fields = (error !== null && typeof error === 'object' ? error : {}) as HttpErrorLike;

@@ -6,7 +6,7 @@ import { PreparedStatements } from './prepared-statements.ts';
 import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
 import { StatementLimit } from './statement-limit.ts';
 import type { Statement } from './statement.ts';
-import { type ShareClass, type ShareCounts, type ShareWaitOutcome, TenantShares } from './tenant-shares.ts';
+import { DatabaseBusy, type ShareClass, type ShareCounts, type ShareWaitOutcome, TenantShares } from './tenant-shares.ts';
 
 /** No BYPASSRLS and owns no table, so the policies apply even when DATABASE_URL names a superuser (SPEC §4.2; migration `..._row_level_security`). */
 export const TENANT_ROLE = 'spaceport_tenant';
@@ -37,6 +37,21 @@ export class DatabaseStoppedAnswering extends Error {
     super('the database stopped answering: a statement waiting for a connection was refused', { cause });
   }
 }
+
+/**
+ * Every connection of the pool stayed in use while a statement waited for one: tenants' shares may add up to more than
+ * the pool (two tenants at half each fill it). The database answers all along: a 503 of its own, not 'database
+ * unavailable', and the tenant's other statements wait on.
+ */
+export class PoolBusy extends DatabaseBusy {
+  override name = 'PoolBusy';
+  constructor(poolMax: number, waitedMs: number) {
+    super(`all ${poolMax} database connections of this instance stayed busy for ${waitedMs} ms (DATABASE_POOL_MAX, DATABASE_CONNECT_TIMEOUT_MS)`);
+  }
+}
+
+/** pg-pool's words when a statement waited `connectionTimeoutMillis` for a connection of a full pool. */
+const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
 
 /** How long a statement that meets a shard move is tried again unless configured: `limits.handlerMs`' default. */
 const DEFAULT_SHARD_MOVE_WAIT_MS = 30_000;
@@ -123,6 +138,8 @@ export interface PoolCounts {
  */
 export class TenantDatabase {
   readonly #pool: pg.Pool;
+  readonly #poolMax: number;
+  readonly #connectTimeoutMs: number;
   /** One connection of its own for the health checks, which no tenant's statement can take (SPEC §17.2). */
   readonly #reserved: pg.Pool;
   /** The health check under way on `#reserved`, which every check asked meanwhile shares. */
@@ -155,6 +172,8 @@ export class TenantDatabase {
       onWait: options.onShareWait,
     });
     this.#pool = newPool(url, poolMax, connectTimeoutMs, onIdleError);
+    this.#poolMax = poolMax;
+    this.#connectTimeoutMs = connectTimeoutMs;
     // Kept open between checks (pg closes an idle one after 10 s): a check would otherwise open a
     // connection, and one slower than the check's limit (a distant database) would make it 503.
     this.#reserved = newPool(url, 1, connectTimeoutMs, onIdleError, 0);
@@ -274,6 +293,7 @@ export class TenantDatabase {
     try {
       return await onConnectionOf(this.#pool, work);
     } catch (error) {
+      if ((error as Error).message === POOL_WAIT_TIMEOUT) throw new PoolBusy(this.#poolMax, this.#connectTimeoutMs);
       if (isConnectionLost(error)) this.#shares.refuseWaiting(tenant, new DatabaseStoppedAnswering(error));
       throw error;
     } finally {

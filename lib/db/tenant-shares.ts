@@ -33,12 +33,16 @@ interface Share {
   readonly waiting: Waiter[];
 }
 
-/** 503 for that tenant alone, while the others' statements go ahead (SPEC §17.2). */
-export class TenantShareBusy extends Error {
-  override name = 'TenantShareBusy';
+/** The database answers, but no connection came free in time: a 503 the service answers itself, whoever's code met it. */
+export class DatabaseBusy extends Error {
   readonly status = 503;
   readonly expose = true;
   readonly headers = { 'Retry-After': '1' };
+}
+
+/** 503 for that tenant alone, while the others' statements go ahead (SPEC §17.2). */
+export class TenantShareBusy extends DatabaseBusy {
+  override name = 'TenantShareBusy';
   constructor(perTenant: number, queueMs: number) {
     super(`too many database statements of this tenant at once: its ${perTenant} connections (limits.tenantConnections) stayed busy for ${queueMs} ms (limits.queueMs)`);
   }

@@ -156,3 +156,33 @@ test.serial('/readyz and /healthz check the database on a connection of their ow
   writeFileSync(release, '');
   t.deepEqual((await Promise.all(held)).map((answer) => answer.status), [200, 200]);
 });
+
+test.serial('two tenants at their shares fill the pool: a third tenant gets 503 naming the busy pool, not "database unavailable", and its other statements wait on', async (t) => {
+  // Shares may add up to more than the pool: half each by default, so two busy tenants fill it,
+  // and a third waits for a connection up to DATABASE_CONNECT_TIMEOUT_MS. The database answers
+  // all along: before, that wait's end was taken for the database gone ('database unavailable',
+  // and the tenant's other waiting statements refused at once as if it had stopped answering).
+  const connectMs = 2000;
+  const small = await startWithProjects(t, writeTree({ 'desk/api/routes.js': ROUTES }), {
+    env: { DATABASE_POOL_MAX: '4', DATABASE_CONNECT_TIMEOUT_MS: String(connectMs) },
+    expert: { limits: { queueMs: 10_000 } },
+  });
+  await createTenant(owner, 'initech').catch(() => undefined);
+  const holdOn = (tenant: string, ms: number) =>
+    small.fetch(`/api/desk/hold?ms=${ms}`, { method: 'POST', headers: { tenant } }).then(async (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after'), body: await json(response) }));
+  // Known to the instance before the pool fills: its name is looked up on a connection too.
+  t.is((await holdOn('initech', 0)).status, 200);
+  // Long enough for the third statement below to wait its own time after the first two.
+  const holders = ['acme', 'acme', 'globex', 'globex'].map((tenant) => holdOn(tenant, 2 * connectMs + 4000));
+  t.teardown(() => Promise.all(holders));
+  const deadline = Date.now() + 5000;
+  while ((await transactionsOpen()) < 4 && Date.now() < deadline) await sleep(50);
+  // initech's share is 2: the third waits in its own queue behind the two waiting for the pool.
+  const answers = await Promise.all([0, 1, 2].map(() => holdOn('initech', 0)));
+  const busy = { status: 503, retryAfter: '1', body: { error: `all 4 database connections of this instance stayed busy for ${connectMs} ms (DATABASE_POOL_MAX, DATABASE_CONNECT_TIMEOUT_MS)` } };
+  t.deepEqual(answers, [busy, busy, busy]);
+  t.deepEqual(
+    (await Promise.all(holders)).map((answer) => answer.status),
+    [200, 200, 200, 200],
+  );
+});
