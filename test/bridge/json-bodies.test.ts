@@ -102,8 +102,9 @@ test('property: a JSON body reaches the route as under express.json(), or is ref
     { numRuns: 300 },
   );
   t.log(`Express's statuses: ${[...seen].map(([status, times]) => `${status} × ${times}`).join(', ')}`);
-  // Both kinds were tried: bodies read, and bodies refused.
-  t.true((seen.get(200) ?? 0) > 50 && (seen.get(400) ?? 0) > 50);
+  // Both kinds were tried: bodies read, and bodies refused. Bodies read were 70 to 80 of 300 in
+  // three runs and 45 in one, which the bound of 50 failed with nothing wrong.
+  t.true((seen.get(200) ?? 0) >= 20 && (seen.get(400) ?? 0) >= 20, JSON.stringify([...seen]));
 });
 
 test('a JSON body in another charset than UTF-8 is refused with 415 and the charset named, as express.json() names it', async (t) => {
