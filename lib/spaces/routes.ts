@@ -148,8 +148,9 @@ async function showHistory(ctx: Context): Promise<void> {
   ctx.body = { success: true, data: page.events, total: page.total };
 }
 
+/** An `If-Match` sent empty is a list of no ETags (a client's unread one), which nothing matches: only an absent header writes unconditionally. */
 function ifMatch(ctx: Context): AllowedVersions {
-  return allowedVersions(ctx.get('If-Match') || undefined);
+  return allowedVersions(ctx.headers['if-match']);
 }
 
 /** A write refused by `If-Match` is 412 (SPEC §6.5). */

@@ -91,6 +91,19 @@ test('PUT with the current ETag succeeds; with a stale or unknown one it is 412 
   t.is(any.status, 200, '* means "exists"');
 });
 
+test('an If-Match sent empty names no ETag: PUT and DELETE are 412 and change nothing, as if the space had changed', async (t) => {
+  // `If-Match: ${etag}` with an etag a client failed to read: the write was meant to be conditional.
+  const created = await create('unread', ['a']);
+  for (const value of ['', ' ']) {
+    const put = await call(service, 'PUT', '/spaces/unread', { as: admin, json: { schemas: ['b'] }, headers: { 'If-Match': value } });
+    t.is(put.status, 412, `PUT with If-Match ${JSON.stringify(value)}`);
+    const deleted = await call(service, 'DELETE', '/spaces/unread', { as: admin, headers: { 'If-Match': value } });
+    t.is(deleted.status, 412, `DELETE with If-Match ${JSON.stringify(value)}`);
+  }
+  const now = await call(service, 'GET', '/spaces/unread', { as: admin });
+  t.deepEqual([now.status, schemasOf(now), etag(now)], [200, ['a'], etag(created)]);
+});
+
 test('DELETE honours If-Match; an absent space stays 404 whatever If-Match says', async (t) => {
   const created = await create('careful');
   const changed = await call(service, 'PUT', '/spaces/careful', { as: admin, json: { schemas: ['x'] } });
