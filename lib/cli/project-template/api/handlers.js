@@ -61,7 +61,8 @@ export async function deleteNote(req, res) {
 export async function uploadFile(req, res) {
   const file = /** @type {UploadedFile} */ (req.files?.file);
   const name = path.basename(file.name);
-  if (name === '' || name === '.' || name === '..') return res.status(400).json({ error: 'the file name is not usable' });
+  // A dotfile could never come back: res.download refuses a name starting with a dot (Express's dotfiles: 'ignore').
+  if (name === '' || name.startsWith('.')) return res.status(400).json({ error: 'the file name is not usable (empty, or starting with ".")' });
   const folder = filesFolder(req);
   await mkdir(folder, { recursive: true });
   await file.mv(path.join(folder, name));

@@ -84,6 +84,9 @@ test('POST /files keeps a file, and GET /files/:name sends it back', async (t) =
   const dotDot = new FormData();
   dotDot.append('file', new Blob(['x']), '..');
   t.is((await app.post('/api/__project__/files', { as: app.user, body: dotDot })).status, 400, 'a name that is no file name');
+  const hidden = new FormData();
+  hidden.append('file', new Blob(['x']), '.env');
+  t.is((await app.post('/api/__project__/files', { as: app.user, body: hidden })).status, 400, 'a name starting with a dot, which GET /files/:name could never send back');
   await app.createTenant('elsewhere');
   const stranger = await app.createUser({ username: 'stranger' }, { tenant: 'elsewhere' });
   t.is((await app.get('/api/__project__/files/report.txt', { as: stranger, tenant: 'elsewhere' })).status, 404, "another tenant's files are apart");
