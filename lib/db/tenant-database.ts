@@ -40,8 +40,8 @@ export class DatabaseStoppedAnswering extends Error {
 
 /**
  * Every connection of the pool stayed in use while a statement waited for one: tenants' shares may add up to more than
- * the pool (two tenants at half each fill it). The database answers all along: a 503 of its own, not 'database
- * unavailable', and the tenant's other statements wait on.
+ * the pool (two tenants at half each fill it). When the health check shows the database answering: a 503 of its own,
+ * not 'database unavailable', and the tenant's other statements wait on.
  */
 export class PoolBusy extends DatabaseBusy {
   override name = 'PoolBusy';
@@ -247,6 +247,14 @@ export class TenantDatabase {
     return this.#answering;
   }
 
+  /** The health check's answer (shared with those under way), as a yes or no. */
+  #stillAnswers(): Promise<boolean> {
+    return this.answers().then(
+      () => true,
+      () => false,
+    );
+  }
+
   poolCounts(): PoolCounts {
     return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
   }
@@ -293,7 +301,8 @@ export class TenantDatabase {
     try {
       return await onConnectionOf(this.#pool, work);
     } catch (error) {
-      if ((error as Error).message === POOL_WAIT_TIMEOUT) throw new PoolBusy(this.#poolMax, this.#connectTimeoutMs);
+      // A full pool is not proof that the database answers: the statements holding it may hang on a database gone.
+      if ((error as Error).message === POOL_WAIT_TIMEOUT && (await this.#stillAnswers())) throw new PoolBusy(this.#poolMax, this.#connectTimeoutMs);
       if (isConnectionLost(error)) this.#shares.refuseWaiting(tenant, new DatabaseStoppedAnswering(error));
       throw error;
     } finally {

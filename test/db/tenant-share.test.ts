@@ -8,6 +8,7 @@ import { json, migrateFileDatabase, startWithProjects, writeTree } from '../help
 import { quickLogin, type Login } from '../helpers/prototypes.ts';
 import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { testKnex } from '../helpers/database.ts';
+import { databaseProxy } from '../helpers/database-proxy.ts';
 
 // SPEC §17.2 (issue 33, point 2): a tenant's share of the pool. One tenant holding transactions
 // in as many requests as it likes gets at most `limits.tenantConnections` connections (half the
@@ -184,5 +185,32 @@ test.serial('two tenants at their shares fill the pool: a third tenant gets 503 
   t.deepEqual(
     (await Promise.all(holders)).map((answer) => answer.status),
     [200, 200, 200, 200],
+  );
+});
+
+test.serial('a pool full of statements that a database gone never answers: a waiting statement gets "database unavailable", not the busy pool', async (t) => {
+  // pg-pool's 'timeout exceeded when trying to connect' means every connection stayed in use, not
+  // that the database answers: when it stopped answering, the statements holding them hang too.
+  const direct = await testDatabaseUrl();
+  const proxy = await databaseProxy(direct);
+  t.teardown(() => proxy.close());
+  const connectMs = 1000;
+  const small = await startWithProjects(t, writeTree({ 'desk/api/routes.js': ROUTES }), {
+    env: { DATABASE_URL: proxy.url, DATABASE_DIRECT_URL: direct, DATABASE_POOL_MAX: '2', DATABASE_CONNECT_TIMEOUT_MS: String(connectMs) },
+    expert: { limits: { queueMs: 10_000 } },
+  });
+  await createTenant(owner, 'initech').catch(() => undefined);
+  const holdOn = (tenant: string) =>
+    small.fetch('/api/desk/hold?ms=0', { method: 'POST', headers: { tenant } }).then(async (response) => ({ status: response.status, body: await json(response) }));
+  for (const tenant of ['acme', 'globex', 'initech']) t.is((await holdOn(tenant)).status, 200, `${tenant} is known before the database goes`);
+  proxy.blackHole();
+  // One connection each (half the pool): together they take it all, and their statements hang.
+  const hung = ['acme', 'globex'].map((tenant) => holdOn(tenant));
+  await sleep(300);
+  const waited = await holdOn('initech');
+  t.deepEqual(waited, { status: 503, body: { error: 'database unavailable' } });
+  t.deepEqual(
+    (await Promise.all(hung)).map((answer) => answer.status),
+    [503, 503],
   );
 });
