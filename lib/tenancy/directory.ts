@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
 import { NO_TENANT, type TenantDatabase } from '../db/tenant-database.ts';
 import { entryOf } from '../values/map-entry.ts';
@@ -30,6 +31,11 @@ export class TenantDirectory implements TenantLookup {
   readonly #database: TenantDatabase;
   readonly #known = new Set<string>();
   #waiting = new Map<string, Asker[]>();
+  /**
+   * The context of the request that asked first for the names waiting: their statement is its (its trace), not that of
+   * the request that started the loop, which may have ended long before.
+   */
+  #waitingAs: ReturnType<typeof AsyncLocalStorage.snapshot> = AsyncLocalStorage.snapshot();
   #asking: Promise<void> | undefined;
 
   constructor(database: TenantDatabase) {
@@ -43,6 +49,7 @@ export class TenantDirectory implements TenantLookup {
   exists(name: string): Promise<boolean> {
     if (this.#known.has(name)) return Promise.resolve(true);
     return new Promise((resolve, reject) => {
+      if (this.#waiting.size === 0) this.#waitingAs = AsyncLocalStorage.snapshot();
       entryOf(this.#waiting, name, () => []).push({ resolve, reject });
       this.#asking ??= this.#askWaiting();
     });
@@ -51,9 +58,10 @@ export class TenantDirectory implements TenantLookup {
   async #askWaiting(): Promise<void> {
     while (this.#waiting.size > 0) {
       const asked = this.#waiting;
+      const askedAs = this.#waitingAs;
       this.#waiting = new Map();
       try {
-        const { rows } = await this.#database.query<{ name: string }>(NO_TENANT, { sql: 'select name from tenants where name = any($1)', bindings: [[...asked.keys()]] });
+        const { rows } = await askedAs(() => this.#database.query<{ name: string }>(NO_TENANT, { sql: 'select name from tenants where name = any($1)', bindings: [[...asked.keys()]] }));
         for (const { name } of rows) this.#known.add(name);
         for (const [name, askers] of asked) for (const { resolve } of askers) resolve(this.#known.has(name));
       } catch (error) {

@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
+import { createTenant } from '../../lib/tenancy/index.ts';
+import { testKnex } from '../helpers/database.ts';
+import { latencyRelay } from '../helpers/latency-relay.ts';
 import { until } from '../helpers/main-process.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
@@ -340,4 +343,28 @@ test.serial('without the OTEL variables, or with the SDK disabled, no OpenTeleme
   t.deepEqual(receiver.spans, []);
   const on = await modulesLoaded(t, { ...off, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
   t.true(on.some((url) => url.includes('@opentelemetry/sdk-trace-node')), 'with traces on the same log sees OpenTelemetry');
+});
+
+test.serial("a tenant name looked up in a batch another request started is a statement of its own request's trace, not of that one's", async (t) => {
+  // Names not yet known are looked up together, one statement at a time: the names asked while
+  // one is under way go in the next, which the same loop sends. Before, that loop ran in the first
+  // caller's context, so a later request's lookup was a span of another request's trace.
+  const receiver = await receiverFor(t);
+  const direct = await testDatabaseUrl();
+  const owner = testKnex(direct);
+  t.teardown(() => owner.destroy());
+  for (const tenant of ['batch-first', 'batch-second']) await createTenant(owner, tenant);
+  const relay = await latencyRelay(direct, 150);
+  t.teardown(() => relay.close());
+  const service = await tracedService(t, receiver, { databaseUrl: relay.url, environment: { DATABASE_DIRECT_URL: direct } });
+  const traces = { 'batch-first': '1af7651916cd43dd8448eb211c80319c', 'batch-second': '2af7651916cd43dd8448eb211c80319c' };
+  const ask = (tenant: keyof typeof traces) =>
+    fetch(`${service.url}/api/sample/home`, { headers: { tenant, traceparent: `00-${traces[tenant]}-${INCOMING_PARENT}-01` } }).then((response) => response.arrayBuffer());
+  const first = ask('batch-first');
+  // Sent while the first one's lookup is on its way (600 ms and more through the relay).
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await Promise.all([first, ask('batch-second')]);
+  const lookups = (traceId: string) =>
+    spansOf(receiver, traceId, (found) => found.some((span) => span.kind === SERVER)).then((spans) => spans.filter((span) => isStatement(span) && String(span.attributes['db.query.text']).includes('from tenants')).length);
+  t.deepEqual({ first: await lookups(traces['batch-first']), second: await lookups(traces['batch-second']) }, { first: 1, second: 1 });
 });
