@@ -1,6 +1,11 @@
 import test, { type ExecutionContext } from 'ava';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../lib/app.ts';
 import type { ExpertInput } from '../../lib/config/index.ts';
 import type { BodyPace } from '../../lib/http/body-pace.ts';
+import type { Runtime } from '../../lib/core/runtime.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { startLoggedService, withTestQueue, type LoggedService } from '../../lib/testing/service.ts';
 import { createMigratedDatabase } from './database.ts';
@@ -86,4 +91,19 @@ export function serviceForFile(options: FileServiceOptions, started: (service: S
     await service?.close();
     await dropTestDatabase();
   });
+}
+
+/**
+ * The service's app, without projects, over `runtime` (a test's own stand-in for part of a started service's: another
+ * database, a fresh tenant directory), on loopback; its URL. After the test the server closes, then each of `owned`.
+ */
+export async function serveOver(t: ExecutionContext, runtime: Runtime, ...owned: Array<() => Promise<unknown>>): Promise<string> {
+  const server = createServer(createApp(runtime, { routes: [], area: async () => {} }).callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(async () => {
+    server.close();
+    for (const close of owned) await close();
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }

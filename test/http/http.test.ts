@@ -12,7 +12,7 @@ import type { CollectedLogs } from '../../lib/testing/logs.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
 import { collectingLogger, entryApp } from '../helpers/koa-app.ts';
 import { boundUnderLoad } from '../helpers/machine-load.ts';
-import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
+import { serveOver, serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 
 let service: ServiceUnderTest;
 serviceForFile({}, (started) => {
@@ -271,20 +271,11 @@ async function startDownService(t: ExecutionContext, deadUrl: string) {
   const started = await startTestService(t);
   const { createKnex } = await import('../../lib/db/connect.ts');
   const { TenantDirectory } = await import('../../lib/tenancy/index.ts');
-  const { createApp } = await import('../../lib/app.ts');
   const { TenantDatabase } = await import('../../lib/db/tenant-database.ts');
   const knex = createKnex(deadUrl);
   const tenantDatabase = new TenantDatabase(deadUrl, { queryTimeoutMs: 1500 });
   const runtime = { ...started.runtime, knex, tenantDatabase, tenants: new TenantDirectory(tenantDatabase) };
-  const server = createServer(createApp(runtime, { routes: [], area: async () => {} }).callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.teardown(async () => {
-    server.close();
-    await knex.destroy();
-    await tenantDatabase.close();
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { url: await serveOver(t, runtime, () => knex.destroy(), () => tenantDatabase.close()) };
 }
 
 test('a request the HTTP parser refuses still gets a JSON error, an X-Request-Id and a log line', async (t) => {

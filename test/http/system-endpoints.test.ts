@@ -1,10 +1,7 @@
-import { createServer } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
-import { answeringServiceRoutes, createApp } from '../../lib/app.ts';
+import { answeringServiceRoutes } from '../../lib/app.ts';
 import { saveAccount } from '../../lib/auth/accounts.ts';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
@@ -12,7 +9,7 @@ import { databaseProxy } from '../helpers/database-proxy.ts';
 import { serverUrl } from '../helpers/database.ts';
 import { KeepAliveClient } from '../helpers/keep-alive.ts';
 import { latencyRelay } from '../helpers/latency-relay.ts';
-import { dropTestDatabase, startTestService, testDatabaseUrl } from '../helpers/service.ts';
+import { dropTestDatabase, serveOver, startTestService, testDatabaseUrl } from '../helpers/service.ts';
 
 test.after.always(dropTestDatabase);
 
@@ -28,14 +25,7 @@ test('/livez and /readyz answer 200 {status: "ok"} while the service serves and 
 test('with the database away, /readyz is 503 {error} and /livez still 200', async (t) => {
   const service = await startTestService(t);
   const away = new TenantDatabase('postgres://postgres@127.0.0.1:1/x', { queryTimeoutMs: 500 });
-  const server = createServer(createApp({ ...service.runtime, tenantDatabase: away }, { routes: [], area: async () => {} }).callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.teardown(() => {
-    server.close();
-    return away.close();
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = await serveOver(t, { ...service.runtime, tenantDatabase: away }, () => away.close());
   const ready = await fetch(`${url}/readyz`);
   t.is(ready.status, 503);
   t.deepEqual(await ready.json(), { error: 'database unavailable' });
@@ -50,15 +40,7 @@ test('a flood of /readyz does not make the balancer\'s own check 503: checks ask
   const service = await startTestService(t);
   const relay = await latencyRelay(await testDatabaseUrl(), 40);
   const distant = new TenantDatabase(relay.url, { queryTimeoutMs: 1500, connectTimeoutMs: 10_000 });
-  const server = createServer(createApp({ ...service.runtime, tenantDatabase: distant }, { routes: [], area: async () => {} }).callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.teardown(async () => {
-    server.close();
-    await distant.close();
-    await relay.close();
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = await serveOver(t, { ...service.runtime, tenantDatabase: distant }, () => distant.close(), () => relay.close());
   t.is((await fetch(`${url}/readyz`)).status, 200, 'one check alone');
   let flooding = true;
   const flooder = async () => {

@@ -1,13 +1,9 @@
-import { createServer } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
-import { createApp } from '../../lib/app.ts';
 import { TenantDatabase } from '../../lib/db/tenant-database.ts';
 import { TenantDirectory } from '../../lib/tenancy/index.ts';
 import { latencyRelay } from '../helpers/latency-relay.ts';
-import { serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
+import { serveOver, serviceForFile, startTestService, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 
 let service: ServiceUnderTest;
 
@@ -83,16 +79,7 @@ test('a flood of unknown tenant names does not hold known tenants up: lookups as
   const relay = await latencyRelay(await testDatabaseUrl(), 40);
   const distant = new TenantDatabase(relay.url, { queryTimeoutMs: 1500, connectTimeoutMs: 10_000, queueMs: 3000 });
   // A fresh directory, as after a start: no tenant is known yet.
-  const runtime = { ...service.runtime, tenantDatabase: distant, tenants: new TenantDirectory(distant) };
-  const server = createServer(createApp(runtime, { routes: [], area: async () => {} }).callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.teardown(async () => {
-    server.close();
-    await distant.close();
-    await relay.close();
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = await serveOver(t, { ...service.runtime, tenantDatabase: distant, tenants: new TenantDirectory(distant) }, () => distant.close(), () => relay.close());
   let flooding = true;
   let made = 0;
   const flooder = async () => {
