@@ -1,10 +1,11 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import type { Knex } from 'knex';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DuplicateKeyError, documentStore } from '../../lib/documents/index.ts';
 import { ProjectLoadError } from '../../lib/projects/index.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
-import { dropTestDatabase, testDatabaseUrl } from '../helpers/service.ts';
+import { dropTestDatabase, testDatabaseUrl, type ServiceUnderTest } from '../helpers/service.ts';
 import { METRICS_TOKEN, sampleValue, scrape } from '../helpers/metrics.ts';
 import { json, migrateFileDatabase, startWithProjects, writeTree } from '../helpers/projects.ts';
 import { testKnex } from '../helpers/database.ts';
@@ -98,24 +99,11 @@ test.serial('an index file removed leaves nothing behind: the next start drops i
 
 // Serial: the service drops what the file's other tests build (it does not declare it).
 test.serial('a unique index the documents already break is named in the log, /readyz and a metric, and the writes it guards are refused', async (t) => {
-  const root = writeTree({ 'projects/desk/api/routes.js': ROUTES, 'projects/desk/api/indexes.js': "export default [{ collection: 'tickets', fields: { ref: 1 }, unique: true }];\n" });
-  const knex = testKnex(await testDatabaseUrl());
   // The file's other tests declare on tickets too: they find neither these documents nor this index.
-  t.teardown(async () => {
-    await knex.raw("delete from documents where collection = 'tickets'");
-    const { rows } = await knex.raw<{ rows: Array<{ indexname: string }> }>("select indexname from pg_indexes where tablename = 'documents' and indexname like 'doc_\\_desk\\_tickets\\_%'");
-    for (const { indexname } of rows) await knex.raw(`drop index if exists ${indexname}`);
-    await knex.destroy();
-  });
-  await createTenant(knex, 'default').catch(() => undefined);
-  await knex.raw("insert into documents (tenant, collection, id, doc) values ('default', 'tickets', 'd1', '{\"_id\": \"d1\", \"ref\": \"A\"}'), ('default', 'tickets', 'd2', '{\"_id\": \"d2\", \"ref\": \"A\"}')");
+  const { projects } = await brokenUniqueIndex(t, 'tickets');
 
-  const service = await startWithProjects(t, path.join(root, 'projects'), { env: { METRICS_TOKEN } });
-  let reported: Record<string, unknown> | undefined;
-  for (let attempt = 0; attempt < 200 && reported === undefined; attempt++) {
-    reported = service.logs().find((line) => String(line.msg).startsWith('declared unique index could not be built'));
-    if (reported === undefined) await sleep(100);
-  }
+  const service = await startWithProjects(t, projects, { env: { METRICS_TOKEN } });
+  const reported = await loggedLine(service, (line) => String(line.msg).startsWith('declared unique index could not be built'));
   t.like(reported, { project: 'desk', collection: 'tickets' });
   t.regex(String(reported?.msg), /writes to "tickets" are refused/);
 
@@ -136,39 +124,20 @@ test.serial('a unique index the documents already break is named in the log, /re
 
 // Serial: the services drop what the file's other tests build (they do not declare it).
 test.serial('a unique index another instance builds once the duplicates are gone guards writes everywhere within seconds, not after each instance restarts', async (t) => {
-  const routes = ROUTES.replaceAll("'tickets'", "'claims'");
-  const root = writeTree({ 'projects/desk/api/routes.js': routes, 'projects/desk/api/indexes.js': "export default [{ collection: 'claims', fields: { ref: 1 }, unique: true }];\n" });
-  const knex = testKnex(await testDatabaseUrl());
-  t.teardown(async () => {
-    await knex.raw("delete from documents where collection = 'claims'");
-    const { rows } = await knex.raw<{ rows: Array<{ indexname: string }> }>("select indexname from pg_indexes where tablename = 'documents' and indexname like 'doc_\\_desk\\_claims\\_%'");
-    for (const { indexname } of rows) await knex.raw(`drop index if exists ${indexname}`);
-    await knex.destroy();
-  });
-  await createTenant(knex, 'default').catch(() => undefined);
-  await knex.raw("insert into documents (tenant, collection, id, doc) values ('default', 'claims', 'd1', '{\"_id\": \"d1\", \"ref\": \"A\"}'), ('default', 'claims', 'd2', '{\"_id\": \"d2\", \"ref\": \"A\"}')");
-  const projects = path.join(root, 'projects');
+  const { projects, knex } = await brokenUniqueIndex(t, 'claims');
   const post = (service: Awaited<ReturnType<typeof startWithProjects>>, ref: string) =>
     service.fetch('/api/desk/tickets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ ref }]) });
 
   const first = await startWithProjects(t, projects);
-  let reported: Record<string, unknown> | undefined;
-  for (let attempt = 0; attempt < 200 && reported === undefined; attempt++) {
-    reported = first.logs().find((line) => String(line.msg).startsWith('declared unique index could not be built'));
-    if (reported === undefined) await sleep(100);
-  }
+  const reported = await loggedLine(first, (line) => String(line.msg).startsWith('declared unique index could not be built'));
   t.like(reported, { collection: 'claims' });
   t.is((await post(first, 'B')).status, 503, 'refused while the index is unbuilt');
 
   // The duplicates removed, another instance starts (a deploy, a restart of one) and builds the index.
   await knex.raw("delete from documents where collection = 'claims' and id = 'd2'");
   const second = await startWithProjects(t, projects);
-  let built = false;
-  for (let attempt = 0; attempt < 200 && !built; attempt++) {
-    built = second.logs().some((line) => line.msg === 'declared index built' && line.index === reported?.index);
-    if (!built) await sleep(100);
-  }
-  t.true(built, 'the second instance built the unique index');
+  const built = await loggedLine(second, (line) => line.msg === 'declared index built' && line.index === reported?.index);
+  t.true(built !== undefined, 'the second instance built the unique index');
   t.is((await post(second, 'C')).status, 200);
 
   // The first instance accepts writes again within its 2 s, and the index guards them.
@@ -208,3 +177,32 @@ test('declared indexes are built at start-up, serve the project\'s finds, and a 
   await createTenant(service.runtime.knex, 'other');
   await t.notThrowsAsync(store('other').insertOne({ ref: 'A' }), 'unique per tenant');
 });
+
+/**
+ * A project declaring a unique index on `collection`'s `ref`, and two documents of tenant default that break it;
+ * after the test the documents and the index go, and the knex it returns is destroyed.
+ */
+async function brokenUniqueIndex(t: ExecutionContext, collection: string): Promise<{ projects: string; knex: Knex }> {
+  const routes = ROUTES.replaceAll("'tickets'", `'${collection}'`);
+  const root = writeTree({ 'projects/desk/api/routes.js': routes, 'projects/desk/api/indexes.js': `export default [{ collection: '${collection}', fields: { ref: 1 }, unique: true }];\n` });
+  const knex = testKnex(await testDatabaseUrl());
+  t.teardown(async () => {
+    await knex.raw('delete from documents where collection = ?', [collection]);
+    const { rows } = await knex.raw<{ rows: Array<{ indexname: string }> }>(`select indexname from pg_indexes where tablename = 'documents' and indexname like 'doc_\\_desk\\_${collection}\\_%'`);
+    for (const { indexname } of rows) await knex.raw(`drop index if exists ${indexname}`);
+    await knex.destroy();
+  });
+  await createTenant(knex, 'default').catch(() => undefined);
+  await knex.raw("insert into documents (tenant, collection, id, doc) values ('default', ?, 'd1', '{\"_id\": \"d1\", \"ref\": \"A\"}'), ('default', ?, 'd2', '{\"_id\": \"d2\", \"ref\": \"A\"}')", [collection, collection]);
+  return { projects: path.join(root, 'projects'), knex };
+}
+
+/** The first line of `service`'s log that `matches`, waited for up to 20 s. */
+async function loggedLine(service: ServiceUnderTest, matches: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown> | undefined> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const line = service.logs().find(matches);
+    if (line !== undefined) return line;
+    await sleep(100);
+  }
+  return undefined;
+}
