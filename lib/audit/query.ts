@@ -1,28 +1,23 @@
 import { z } from 'zod';
-import { givenOnceOr, historyPageOf, historyQuery, requestIdSource } from '../spaces/validation.ts';
+import { givenOnceOr, historyPageOf, historyQuery, queryOf, requestIdSource } from '../spaces/validation.ts';
 import { isStorableText } from '../values/storable-text.ts';
 import { AUDIT_ACTIONS, CLI_ACTOR, type AuditAction, type AuditRequest } from './events.ts';
 
 /** The page as `GET /spaces/:name/history` takes it, and two filters; any other parameter is a 400: a misspelt filter must not answer everything. */
-export const auditQuery = z
-  .strictObject(
-    {
-      ...historyQuery.shape,
-      action: z
-        .enum(AUDIT_ACTIONS, { error: givenOnceOr(`must be one of ${AUDIT_ACTIONS.join(', ')}`) })
-        .optional()
-        .meta({ description: 'Only events of this action.' }),
-      actor: z
-        .string({ error: 'must be given once' })
-        .min(1, 'must not be empty')
-        // PostgreSQL text cannot hold them: refused here rather than failing as a 500.
-        .refine(isStorableText, 'must not contain NUL or unpaired surrogates')
-        .optional()
-        .meta({ description: `Only events made by the account with this uid or username (as it was when it acted); \`${CLI_ACTOR}\` also matches changes made by \`make user\`.` }),
-    },
-    { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown parameter${issue.keys.length === 1 ? '' : 's'}: ${issue.keys.join(', ')}` : 'must be a query string') },
-  )
-  .meta({ title: 'AuditQuery' });
+export const auditQuery = queryOf({
+    ...historyQuery.shape,
+    action: z
+      .enum(AUDIT_ACTIONS, { error: givenOnceOr(`must be one of ${AUDIT_ACTIONS.join(', ')}`) })
+      .optional()
+      .meta({ description: 'Only events of this action.' }),
+    actor: z
+      .string({ error: 'must be given once' })
+      .min(1, 'must not be empty')
+      // PostgreSQL text cannot hold them: refused here rather than failing as a 500.
+      .refine(isStorableText, 'must not contain NUL or unpaired surrogates')
+      .optional()
+      .meta({ description: `Only events made by the account with this uid or username (as it was when it acted); \`${CLI_ACTOR}\` also matches changes made by \`make user\`.` }),
+}).meta({ title: 'AuditQuery' });
 
 export function auditRequestOf(query: Record<string, unknown>): AuditRequest {
   const page = historyPageOf(query);

@@ -93,6 +93,16 @@ export interface SpaceDraft {
   readonly schemas: readonly string[];
 }
 
+/**
+ * A query string of these parameters and no other: a misspelt one (`?trashd=true`) is a 400 naming
+ * it, never a silent answer to a question not asked.
+ */
+export function queryOf<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown parameter${issue.keys.length === 1 ? '' : 's'}: ${issue.keys.join(', ')}` : 'must be a query string'),
+  });
+}
+
 /** A parameter given twice (`?limit=5&limit=6`) is read as an array: it must be given once. */
 export function givenOnceOr(message: string): (issue: { readonly input?: unknown }) => string {
   return (issue) => (Array.isArray(issue.input) ? 'must be given once' : message);
@@ -102,21 +112,19 @@ const HISTORY_LIMIT_MAX = 1000;
 const HISTORY_LIMIT_DEFAULT = 100;
 
 /** The query of `GET /spaces/:name/history`: a page size and where the page ends. */
-export const historyQuery = z
-  .object({
-    limit: z
-      .string({ error: givenOnceOr(`must be an integer from 1 to ${HISTORY_LIMIT_MAX}`) })
-      .regex(/^[1-9]\d{0,3}$/, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
-      .refine((value) => Number(value) <= HISTORY_LIMIT_MAX, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
-      .optional()
-      .meta({ description: `Events per page, 1 to ${HISTORY_LIMIT_MAX} (default ${HISTORY_LIMIT_DEFAULT}).` }),
-    before: z.iso
-      .datetime({ error: givenOnceOr('must be an ISO 8601 UTC time') })
-      // PostgreSQL has no year 0: zod's pattern accepts 0000, which would be a 500.
-      .refine((value) => !value.startsWith('0000'), 'must be an ISO 8601 UTC time from year 1 on')
-      .optional().meta({ description: 'Only events older than this `at` (the last one of the previous page).' }),
-  })
-  .meta({ title: 'SpaceHistoryQuery' });
+export const historyQuery = queryOf({
+  limit: z
+    .string({ error: givenOnceOr(`must be an integer from 1 to ${HISTORY_LIMIT_MAX}`) })
+    .regex(/^[1-9]\d{0,3}$/, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
+    .refine((value) => Number(value) <= HISTORY_LIMIT_MAX, `must be an integer from 1 to ${HISTORY_LIMIT_MAX}`)
+    .optional()
+    .meta({ description: `Events per page, 1 to ${HISTORY_LIMIT_MAX} (default ${HISTORY_LIMIT_DEFAULT}).` }),
+  before: z.iso
+    .datetime({ error: givenOnceOr('must be an ISO 8601 UTC time') })
+    // PostgreSQL has no year 0: zod's pattern accepts 0000, which would be a 500.
+    .refine((value) => !value.startsWith('0000'), 'must be an ISO 8601 UTC time from year 1 on')
+    .optional().meta({ description: 'Only events older than this `at` (the last one of the previous page).' }),
+}).meta({ title: 'SpaceHistoryQuery' });
 
 /** The page a checked history query asks for. */
 export function historyPageOf(query: Record<string, unknown>): { limit: number; before?: Date } {
@@ -156,14 +164,12 @@ const spaceEvent = z.object({
 export const historyAnswer = z.object({ success: z.literal(true), data: z.array(spaceEvent), total: z.int().min(0) }).meta({ title: 'SpaceHistory' });
 
 /** The query of `GET /spaces`: `?trashed=true` lists the trash instead (admins). */
-export const listQuery = z
-  .object({
-    trashed: z
-      .enum(['true', 'false'], { error: givenOnceOr('must be "true" or "false"') })
-      .optional()
-      .meta({ description: '`true`: the spaces in the trash, with `deletedAt` (admins only; 403 for anyone else).' }),
-  })
-  .meta({ title: 'SpaceListQuery' });
+export const listQuery = queryOf({
+  trashed: z
+    .enum(['true', 'false'], { error: givenOnceOr('must be "true" or "false"') })
+    .optional()
+    .meta({ description: '`true`: the spaces in the trash, with `deletedAt` (admins only; 403 for anyone else).' }),
+}).meta({ title: 'SpaceListQuery' });
 
 /** Whether a checked `GET /spaces` query asks for the trash. */
 export function asksForTrash(query: Record<string, unknown>): boolean {

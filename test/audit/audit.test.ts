@@ -200,6 +200,21 @@ test('a wrong ?limit, ?before, ?action or ?actor, or any other parameter, is 400
   }
 });
 
+test('GET /spaces and a space\'s history refuse a parameter they do not know, as the audit does: a misspelt ?trashed must not list the live spaces', async (t) => {
+  const cases: Array<[string, RegExp]> = [
+    ['/spaces?trashd=true', /^query: unknown parameter: trashd$/],
+    ['/spaces?trashed=true&limit=5&x=', /^query: unknown parameters: limit, x$/],
+    ['/spaces/anything/history?limt=3', /^query: unknown parameter: limt$/],
+    ['/spaces/anything/history?action=space.created', /^query: unknown parameter: action$/],
+  ];
+  for (const [target, message] of cases) {
+    const answer = await call(service, 'GET', target, { as: admin });
+    t.is(answer.status, 400, target);
+    t.regex(String(answer.body.error), message, target);
+  }
+  t.is((await call(service, 'GET', '/spaces?trashed=false', { as: admin })).status, 200);
+});
+
 test('a parameter given twice is told to be given once, whichever it is', async (t) => {
   const answer = await audit('?limit=5&limit=6&before=2026-01-01T00:00:00Z&before=2026-01-02T00:00:00Z&action=space.created&action=space.deleted&actor=a&actor=b');
   t.is(answer.status, 400);
