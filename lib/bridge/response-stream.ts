@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
@@ -370,12 +371,14 @@ export function followSocketEvents(raw: ServerResponse, response: EventEmitter, 
     source.once('error', onSourceError);
   };
   response.on('pipe', onPipe);
-  raw.once('finish', () => response.emit('finish'));
-  raw.once('close', () => {
+  // Node emits them from the socket, outside the request: a listener's `db` call would be told it has no request at all.
+  const asTheRequest = AsyncLocalStorage.snapshot();
+  raw.once('finish', () => asTheRequest(() => response.emit('finish')));
+  raw.once('close', () => asTheRequest(() => {
     response.off('pipe', onPipe);
     for (const source of sources) {
       if (!source.readableEnded) source.destroy();
     }
     response.emit('close');
-  });
+  }));
 }

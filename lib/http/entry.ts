@@ -73,9 +73,12 @@ export function requestEntry({ logger, runtime, areas, otherwise, bodyPace }: En
     const body = bodies.watch(ctx.req, ctx.res);
     const state = newRequestState(requestId, runtime, undefined, fromCaller ? 'caller' : 'service');
     // Sent whole or cut off: what the handler still does with `db` has no request to act for (SPEC §17.1).
-    ctx.res.once('close', () => {
+    // 'finish' comes a tick before 'close', and the bridge's `res` relays it to the handler's listeners.
+    const end = () => {
       state.ended = true;
-    });
+    };
+    ctx.res.once('finish', end);
+    ctx.res.once('close', end);
     return serveWithState(ctx, state, () => {
       let answering: Promise<void> | void;
       try {

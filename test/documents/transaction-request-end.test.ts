@@ -46,6 +46,15 @@ export default [
       record(key, db.collection('held').insertOne({ _id: key })).then((outcome) => { outcomes[key] = outcome; });
     }, 300);
   } },
+  { method: 'POST', path: '/on-events/:key', skipAuth: true, function: (req, res) => {
+    const key = req.params.key;
+    for (const event of ['finish', 'close']) {
+      res.on(event, () => {
+        record(key, db.collection('held').insertOne({ _id: key + '-' + event })).then((outcome) => { outcomes[key + '-' + event] = outcome; });
+      });
+    }
+    res.json({ answered: true });
+  } },
   { method: 'POST', path: '/uncaught', skipAuth: true, function: async (req, res) => {
     await db.transaction(async (tx) => {
       await tx.collection('held').insertOne({ _id: 'uncaught' });
@@ -188,6 +197,20 @@ test.serial('db used after its request ended is refused with a clear error', asy
   }, 10_000);
   t.is((await outcomes()).late, 'db is used after its request ended (answered, or its client gone): finish every db call before answering');
   t.is(await heldRows('late'), 0);
+});
+
+test.serial("db used in res's 'finish' or 'close' listener is refused as used after its request, not as used outside one", async (t) => {
+  const response = await service.fetch('/api/desk/on-events/evented', { method: 'POST' });
+  t.is(response.status, 200);
+  await pollUntil(async () => {
+    const seen = await outcomes();
+    return seen['evented-finish'] !== undefined && seen['evented-close'] !== undefined;
+  }, 10_000);
+  const seen = await outcomes();
+  for (const event of ['finish', 'close']) {
+    t.is(seen[`evented-${event}`], 'db is used after its request ended (answered, or its client gone): finish every db call before answering', event);
+  }
+  t.is(await heldRows('evented-finish') + (await heldRows('evented-close')), 0);
 });
 
 async function pollUntil(done: () => Promise<boolean>, withinMs = 10_000): Promise<void> {
