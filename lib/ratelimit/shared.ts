@@ -54,7 +54,8 @@ declare module 'ioredis' {
 }
 
 function sharedCounter(client: Redis | Cluster, logger: Logger, { name, windowMs }: RateLimitBudget): RateCounter {
-  const prefix = `${KEY_PREFIX}:${name}:`;
+  // The window is part of the key: while two releases with different windows serve (a rolling upgrade), each counts its own.
+  const prefix = `${KEY_PREFIX}:${name}:${windowMs}:`;
   const window = String(windowMs);
   const memory = new MemoryWindows(windowMs);
   const outages = new Outages();

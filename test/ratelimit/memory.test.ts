@@ -135,7 +135,7 @@ withRedis('with Redis, two instances share one budget', async (t) => {
   }
   const redis = new Redis(REDIS_URL);
   t.teardown(() => redis.quit().then(() => undefined));
-  const key = `spaceport:ratelimit:login:${tenant}|127.0.0.1`;
+  const key = `spaceport:ratelimit:login:60000:${tenant}|127.0.0.1`;
   t.is(await redis.get(key), '6');
   const ttl = await redis.pttl(key);
   t.true(ttl > 0 && ttl <= 60_000);

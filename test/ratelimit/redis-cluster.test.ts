@@ -24,7 +24,7 @@ test.serial('with REDIS_CLUSTER_NODES naming one node of a cluster, two instance
     t.deepEqual(answers.map((response) => [response.status, response.headers.get('ratelimit-remaining')]), [[200, '2'], [200, '1'], [200, '0']], tenant);
     t.deepEqual([(await call(second, tenant)).status, (await call(first, tenant)).status], [429, 429], tenant);
   }
-  const keys = tenants.map((tenant) => `spaceport:ratelimit:public:${tenant}|127.0.0.1`);
+  const keys = tenants.map((tenant) => `spaceport:ratelimit:public:60000:${tenant}|127.0.0.1`);
   const masters = new Set(await Promise.all(keys.map(async (key) => (await cluster.masterOf(key)).port)));
   t.true(masters.size >= 2, 'the budgets live on more than one master');
   const reader = new Cluster([{ host: '127.0.0.1', port: Number(new URL(cluster.seeds[0] ?? '').port) }]);

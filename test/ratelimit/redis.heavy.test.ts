@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
+import { createLogger } from '../../lib/logger/index.ts';
+import { RateLimitCounters } from '../../lib/ratelimit/counters.ts';
 import { rateLimit } from '../../lib/ratelimit/index.ts';
 import { createRuntime, releaseRuntime } from '../../lib/server.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
@@ -50,6 +52,17 @@ withRedis('every shutdown task, closing the Redis client included, is registered
   t.teardown(app.close);
   t.is((await fetch(app.url)).status, 200);
   t.deepEqual([...runtime.shutdownTasks], tasks);
+});
+
+withRedis('a limit whose window changed (a rolling upgrade) starts a count of its own in Redis, not the old window\'s', async (t) => {
+  const name = `window-${randomBytes(4).toString('hex')}`;
+  const [oldRelease, newRelease] = [new RateLimitCounters(REDIS_URL, createLogger('silent')), new RateLimitCounters(REDIS_URL, createLogger('silent'))];
+  t.teardown(() => Promise.all([oldRelease.close(), newRelease.close()]));
+  const before = await oldRelease.counterFor({ name, windowMs: 60_000, max: 1 })('client');
+  t.is(before.consumed, 1);
+  const after = await newRelease.counterFor({ name, windowMs: 1_000, max: 1 })('client');
+  t.is(after.consumed, 1, 'the new window counted on the old one\'s key');
+  t.true(after.msBeforeReset <= 1_000, `${after.msBeforeReset} ms before the reset of a 1 s window`);
 });
 
 /**
@@ -150,7 +163,7 @@ async function serviceBehindProxy(t: ExecutionContext) {
   const tenant = `redis${randomBytes(5).toString('hex')}`;
   await createTenant(service.runtime.knex, tenant);
   const redis = new Redis(REDIS_URL);
-  const key = `spaceport:ratelimit:public:${tenant}|127.0.0.1`;
+  const key = `spaceport:ratelimit:public:60000:${tenant}|127.0.0.1`;
   t.teardown(() => redis.del(key).then(() => redis.quit()).then(() => undefined));
   const counted = async () => Number(await redis.get(key));
   const call = async () => {
@@ -290,7 +303,7 @@ withRedis('a window shorter than a second, or not whole seconds, lasts as long i
     t.teardown(() => redis.quit().then(() => undefined));
     const first = await publicCall(service, tenant);
     t.is(first.status, 200);
-    const left = await redis.pttl(`spaceport:ratelimit:public:${tenant}|127.0.0.1`);
+    const left = await redis.pttl(`spaceport:ratelimit:public:${windowMs}:${tenant}|127.0.0.1`);
     t.true(left > 0 && left <= windowMs, `windowMs ${windowMs}: Redis keeps the count ${left} ms more`);
     t.is(first.headers.get('ratelimit-reset'), String(Math.ceil(windowMs / 1000)));
     t.is((await publicCall(service, tenant)).status, 429);

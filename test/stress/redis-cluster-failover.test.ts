@@ -28,7 +28,7 @@ test.serial('a master of the Redis Cluster fails over under load: every request 
   const services = [first, await startWithProjects(t, fixtureProjects('chain'), options)];
   const tenants = Array.from({ length: 8 }, () => `failover${randomBytes(5).toString('hex')}`);
   for (const tenant of tenants) await createTenant(first.runtime.knex, tenant);
-  const keyOf = (tenant: string) => `spaceport:ratelimit:public:${tenant}|127.0.0.1`;
+  const keyOf = (tenant: string) => `spaceport:ratelimit:public:60000:${tenant}|127.0.0.1`;
 
   const statuses = new Map<number | string, number>();
   let running = true;
