@@ -3,8 +3,13 @@ import type { Server } from 'node:net';
 /** `server.listen(port, host)`, failing with the setting to change named: Node's words name the value alone. */
 export function listenOn(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(listenFailure(error, host, port))));
-    server.listen(port, host, () => resolve());
+    const failed = (error: NodeJS.ErrnoException) => reject(new Error(listenFailure(error, host, port)));
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      // Left on, it would swallow the first error the listening server meets (an accept's EMFILE, say).
+      server.off('error', failed);
+      resolve();
+    });
   });
 }
 

@@ -50,3 +50,11 @@ test('a free port is listened on as before', async (t) => {
   t.true((server.address() as { port: number }).port > 0);
   await closed(server);
 });
+
+test('an error the server meets once listening is not swallowed by the start-up listener', async (t) => {
+  const server = createServer();
+  await listenOn(server, '127.0.0.1', 0);
+  t.teardown(() => closed(server));
+  // With no listener of its own, an 'error' must reach the process (an emitter throws it), not vanish.
+  t.throws(() => server.emit('error', new Error('accept failed later')), { message: 'accept failed later' });
+});
