@@ -6,7 +6,7 @@ export function listenOn(server: Server, host: string, port: number): Promise<vo
     const failed = (error: NodeJS.ErrnoException) => reject(new Error(listenFailure(error, host, port)));
     server.once('error', failed);
     server.listen(port, host, () => {
-      // Left on, it would swallow the first error the listening server meets (an accept's EMFILE, say).
+      // Left on, it would swallow the first error the listening server meets, unlogged.
       server.off('error', failed);
       resolve();
     });
