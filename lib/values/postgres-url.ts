@@ -1,3 +1,5 @@
+import { parse } from 'pg-connection-string';
+
 /** Where a postgres:// URL points, as pg reads it: `host` and `port` query parameters win over the URL's own. */
 export interface PostgresAddress {
   readonly host: string;
@@ -7,19 +9,14 @@ export interface PostgresAddress {
   readonly database: string;
 }
 
-/** Undefined when pg could not read `value` (it would fail with only "Invalid URL"). */
+/** Undefined when pg could not read `value` (it would fail with only "Invalid URL" or "URI malformed"). */
 export function postgresAddress(value: string): PostgresAddress | undefined {
   if (!/^postgres(ql)?:\/\//.test(value)) return undefined;
-  // pg reads `user@/db?host=/run/postgresql` with a stand-in host, the socket's folder coming in `host`.
-  const url = URL.parse(value) ?? URL.parse(value.replace('@/', '@stand-in/'));
-  if (url === null) return undefined;
-  return { host: url.searchParams.get('host') ?? url.hostname, port: url.searchParams.get('port') ?? url.port, database: decodedName(url.pathname.slice(1)) };
-}
-
-function decodedName(name: string): string {
   try {
-    return decodeURIComponent(name);
+    // pg's own reader of connection strings, so the address named is the one pg connects to.
+    const { host, port, database } = parse(value);
+    return { host: host ?? '', port: port ?? '', database: database ?? '' };
   } catch {
-    return name;
+    return undefined;
   }
 }

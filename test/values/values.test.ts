@@ -52,6 +52,8 @@ test('postgresAddress reads host, port and database as pg does: host and port pa
   t.deepEqual(postgresAddress('postgresql://u@/my%20db?host=/run/postgresql'), { host: '/run/postgresql', port: '', database: 'my db' });
   t.deepEqual(postgresAddress('postgres://u@h/db?host=other&port=5433'), { host: 'other', port: '5433', database: 'db' });
   t.deepEqual(postgresAddress('postgres://h'), { host: 'h', port: '', database: '' });
-  t.is(postgresAddress('postgres://h/bad%E0name')?.database, 'bad%E0name');
+  t.deepEqual(postgresAddress('postgres://u@%2Frun%2Fpostgresql/db'), { host: '/run/postgresql', port: '', database: 'db' });
+  t.is(postgresAddress('postgres://h/a%2Fb')?.database, 'a%2Fb', 'pg decodes the name with decodeURI, which keeps %2F');
+  t.is(postgresAddress('postgres://h/bad%E0name'), undefined, 'pg cannot read it: URI malformed');
   t.is(postgresAddress('mysql://h/db'), undefined);
 });
