@@ -171,10 +171,11 @@ async function openDatabases(
   const scopeForm = citus ? 'citus' : 'statement';
   if (scopeForm === 'citus') logger.info('database: a Citus coordinator; each statement takes its scope with SET LOCAL in a transaction block');
   const { poolMax, preparedStatements } = loaded.config.database;
-  const { tenantConnections, queueMs, handlerMs } = loaded.config.limits;
+  const { tenantConnections, queueMs, handlerMs, resultBytes } = loaded.config.limits;
   const tenantDatabase = new TenantDatabase(opened.url, {
     scopeForm,
     queryTimeoutMs: database.queryTimeoutMs,
+    maxResultBytes: resultBytes,
     poolMax,
     connectTimeoutMs,
     tenantConnections: tenantConnections ?? defaultTenantConnections(poolMax),

@@ -6,30 +6,54 @@ const CHECK_EVERY_MS = 50;
 interface Watched {
   readonly started: number;
   readonly tag: string | undefined;
+  /** Of the rows received so far, as PostgreSQL sent them. */
+  bytes: number;
+  /** Cut for its rows' size (`ResultTooLarge`), not its time. */
+  tooLarge: boolean;
+}
+
+/** pg holds every row of an answer until the last has come: one statement may not bring back more than the bound. */
+export class ResultTooLarge extends Error {
+  override name = 'ResultTooLarge';
+  constructor(maxBytes: number) {
+    super(`a database statement's rows came to more than ${maxBytes} bytes (limits.resultBytes), and it was stopped: read fewer at a time (limit() with a range or skip(), or a projection)`);
+  }
 }
 
 /**
  * The backstop of `statement_timeout` (SPEC §7: a 503 within 2 s, never a hang): cuts the connection of a statement
  * still unanswered. One timer for the pool, not pg's `query_timeout`, whose timer per statement held the request
  * through its async context (~7 KB for the old generation a query). The `watchdog` ends the backend left running.
+ * Within its time, a statement's rows are bounded too (`maxResultBytes`, on the connections it `follow`s): in 1.5 s a
+ * `find({}).toArray()` of a large collection brought 146 MB into the heap every tenant's requests share.
  */
 export class StatementLimit {
   readonly #limitMs: number;
+  readonly #maxResultBytes: number;
   readonly #started = new Map<pg.ClientBase, Watched>();
   readonly #timer: NodeJS.Timeout;
   readonly #watchdog: BackendWatchdog | undefined;
 
-  constructor(limitMs: number, watchdog?: BackendWatchdog) {
+  constructor(limitMs: number, watchdog?: BackendWatchdog, maxResultBytes = Number.POSITIVE_INFINITY) {
     this.#limitMs = limitMs;
+    this.#maxResultBytes = maxResultBytes;
     this.#watchdog = watchdog;
     this.#timer = setInterval(() => this.#cutOverdue(), CHECK_EVERY_MS);
     this.#timer.unref();
   }
 
+  /** Counts the rows of the statements watched on `client` from now on, as they arrive. */
+  follow(client: pg.ClientBase): void {
+    (client as pg.Client).connection.on('dataRow', (row: { length: number }) => this.#received(client, row.length));
+  }
+
   async watch<Result>(client: pg.ClientBase, send: () => Promise<Result>, tag?: string): Promise<Result> {
-    this.#started.set(client, { started: performance.now(), tag });
+    const watched: Watched = { started: performance.now(), tag, bytes: 0, tooLarge: false };
+    this.#started.set(client, watched);
     try {
       return await send();
+    } catch (error) {
+      throw watched.tooLarge ? new ResultTooLarge(this.#maxResultBytes) : error;
     } finally {
       this.#started.delete(client);
     }
@@ -45,6 +69,15 @@ export class StatementLimit {
     this.#watchdog?.stop();
   }
 
+  #received(client: pg.ClientBase, bytes: number): void {
+    const watched = this.#started.get(client);
+    if (watched === undefined) return;
+    watched.bytes += bytes;
+    if (watched.bytes <= this.#maxResultBytes) return;
+    watched.tooLarge = true;
+    this.#cut(client, watched);
+  }
+
   #cutOverdue(): void {
     const now = performance.now();
     const overdue = [...this.#started].filter(([, { started }]) => now - started > this.#limitMs);
@@ -53,13 +86,16 @@ export class StatementLimit {
     // waiting on the socket already. setImmediate runs once the event loop has read it.
     setImmediate(() => {
       for (const [client, watched] of overdue) {
-        if (this.#started.get(client) !== watched) continue;
-        this.#started.delete(client);
-        if (watched.tag !== undefined) void this.#watchdog?.end(watched.tag);
-        // pg documents `end()` as no more than "disconnects" (test/db/statement-limit.test.ts pins that it
-        // cuts a running statement); a pool client's type leaves it out.
-        void (client as pg.Client).end();
+        if (this.#started.get(client) === watched) this.#cut(client, watched);
       }
     });
+  }
+
+  #cut(client: pg.ClientBase, watched: Watched): void {
+    this.#started.delete(client);
+    if (watched.tag !== undefined) void this.#watchdog?.end(watched.tag);
+    // pg documents `end()` as no more than "disconnects" (test/db/statement-limit.test.ts pins that it
+    // cuts a running statement); a pool client's type leaves it out.
+    void (client as pg.Client).end();
   }
 }

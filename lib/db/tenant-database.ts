@@ -102,6 +102,8 @@ export type TransactionStatement = (statement: Statement) => Promise<pg.QueryRes
 export interface TenantDatabaseOptions {
   /** `statement_timeout`; a statement unanswered shortly after has its connection cut. Either fails as "database unreachable". */
   queryTimeoutMs?: number;
+  /** `limits.resultBytes`, with `queryTimeoutMs`: a statement whose rows come to more has its connection cut (`ResultTooLarge`). */
+  maxResultBytes?: number;
   /** `DATABASE_POOL_MAX`. */
   poolMax?: number;
   tenantConnections?: number;
@@ -163,7 +165,7 @@ export class TenantDatabase {
     this.#shardMoveWaitMs = options.shardMoveWaitMs ?? DEFAULT_SHARD_MOVE_WAIT_MS;
     this.#onStatement = onStatement;
     this.#traceStatement = traceStatement;
-    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url, connectTimeoutMs));
+    this.#limit = queryTimeoutMs === undefined ? undefined : new StatementLimit(queryTimeoutMs + UNANSWERED_GRACE_MS, new BackendWatchdog(url, connectTimeoutMs), options.maxResultBytes);
     this.#statementTimeout = String(queryTimeoutMs ?? 0);
     this.#idleInTransactionTimeout = String(options.idleInTransactionMs ?? DEFAULT_IDLE_IN_TRANSACTION_MS);
     this.#shares = new TenantShares({
@@ -172,6 +174,8 @@ export class TenantDatabase {
       onWait: options.onShareWait,
     });
     this.#pool = newPool(url, poolMax, connectTimeoutMs, onIdleError);
+    const limit = this.#limit;
+    if (limit !== undefined) this.#pool.on('connect', (client) => limit.follow(client));
     this.#poolMax = poolMax;
     this.#connectTimeoutMs = connectTimeoutMs;
     // Kept open between checks (pg closes an idle one after 10 s): a check would otherwise open a

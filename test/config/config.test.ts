@@ -318,3 +318,11 @@ test('limits.tenantConnections and limits.queueMs: defaults, and values that can
   });
   t.throws(() => loadConfig({ env: baseEnv(), expert: { limits: { queueMs: 0 } } }), { instanceOf: ConfigError, message: /limits\.queueMs/ });
 });
+
+test('limits.resultBytes: 64 MiB unless set; a value out of 1 KiB to 1 GiB refused with the key named', (t) => {
+  t.is(loadConfig({ env: baseEnv(), expert: {} }).config.limits.resultBytes, 67_108_864);
+  t.is(loadConfig({ env: baseEnv(), expert: { limits: { resultBytes: 4096 } } }).config.limits.resultBytes, 4096);
+  for (const resultBytes of [0, 1023, 1.5, 2 ** 30 + 1, '4096']) {
+    t.throws(() => loadConfig({ env: baseEnv(), expert: { limits: { resultBytes } } as never }), { instanceOf: ConfigError, message: /limits\.resultBytes: must be a whole number of bytes from 1024 to 1073741824/ }, String(resultBytes));
+  }
+});
