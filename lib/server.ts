@@ -173,6 +173,9 @@ async function openDatabases(
   const { poolMax, preparedStatements } = loaded.config.database;
   const { tenantConnections, queueMs, handlerMs, resultBytes } = loaded.config.limits;
   const tenantDatabase = new TenantDatabase(opened.url, {
+    // Behind a pooler the health checks ask the database on this direct connection, and the pooler only to
+    // log a client in and not refuse it: a pooler busy with tenants' transactions is not an unready instance.
+    sessionUrl,
     scopeForm,
     queryTimeoutMs: database.queryTimeoutMs,
     maxResultBytes: resultBytes,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { BackendWatchdog } from './backend-watchdog.ts';
 import { CONNECT_TIMEOUT_MS, isConnectionLost } from './connect.ts';
+import { HealthCheck } from './health-check.ts';
 import { newPool, onConnectionOf } from './pool.ts';
 import { PreparedStatements } from './prepared-statements.ts';
 import { queryInScope, type ScopeForm, type StatementScope } from './scoped-query.ts';
@@ -101,6 +102,12 @@ async function retriedOverShardMoves<Result>(scopeForm: ScopeForm, waitMs: numbe
 export type TransactionStatement = (statement: Statement) => Promise<pg.QueryResult>;
 
 export interface TenantDatabaseOptions {
+  /**
+   * Where session work goes (`DATABASE_DIRECT_URL`, else the database's own URL). When it is not
+   * `url`, `url` names a pooler: the health checks ask the database on this one, and see that the
+   * pooler logs a client in and does not refuse its statement (`HealthCheck`).
+   */
+  sessionUrl?: string;
   /** `statement_timeout`; a statement unanswered shortly after has its connection cut. Either fails as "database unreachable". */
   queryTimeoutMs?: number;
   /** `limits.resultBytes`, with `queryTimeoutMs`: a statement whose rows come to more has its connection cut (`ResultTooLarge`). */
@@ -143,10 +150,8 @@ export class TenantDatabase {
   readonly #pool: pg.Pool;
   readonly #poolMax: number;
   readonly #connectTimeoutMs: number;
-  /** One connection of its own for the health checks, which no tenant's statement can take (SPEC §17.2). */
-  readonly #reserved: pg.Pool;
-  /** The health check under way on `#reserved`, which every check asked meanwhile shares. */
-  #answering: Promise<void> | undefined;
+  /** On a connection of its own, which no tenant's statement can take (SPEC §17.2). */
+  readonly #health: HealthCheck;
   readonly #shares: TenantShares;
   readonly #limit: StatementLimit | undefined;
   readonly #statementTimeout: string;
@@ -179,9 +184,8 @@ export class TenantDatabase {
     if (limit !== undefined) this.#pool.on('connect', (client) => limit.follow(client));
     this.#poolMax = poolMax;
     this.#connectTimeoutMs = connectTimeoutMs;
-    // Kept open between checks (pg closes an idle one after 10 s): a check would otherwise open a
-    // connection, and one slower than the check's limit (a distant database) would make it 503.
-    this.#reserved = newPool(url, 1, connectTimeoutMs, onIdleError, 0);
+    const { sessionUrl = url } = options;
+    this.#health = new HealthCheck({ databaseUrl: sessionUrl, poolerUrl: sessionUrl === url ? undefined : url, connectTimeoutMs, onIdleError, limit: this.#limit });
   }
 
   /** Runs `statement` for `tenant`: PostgreSQL shows it that tenant's rows and no other. */
@@ -239,17 +243,12 @@ export class TenantDatabase {
   }
 
   /**
-   * On the reserved connection: readiness reports the database, not one tenant's load. Checks asked
-   * while one is under way share its answer: anyone may ask, and a flood of checks queued for the
-   * one connection would outlast every check's limit (the balancer's own 503).
+   * Resolves when the database answers, asked on a connection no tenant can take (and, behind a
+   * pooler, when the pooler serves a client, if only by queueing its statement): readiness reports
+   * the database, not the tenants' load. Checks asked while one is under way share its answer (`HealthCheck`).
    */
   answers(): Promise<void> {
-    this.#answering ??= onConnectionOf(this.#reserved, async (client) => {
-      await this.#limited(client, undefined, () => client.query('select 1'));
-    }).finally(() => {
-      this.#answering = undefined;
-    });
-    return this.#answering;
+    return this.#health.answers();
   }
 
   /** The health check's answer (shared with those under way), as a yes or no. */
@@ -270,7 +269,7 @@ export class TenantDatabase {
 
   async close(): Promise<void> {
     this.#limit?.stop();
-    await Promise.all([this.#pool.end(), this.#reserved.end()]);
+    await Promise.all([this.#pool.end(), this.#health.close()]);
   }
 
   #scope(tenant: SessionTenant): StatementScope {
@@ -296,7 +295,7 @@ export class TenantDatabase {
     return answered;
   }
 
-  #limited<Result>(client: pg.PoolClient, tag: string | undefined, send: () => Promise<Result>): Promise<Result> {
+  #limited<Result>(client: pg.PoolClient, tag: string, send: () => Promise<Result>): Promise<Result> {
     return this.#limit === undefined ? send() : this.#limit.watch(client, send, tag);
   }
 
