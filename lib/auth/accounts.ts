@@ -86,7 +86,7 @@ export interface SaveOptions {
  * The change and its event (`GET /audit`) share one transaction; an update changing nothing writes nothing.
  */
 export async function saveAccount(database: TenantDatabase, tenant: string, input: AccountInput, options: SaveOptions = {}): Promise<{ account: Account; created: boolean }> {
-  const fields = await storedFields(input);
+  const fields = await storedFields(input, tenant);
   const request = currentRequest();
   const origin: ChangeOrigin = { actor: options.actor === undefined ? requestActor(request) : options.actor, request };
   for (let attempt = 0; ; attempt++) {
@@ -132,13 +132,13 @@ function targetOf(document: Document): AccountTarget {
 /** The fields to store, as JSON: the password already hashed. */
 type StoredFields = Record<string, unknown> & { readonly username: string };
 
-async function storedFields(input: AccountInput): Promise<StoredFields> {
+async function storedFields(input: AccountInput, tenant: string): Promise<StoredFields> {
   validateAccountInput(input);
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input)) {
     if (value !== undefined) fields[name] = value;
   }
-  if (input.password !== undefined) fields.password = await hashPassword(input.password);
+  if (input.password !== undefined) fields.password = await hashPassword(input.password, tenant);
   // Checked as the document store checks a document: JSON it can hold, keys it allows.
   return toStorableValue({ ...fields, username: input.username }, 'account') as StoredFields;
 }

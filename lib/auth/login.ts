@@ -20,10 +20,10 @@ export function loginHandler(runtime: Runtime): Middleware {
   void prepareDecoyHash();
   return async (ctx) => {
     const { username, password } = checkedBody<Credentials>(ctx);
-    assertHashingCapacity();
     const tenant = requestState(ctx).tenant as string;
+    assertHashingCapacity(tenant);
     const document = await findAccountDocument(runtime.tenantDatabase, tenant, username);
-    const matches = await verifyPassword(password, document?.password);
+    const matches = await verifyPassword(password, document?.password, tenant);
     if (document === undefined || !matches) throw createError(401, REJECTED);
     const account = accountFromDocument(document);
     // The token names the account, never a tenant the account document might carry.

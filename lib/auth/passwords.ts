@@ -1,7 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import createError from 'http-errors';
-import pLimit from 'p-limit';
+import { FairQueue } from './fair-queue.ts';
 
 /** scrypt cost parameters (OWASP's minimum for scrypt: N=2^17 is stronger but 128 MB a call). */
 const COST = { N: 16384, r: 8, p: 1 } as const;
@@ -13,23 +13,30 @@ const PREFIX = 'scrypt';
  * scrypt takes a core for about 0.1 s on libuv's pool. Unbounded, a burst of logins takes every
  * pool thread (file reads and DNS share them) and leaves the event loop a fraction of a core. So
  * hashes run one per core beyond the event loop's, leaving a pool thread free; a few dozen wait,
- * and one beyond is refused at once with 503 rather than queued for seconds.
+ * and one beyond is refused at once with 503 rather than queued for seconds. The tenants whose
+ * hashes wait take turns, and a full queue makes room for a tenant by refusing the newest hash of
+ * the tenant waiting with the most: one tenant's burst of logins (from as many addresses as its
+ * callers have) cannot leave another tenant's logins refused (SPEC §17).
  */
 const POOL_THREADS = Number(process.env.UV_THREADPOOL_SIZE) || 4;
 const CONCURRENT_HASHES = Math.max(1, Math.min(availableParallelism() - 1, POOL_THREADS - 1));
 const QUEUED_HASHES = 16 * CONCURRENT_HASHES;
-const hashing = pLimit(CONCURRENT_HASHES);
+const hashing = new FairQueue({
+  concurrency: CONCURRENT_HASHES,
+  capacity: QUEUED_HASHES,
+  refusal: () => createError(503, 'too many logins at once; try again shortly', { expose: true, headers: { 'Retry-After': '1' } }),
+});
 
-/** Throws the 503 a hash would get now, when the queue is full: so a login can fail before any other work. */
-export function assertHashingCapacity(): void {
-  if (hashing.pendingCount >= QUEUED_HASHES) {
-    throw createError(503, 'too many logins at once; try again shortly', { expose: true, headers: { 'Retry-After': '1' } });
-  }
+/** Hashes made outside a request (`make user`, tools) take their turns under this key. */
+const OUTSIDE_TENANTS = '';
+
+/** Throws the 503 a hash of `tenant` would get now, when the queue has no place for it: so a login can fail before any other work. */
+export function assertHashingCapacity(tenant = OUTSIDE_TENANTS): void {
+  hashing.assertRoomFor(tenant);
 }
 
-async function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  assertHashingCapacity();
-  return hashing(() => scryptKey(password, salt, options));
+function derive(password: string, salt: Buffer, options: ScryptOptions, tenant: string): Promise<Buffer> {
+  return hashing.run(tenant, () => scryptKey(password, salt, options));
 }
 
 function scryptKey(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
@@ -42,9 +49,9 @@ function scryptKey(password: string, salt: Buffer, options: ScryptOptions): Prom
 }
 
 /** A salted scrypt hash: `scrypt$N$r$p$<salt base64>$<key base64>`. */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, tenant = OUTSIDE_TENANTS): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const key = await derive(password, salt, COST);
+  const key = await derive(password, salt, COST, tenant);
   return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
@@ -86,10 +93,10 @@ export function prepareDecoyHash(): Promise<string> {
 }
 
 /** With no stored hash it still runs a full scrypt against a decoy: the time does not tell if the user exists. */
-export async function verifyPassword(password: string, stored: unknown): Promise<boolean> {
+export async function verifyPassword(password: string, stored: unknown, tenant = OUTSIDE_TENANTS): Promise<boolean> {
   const parsed = parseHash(stored);
   const target = parsed ?? parseHash(await prepareDecoyHash());
   if (target === undefined) return false;
-  const key = await derive(password, target.salt, target.options);
+  const key = await derive(password, target.salt, target.options, tenant);
   return parsed !== undefined && key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
 }
