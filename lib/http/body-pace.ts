@@ -5,9 +5,11 @@ import { hasBody } from '../values/has-body.ts';
 
 /**
  * How fast a request body must arrive: within `graceMs`, plus a second per `minBytesPerSecond`
- * bytes received (Apache's mod_reqtimeout rule). A whole-request bound would cut honest uploads
- * (10 MB over a 1 Mbit/s uplink takes 80 s); an idle bound would not end a byte sent every 2 s.
- * A body keeping the rate on average passes; one that stalls ends within twice the grace.
+ * bytes received (Apache's mod_reqtimeout rule), and never silent for longer than `graceMs`. A
+ * whole-request bound would cut honest uploads (10 MB over a 1 Mbit/s uplink takes 80 s); an idle
+ * bound alone would not end a byte sent every 2 s, and the rate alone let the bytes sent first buy
+ * the silence after them (100 MB of files at once earned 28 hours, with the files on disk). A body
+ * keeping the rate on average passes; one that stalls ends within twice the grace.
  */
 export interface BodyPace {
   readonly graceMs: number;
@@ -112,6 +114,9 @@ class Watched implements BodyWatch {
   /** Since when, and from how many bytes received, the allowance counts. */
   #since = performance.now();
   #bytesThen: number;
+  /** When the last bytes came, as a check saw them, and how many had come then. */
+  #heardAt = this.#since;
+  #bytesHeard: number;
   #answeredAt: number | undefined;
   #stall: ((error: Error) => void) | undefined;
 
@@ -121,6 +126,7 @@ class Watched implements BodyWatch {
     this.#pace = pace;
     this.#forget = forget;
     this.#bytesThen = request.socket.bytesRead;
+    this.#bytesHeard = this.#bytesThen;
   }
 
   race(answering: Promise<void>): Promise<void> {
@@ -142,11 +148,13 @@ class Watched implements BodyWatch {
 
   check(now: number): void {
     const socket = this.#request.socket;
+    if (socket.bytesRead > this.#bytesHeard) [this.#heardAt, this.#bytesHeard] = [now, socket.bytesRead];
     if (this.#request.complete || socket.destroyed) {
       this.#forget();
     } else if (this.#answeredAt === undefined && this.#request.readableLength > 0) {
       // The service has bytes it has not read yet: the wait is its own, the allowance starts over.
       this.#since = now;
+      this.#heardAt = now;
       this.#bytesThen = socket.bytesRead;
     } else if (socket.readableEnded || now > this.#deadline(socket.bytesRead)) {
       // A client that ended its side (half-closed) will send no more: no reason to wait the grace.
@@ -156,9 +164,10 @@ class Watched implements BodyWatch {
     }
   }
 
-  /** The grace, a second more per `minBytesPerSecond` received; once answered, the grace at most. */
+  /** The grace, a second more per `minBytesPerSecond` received, but the grace at most after the last bytes; once answered, the grace at most. */
   #deadline(bytes: number): number {
     const paced = this.#since + this.#pace.graceMs + ((bytes - this.#bytesThen) * 1000) / this.#pace.minBytesPerSecond;
-    return this.#answeredAt === undefined ? paced : Math.min(paced, this.#answeredAt + this.#pace.graceMs);
+    const heard = Math.min(paced, this.#heardAt + this.#pace.graceMs);
+    return this.#answeredAt === undefined ? heard : Math.min(heard, this.#answeredAt + this.#pace.graceMs);
   }
 }

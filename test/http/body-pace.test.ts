@@ -84,6 +84,22 @@ for (const [title, body, pieceBytes, intervalMs] of STALLS) {
   });
 }
 
+test('a body sent fast and then stopped short of its end is answered 408 within the bound, not after the time its bytes earned', async (t) => {
+  // 200 KB at once earn 200 s at the minimum rate; the stall after them must still end within the grace.
+  const body = Buffer.from(`{"text":"${'x'.repeat(200_000)}`);
+  const requestId = 'pace-banked';
+  const outcome = await trickledExchange(port, head('/echo', requestId, body.length + 10), body, { pieceBytes: body.length, intervalMs: 10, timeoutMs: Math.min(40_000, boundUnderLoad(ANSWER_WITHIN_MS) * 2) });
+  t.false(outcome.timedOut, 'the server closed the connection');
+  t.deepEqual(
+    outcome.answers.map((answer) => answer.status),
+    [408],
+  );
+  t.deepEqual(jsonOf(outcome.answers[0]), { error: 'request body timed out' });
+  t.true((outcome.firstReplyMs ?? 0) >= PACE.graceMs * 0.9, `answered after ${outcome.firstReplyMs} ms, not before the grace`);
+  t.true((outcome.firstReplyMs ?? Infinity) < boundUnderLoad(ANSWER_WITHIN_MS), `answered after ${outcome.firstReplyMs} ms`);
+  t.like(requestLines(requestId)[0], { status: 408, route: 'POST /echo' });
+});
+
 test('a protected route answers 401 without reading a slow body, then writes nothing more: the connection closes within the bound', async (t) => {
   const requestId = 'pace-401';
   const outcome = await trickledExchange(port, head('/protected', requestId, 1000), Buffer.alloc(1000, 'x'), { pieceBytes: 1, intervalMs: 200, timeoutMs: boundUnderLoad(ANSWER_WITHIN_MS) * 2 });
