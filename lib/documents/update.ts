@@ -92,20 +92,24 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : typeof value;
 }
 
-/** Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses them too). */
+/**
+ * Two operations on one path, or on a path and its parent, have no defined order (MongoDB refuses them too). Found
+ * among the paths in sorted order, each joined by NUL (which no key holds, and which sorts before every other
+ * character): a path's descendants then follow it at once. Joining every prefix of every path instead took the
+ * event loop 200 ms for the largest update the bounds allow (1 000 paths of 100 keys).
+ */
 function rejectConflicts(operations: readonly UpdateOperation[]): void {
-  const paths = new Set<string>();
-  for (const { path } of operations) {
-    const name = path.join('.');
-    if (paths.has(name)) throw new DocumentQueryError(`update paths "${name}" and "${name}" conflict`);
-    paths.add(name);
-  }
-  for (const { path } of operations) {
-    for (let depth = 1; depth < path.length; depth++) {
-      const parent = path.slice(0, depth).join('.');
-      if (paths.has(parent)) throw new DocumentQueryError(`update paths "${parent}" and "${path.join('.')}" conflict`);
+  const joined = operations.map(({ path }) => path.join('\u0000')).sort();
+  for (let index = 1; index < joined.length; index++) {
+    const [parent, path] = [joined[index - 1] as string, joined[index] as string];
+    if (path === parent || path.startsWith(`${parent}\u0000`)) {
+      throw new DocumentQueryError(`update paths "${dotted(parent)}" and "${dotted(path)}" conflict`);
     }
   }
+}
+
+function dotted(joined: string): string {
+  return joined.replaceAll('\u0000', '.');
 }
 
 export function operationsJson({ operations }: CompiledUpdate): string {
