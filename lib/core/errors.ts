@@ -3,7 +3,7 @@ import createError from 'http-errors';
 import type { Context } from 'koa';
 import statuses from 'statuses';
 import { isDatabaseUnreachable } from '../db/connect.ts';
-import type { Logger } from '../logger/index.ts';
+import { boundedText, type Logger } from '../logger/index.ts';
 import { requestPlace, requestState } from './request-state.ts';
 
 /**
@@ -144,7 +144,7 @@ export function answerError(ctx: Context, error: unknown, logger: Logger): void 
   ctx.status = answer.status;
   ctx.set(answer.headers);
   ctx.body = answer.body;
-  state.failure = answer.hidden || ('error' in answer.body ? answer.body.error : answer.body.message);
+  state.failure = boundedText(answer.hidden || ('error' in answer.body ? answer.body.error : answer.body.message));
   if (answer.log) logger.error(answer.log.stack ? { err: error, ...where } : { status: answer.status, error: messageOf(error), ...where }, answer.log.message);
   // The names only: a value may hold anything, a secret included.
   if (answer.dropped.length > 0) logger.error({ status: answer.status, headers: answer.dropped, ...where }, 'invalid headers of an error left out of its answer');
@@ -162,9 +162,9 @@ function recordUnanswerable(ctx: Context, error: unknown, logger: Logger, where:
     state.abandoned = true;
     state.failure = 'client closed the connection early';
   } else if (status < 500) {
-    state.failure = messageOf(error);
+    state.failure = boundedText(messageOf(error));
   } else {
-    state.failure = messageOf(error);
+    state.failure = boundedText(messageOf(error));
     logger.error({ err: error, ...where }, 'error after the response started');
   }
 }

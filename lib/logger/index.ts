@@ -9,12 +9,40 @@ const traceFieldsOf = new WeakMap<Logger, TraceFields>();
 /** `traceId` and `spanId` of the span a line is written in: none outside one. */
 export type TraceFields = () => Record<string, string>;
 
+/** The most characters of an error's text a log line keeps: beyond, the text is cut and says how much was left out. */
+export const LOGGED_TEXT_CHARS = 4096;
+
+/**
+ * `text` within `LOGGED_TEXT_CHARS`. An error's text may hold what a request sent (a field name in a filter, a value a
+ * handler names), up to `limits.jsonBytes`, and was written whole, in the message and again in the stack: a 900 KB
+ * request made a 1.8 MB line, so that one caller could fill the log's disk twice as fast as it sent.
+ */
+export function boundedText(text: string, most = LOGGED_TEXT_CHARS): string {
+  return text.length <= most ? text : `${text.slice(0, most)}… (${text.length - most} more characters)`;
+}
+
+/** pino's own error serializer (type, message, stack, causes, the error's fields), each text of it bounded. */
+function boundedError(error: unknown): unknown {
+  const serialized: unknown = pino.stdSerializers.err(error as Error);
+  if (serialized === null || typeof serialized !== 'object') return typeof serialized === 'string' ? boundedText(serialized) : serialized;
+  const fields = serialized as Record<string, unknown>;
+  const { message, stack } = fields;
+  for (const [name, value] of Object.entries(fields)) if (typeof value === 'string') fields[name] = boundedText(value);
+  // The stack begins with the message: cut there too, so that the frames after it are kept.
+  if (typeof stack === 'string') {
+    const cut = typeof message === 'string' && message.length > LOGGED_TEXT_CHARS ? stack.replaceAll(message, boundedText(message)) : stack;
+    fields.stack = boundedText(cut, 4 * LOGGED_TEXT_CHARS);
+  }
+  return fields;
+}
+
 /** Fields that could hold a credential are censored wherever they appear; with `traceFields`, a line within a span names its trace. */
 export function createLogger(level: string, destination: pino.DestinationStream = pino.destination(1), traceFields?: TraceFields): Logger {
   const options: pino.LoggerOptions = {
     mixin: traceFields,
     level,
     base: undefined,
+    serializers: { err: boundedError },
     redact: {
       paths: ['password', '*.password', 'token', '*.token', 'secret', '*.secret', 'authorization', '*.authorization', 'headers.authorization'],
       censor: '[redacted]',
