@@ -3,6 +3,7 @@ import type { AccountActor } from '../auth/account-events.ts';
 import { requestIdSourceOf, type RequestIdSource } from '../core/request-state.ts';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
 import { tenantRows, type TenantScope } from '../tenancy/scope.ts';
+import { EVENT_SCHEMA_NAMES, withinPageSize } from '../spaces/history.ts';
 
 /** The actions `/audit` shows: the spaces' events (SPEC §6.6) and the accounts'. */
 export const AUDIT_ACTIONS = ['space.created', 'space.updated', 'space.deleted', 'space.restored', 'space.purged', 'account.created', 'account.updated'] as const;
@@ -66,6 +67,7 @@ const SOURCES: readonly EventSource[] = [
       'before',
       'after',
       sql.raw('null::text[] as fields'),
+      sql.raw(`${EVENT_SCHEMA_NAMES} as schema_names`),
     ],
   },
   {
@@ -87,6 +89,7 @@ const SOURCES: readonly EventSource[] = [
       sql.raw('null::jsonb as before'),
       sql.raw('null::jsonb as after'),
       'fields',
+      sql.raw('0 as schema_names'),
     ],
   },
 ];
@@ -110,18 +113,27 @@ interface EventRow {
   before: unknown;
   after: unknown;
   fields: string[] | null;
+  /** How many rows the page was chosen from: more than it holds when `PAGE_SCHEMA_NAMES` cut it short. */
+  candidates: string;
 }
 
-/** `?before=<at>` cannot split events sharing a millisecond: a page ending inside such a group takes it whole, so paging never skips nor repeats. */
+/**
+ * `?before=<at>` cannot split events sharing a millisecond: a page ending inside such a group, at its limit or cut
+ * short by its size (`PAGE_SCHEMA_NAMES`), takes it whole, so paging never skips nor repeats.
+ */
 export async function readAudit(scope: TenantScope, request: AuditRequest): Promise<AuditPage> {
   const older = request.before === undefined ? [] : [{ sql: 'at < ?', bindings: [request.before.toISOString()] }];
   const page = await eventRows(scope, request, older, request.limit);
   const last = page.at(-1);
-  if (page.length < request.limit || last === undefined) return { events: page.map(eventOfRow), total: await countEvents(scope, request) };
+  const cutShort = last !== undefined && page.length < Number(last.candidates);
+  if ((page.length < request.limit && !cutShort) || last === undefined) return { events: page.map(eventOfRow), total: await countEvents(scope, request) };
   const group = await eventRows(scope, request, [{ sql: 'at = ?', bindings: [last.at.toISOString()] }], undefined);
   const events = [...page.filter((row) => row.at.getTime() !== last.at.getTime()), ...group];
   return { events: events.map(eventOfRow), total: await countEvents(scope, request) };
 }
+
+/** One order for both kinds: their ids are counted apart, so the kind decides between equal ones. */
+const ORDER = 'at desc, kind desc, id desc';
 
 async function eventRows(scope: TenantScope, request: AuditRequest, conditions: SqlFragment[], limit: number | undefined): Promise<EventRow[]> {
   const branches = sourcesOf(request).map((source) => {
@@ -129,10 +141,10 @@ async function eventRows(scope: TenantScope, request: AuditRequest, conditions: 
     return limit === undefined ? rows : rows.orderBy([...NEWEST_FIRST]).limit(limit);
   });
   const union = sql.raw(`(${branches.map(() => '?').join(' union all ')}) as events`, branches);
-  // One order for both kinds: their ids are counted apart, so the kind decides between equal ones.
-  const query = sql.select('*').from(union).orderBy([{ column: 'at', order: 'desc' }, { column: 'kind', order: 'desc' }, { column: 'id', order: 'desc' }]);
-  if (limit !== undefined) query.limit(limit);
-  const { rows } = await scope.database.query<EventRow>(scope.tenant, statementOf(query));
+  const query = sql.select('*').from(union).orderByRaw(ORDER);
+  // A group sharing one millisecond is taken whole (see readAudit); a page stops at its size.
+  const chosen = limit === undefined ? query : withinPageSize(query.limit(limit), 'schema_names', ORDER);
+  const { rows } = await scope.database.query<EventRow>(scope.tenant, statementOf(chosen));
   return rows;
 }
 

@@ -14,7 +14,7 @@ export const auditArea: ServiceAreaDeclaration = {
     callerRoute('GET /audit', admin, {
       handler: () => showAudit,
       schema: serviceSchema({ query: auditQuery, responses: { 200: auditAnswer } }),
-      ...operation('getAudit', "The tenant's space and account events, newest first (admin)", '`?limit` (1-1000, default 100) and `?before=<at>` page through it; events sharing the last `at` of a page are never split between pages, so a page may hold a few more than `limit`. `?action=` and `?actor=` filter. Answers also while the spaces feature is off.'),
+      ...operation('getAudit', "The tenant's space and account events, newest first (admin)", '`?limit` (1-1000, default 100) and `?before=<at>` page through it; events sharing the last `at` of a page are never split between pages, so a page may hold a few more than `limit`; a page also stops before the event that would take its schema lists past 20 000 names (one event at least), so it may hold fewer while `total` says more are left. `?action=` and `?actor=` filter. Answers also while the spaces feature is off.'),
       tags: ['audit'],
       errors: [403],
     }),

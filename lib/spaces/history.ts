@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { idChosenByCaller, requestIdSourceOf, type RequestIdSource } from '../core/request-state.ts';
 import { eventTimeAfter, latestEventTime } from '../db/event-time.ts';
 import { sql, statementOf, type SqlFragment } from '../db/statement.ts';
@@ -75,19 +76,40 @@ export async function insertEvent(
   await run(statementOf(inserting));
 }
 
+/**
+ * The schema names one page of events may hold, before and after together. A space may hold 1 000 names of 128
+ * characters, which each of its events holds twice: a page of 1 000 of them was a 260 MB answer, built whole in the
+ * service's memory. A page stops before the event that would take it past this, holding one event at least, and the
+ * caller pages on with `before`.
+ */
+export const PAGE_SCHEMA_NAMES = 20_000;
+
+/** The schema names an event row holds, as SQL. */
+export const EVENT_SCHEMA_NAMES = "coalesce(jsonb_array_length(before->'schemas'), 0) + coalesce(jsonb_array_length(after->'schemas'), 0)";
+
+/**
+ * `rows` (ordered by `order`) with `names_before`, the schema names of the rows before each, and `candidates`, how
+ * many rows there were, keeping those that start within `PAGE_SCHEMA_NAMES`. Counted by PostgreSQL, so that the
+ * events left out are never sent.
+ */
+export function withinPageSize(rows: Knex.QueryBuilder | Knex.Raw, names: string, order: string): Knex.QueryBuilder {
+  const counted = sql.raw(`(select *, sum(${names}) over (order by ${order}) - (${names}) as names_before, count(*) over () as candidates from (?) as rows) as page`, [rows]);
+  return sql.select('*').from(counted).where('names_before', '<', PAGE_SCHEMA_NAMES).orderByRaw(order);
+}
+
 /** The events of `space`, newest first; undefined when the name never had an event nor a live space. */
 export async function readHistory(scope: TenantScope, space: string, page: PageRequest): Promise<HistoryPage | undefined> {
   const total = await countEvents(scope, space);
   if (total === 0 && !(await spaceExists(scope, space))) return undefined;
   const conditions = [namedSpace(space), ...(page.before === undefined ? [] : [{ sql: 'at < ?', bindings: [page.before.toISOString()] }])];
   const rows = tenantRows(TABLE, scope.tenant, ...conditions)
-    .select('action', 'at', 'actor_uid', 'actor_username', 'request_id', 'request_id_from_caller', 'before', 'after')
+    .select('id', 'action', 'at', 'actor_uid', 'actor_username', 'request_id', 'request_id_from_caller', 'before', 'after')
     .orderBy([
       { column: 'at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
     .limit(page.limit);
-  const { rows: found } = await scope.database.query<EventRow>(scope.tenant, statementOf(rows));
+  const { rows: found } = await scope.database.query<EventRow>(scope.tenant, statementOf(withinPageSize(rows, EVENT_SCHEMA_NAMES, 'at desc, id desc')));
   return { events: found.map(eventOfRow), total };
 }
 

@@ -69,7 +69,7 @@ const spaceRoutes: readonly ServiceRoute[] = [
   spaceRoute('GET /spaces/:name/history', admin, {
     handler: () => showHistory,
     schema: serviceSchema({ query: historyQuery, responses: { 200: historyAnswer } }),
-    ...operation('getSpaceHistory', "A space's changes, newest first (admin)", `${FEATURE_NOTE} Kept after a delete; 404 only for a name that never existed in the tenant. \`?limit\` (1-1000, default 100) and \`?before=<at>\` page through it.`),
+    ...operation('getSpaceHistory', "A space's changes, newest first (admin)", `${FEATURE_NOTE} Kept after a delete; 404 only for a name that never existed in the tenant. \`?limit\` (1-1000, default 100) and \`?before=<at>\` page through it; a page also stops before the event that would take its schema lists past 20 000 names (one event at least), so it may hold fewer than \`limit\` while \`total\` says more are left.`),
     errors: [403],
   }),
   spaceRoute('POST /spaces/:name/restore', admin, {
