@@ -84,6 +84,17 @@ test('an IPv4-mapped address counts in the same budget as the IPv4 address, in e
   }
 });
 
+test('behind a proxy that writes the client port (Azure Application Gateway: 203.0.113.9:4711, [2001:db8::1]:443), each port is not a budget of its own', async (t) => {
+  const app = await limitedApp(t, { name: uniqueName(), windowMs: 60_000, max: 2 }, { proxy: true });
+  t.is(await statusFrom(app, '203.0.113.9:4711'), 200);
+  t.is(await statusFrom(app, '203.0.113.9:4712'), 200);
+  t.is(await statusFrom(app, '203.0.113.9:4713'), 429, 'the third request of one address, from a third port');
+  t.is(await statusFrom(app, '203.0.113.9'), 429, 'the address written without a port');
+  t.is(await statusFrom(app, '[2001:db8:a:b::1]:443'), 200);
+  t.is(await statusFrom(app, '[2001:db8:a:b::2]'), 200);
+  t.is(await statusFrom(app, '2001:db8:a:b::3'), 429, 'one /64, in brackets with a port or without');
+});
+
 test('a client connecting over IPv4 to a dual-stack listener (::ffff:127.0.0.1) is the same client as on an IPv4 listener', async (t) => {
   const options = { name: uniqueName(), windowMs: 60_000, max: 1 };
   const dualStack = await limitedApp(t, options, { host: '::' });
@@ -168,11 +179,14 @@ test('property: addresses with the same first N bits are one client whatever the
   t.pass();
 });
 
-test('an IPv4 address is its own client, and text that is no address counts as itself', (t) => {
+test('an IPv4 address is its own client, a port written after an address is left out, and text that is no address counts as itself', (t) => {
   const group = clientGroup(64);
   t.is(group('203.0.113.9'), group('::ffff:203.0.113.9'));
   t.not(group('203.0.113.9'), group('203.0.113.8'));
   t.is(group('unknown'), 'unknown');
   t.is(group(''), '');
-  t.is(group('203.0.113.9:4711'), '203.0.113.9:4711');
+  t.is(group('203.0.113.9:4711'), '203.0.113.9', 'a port is not part of the client');
+  t.is(group('[2001:db8::1]:443'), group('2001:db8::2'));
+  t.is(group('[::ffff:203.0.113.9]'), '203.0.113.9');
+  t.is(group('203.0.113.9:http'), '203.0.113.9:http');
 });
