@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type ajvFormats from 'ajv-formats';
-import type { SchemaCheck, Violation } from './schema-check.ts';
+import { firstViolations, type SchemaCheck, type Violation } from './schema-check.ts';
 
 /** ajv and its formats (some 90 modules) are read when a first schema is compiled: most services compile none. */
 const load = createRequire(import.meta.url);
@@ -69,7 +69,7 @@ function coercingCheck(validate: ValidateFunction): SchemaCheck {
 }
 
 function violationsOf(errors: readonly ErrorObject[] | null | undefined): Violation[] {
-  return errors === null || errors === undefined || errors.length === 0 ? [{ path: [], message: 'is invalid' }] : errors.map(violationOf);
+  return errors === null || errors === undefined || errors.length === 0 ? [{ path: [], message: 'is invalid' }] : firstViolations(errors, violationOf);
 }
 
 /** ajv's error, reworded where the field at fault is a property it names in `params`. */

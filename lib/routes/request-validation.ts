@@ -2,14 +2,11 @@ import type { Context, Middleware } from 'koa';
 import { InvalidRequest, type FieldProblem } from '../core/errors.ts';
 import { requestState } from '../core/request-state.ts';
 import { withFilesChecked } from './file-fields.ts';
-import { fieldName, type SchemaCheck } from './schema-check.ts';
+import { fieldName, MOST_PROBLEMS, type SchemaCheck } from './schema-check.ts';
 import type { CompiledRouteSchema, RequestPart } from './schemas.ts';
 
 /** What the schema steps read of a request: a part, or `files`, the files of a multipart body (`req.files`). */
 export type ReadPart = (ctx: Context, part: RequestPart | 'files') => unknown;
-
-/** A body of thousands of wrong items would otherwise get an answer larger than itself. */
-export const MOST_PROBLEMS = 100;
 
 declare module '../core/request-state.ts' {
   interface RequestState {

@@ -1,5 +1,5 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import type { SchemaCheck, Violation } from './schema-check.ts';
+import { firstViolations, type SchemaCheck, type Violation } from './schema-check.ts';
 
 /**
  * A validator implementing Standard Schema with its JSON Schema converter (zod 4.2+, ArkType,
@@ -36,7 +36,7 @@ export function validatorJsonSchema(schema: ValidatorSchema, direction: 'input' 
 }
 
 function violationsOf(result: StandardSchemaV1.Result<unknown>): Violation[] {
-  return (result.issues ?? []).map((issue) => ({
+  return firstViolations(result.issues ?? [], (issue) => ({
     path: (issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment)),
     message: issue.message,
   }));

@@ -81,6 +81,30 @@ test('a body with thousands of wrong items lists the first 100 problems', async 
   t.is(answer.body.errors?.at(-1)?.path, 'body.tags[98]');
 });
 
+test('a 1 MB body of 450 000 wrong items is answered its first 100 problems without reading every one (0.7 s of the event loop)', async (t) => {
+  const text = JSON.stringify({ name: 'ann', email: 'ann@example.com', age: 30, role: 'member', tags: Array.from({ length: 450_000 }, () => 0) });
+  // Beside a pass of JSON.parse over the same text, which costs linear time too, whatever the machine's load.
+  const fastest = async (work: () => unknown) => {
+    let best = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      const started = performance.now();
+      await work();
+      best = Math.min(best, performance.now() - started);
+    }
+    return best;
+  };
+  let answer: Answer | undefined;
+  const answering = await fastest(async () => {
+    answer = await send('/api/forms/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+  });
+  const parsing = await fastest(() => JSON.parse(text));
+  t.log(`answered in ${answering.toFixed(0)} ms; JSON.parse of the body ${parsing.toFixed(0)} ms`);
+  t.is(answer?.status, 400);
+  t.is(answer?.body.errors?.length, 100);
+  t.is(answer?.body.errors?.at(-1)?.path, 'body.tags[98]');
+  t.true(answering < 50 * parsing, `answered in ${answering.toFixed(0)} ms, parsed in ${parsing.toFixed(0)} ms`);
+});
+
 test('a field named by a huge key of the request is named shortened: the 400 is no larger for it', async (t) => {
   const key = 'k'.repeat(200_000);
   const answer = await postJson('/api/forms/signup', { name: 'ann', email: 'ann@example.com', age: 30, role: 'member', [key]: 1, [`${key}2`]: 2 });
