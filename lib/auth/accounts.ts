@@ -138,7 +138,7 @@ async function storedFields(input: AccountInput, tenant: string): Promise<Stored
   for (const [name, value] of Object.entries(input)) {
     if (value !== undefined) fields[name] = value;
   }
-  if (input.password !== undefined) fields.password = await hashPassword(input.password, tenant);
+  if (input.password !== undefined) fields.password = await hashPassword(input.password, { tenant, client: '' });
   // Checked as the document store checks a document: JSON it can hold, keys it allows.
   return toStorableValue({ ...fields, username: input.username }, 'account') as StoredFields;
 }

@@ -13,10 +13,11 @@ const PREFIX = 'scrypt';
  * scrypt takes a core for about 0.1 s on libuv's pool. Unbounded, a burst of logins takes every
  * pool thread (file reads and DNS share them) and leaves the event loop a fraction of a core. So
  * hashes run one per core beyond the event loop's, leaving a pool thread free; a few dozen wait,
- * and one beyond is refused at once with 503 rather than queued for seconds. The tenants whose
- * hashes wait take turns, and a full queue makes room for a tenant by refusing the newest hash of
- * the tenant waiting with the most: one tenant's burst of logins (from as many addresses as its
- * callers have) cannot leave another tenant's logins refused (SPEC §17).
+ * and one beyond is refused at once with 503 rather than queued for seconds. Shared fairly: the
+ * tenants whose hashes wait take turns, and a full queue makes room by refusing the newest hash
+ * of the tenant, or else of the client address, that waits with the most, so neither one tenant's
+ * burst from many addresses nor one address's burst over many tenants (each within its login
+ * budget) leaves everyone else's logins refused (SPEC §17).
  */
 const POOL_THREADS = Number(process.env.UV_THREADPOOL_SIZE) || 4;
 const CONCURRENT_HASHES = Math.max(1, Math.min(availableParallelism() - 1, POOL_THREADS - 1));
@@ -27,16 +28,22 @@ const hashing = new FairQueue({
   refusal: () => createError(503, 'too many logins at once; try again shortly', { expose: true, headers: { 'Retry-After': '1' } }),
 });
 
-/** Hashes made outside a request (`make user`, tools) take their turns under this key. */
-const OUTSIDE_TENANTS = '';
-
-/** Throws the 503 a hash of `tenant` would get now, when the queue has no place for it: so a login can fail before any other work. */
-export function assertHashingCapacity(tenant = OUTSIDE_TENANTS): void {
-  hashing.assertRoomFor(tenant);
+/** Whose hash it is: the tenant, and the client address as the rate limits group it. */
+export interface HashingFor {
+  readonly tenant: string;
+  readonly client: string;
 }
 
-function derive(password: string, salt: Buffer, options: ScryptOptions, tenant: string): Promise<Buffer> {
-  return hashing.run(tenant, () => scryptKey(password, salt, options));
+/** Hashes made outside a request (`make user`, tools) share these keys. */
+const OUTSIDE_REQUESTS: HashingFor = { tenant: '', client: '' };
+
+/** Throws the 503 a hash for `caller` would get now, when the queue has no place for it: so a login can fail before any other work. */
+export function assertHashingCapacity(caller: HashingFor = OUTSIDE_REQUESTS): void {
+  hashing.assertRoomFor([caller.tenant, caller.client]);
+}
+
+function derive(password: string, salt: Buffer, options: ScryptOptions, caller: HashingFor): Promise<Buffer> {
+  return hashing.run([caller.tenant, caller.client], () => scryptKey(password, salt, options));
 }
 
 function scryptKey(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
@@ -49,9 +56,9 @@ function scryptKey(password: string, salt: Buffer, options: ScryptOptions): Prom
 }
 
 /** A salted scrypt hash: `scrypt$N$r$p$<salt base64>$<key base64>`. */
-export async function hashPassword(password: string, tenant = OUTSIDE_TENANTS): Promise<string> {
+export async function hashPassword(password: string, caller: HashingFor = OUTSIDE_REQUESTS): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const key = await derive(password, salt, COST, tenant);
+  const key = await derive(password, salt, COST, caller);
   return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
@@ -93,10 +100,10 @@ export function prepareDecoyHash(): Promise<string> {
 }
 
 /** With no stored hash it still runs a full scrypt against a decoy: the time does not tell if the user exists. */
-export async function verifyPassword(password: string, stored: unknown, tenant = OUTSIDE_TENANTS): Promise<boolean> {
+export async function verifyPassword(password: string, stored: unknown, caller: HashingFor = OUTSIDE_REQUESTS): Promise<boolean> {
   const parsed = parseHash(stored);
   const target = parsed ?? parseHash(await prepareDecoyHash());
   if (target === undefined) return false;
-  const key = await derive(password, target.salt, target.options, tenant);
+  const key = await derive(password, target.salt, target.options, caller);
   return parsed !== undefined && key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
 }

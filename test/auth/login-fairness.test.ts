@@ -10,7 +10,10 @@ import { serviceForFile, type ServiceUnderTest } from '../helpers/service.ts';
 const BURST = 120;
 
 let service: ServiceUnderTest;
-serviceForFile({ expert: { http: { trustProxy: true } }, tenants: ['noisy', 'quiet'] }, async (started) => {
+/** Tenants one address spreads its logins over, each within its budget of 20 a minute (as any tenant's name will do). */
+const SPREAD = Array.from({ length: 24 }, (_, index) => `spread-${index}`);
+
+serviceForFile({ expert: { http: { trustProxy: true } }, tenants: ['noisy', 'quiet', ...SPREAD] }, async (started) => {
   service = started;
   await saveAccount(service.runtime.tenantDatabase, 'noisy', { username: 'mallory', password: 'pw-mallory' });
   await saveAccount(service.runtime.tenantDatabase, 'quiet', { username: 'alice', password: 'pw-alice' });
@@ -27,7 +30,7 @@ async function login(tenant: string, username: string, password: string, address
   return { status: response.status, at: performance.now() };
 }
 
-test('a login burst of one tenant leaves another tenant its logins, served in turn', async (t) => {
+test.serial('a login burst of one tenant leaves another tenant its logins, served in turn', async (t) => {
   let firstRefusal: () => void = () => {};
   const refused = new Promise<void>((resolve) => {
     firstRefusal = resolve;
@@ -58,4 +61,28 @@ test('a login burst of one tenant leaves another tenant its logins, served in tu
     noisy.some((answer) => answer.status === 503),
     'the noisy tenant is still refused beyond its share',
   );
+});
+
+test.serial('one address’s logins spread over many tenants leave another address its login', async (t) => {
+  let firstRefusal: () => void = () => {};
+  const refused = new Promise<void>((resolve) => {
+    firstRefusal = resolve;
+  });
+  // Five for each tenant: 120 from one address, each tenant's budget for it not spent (an unknown name costs a hash too).
+  const burst = Promise.all(
+    Array.from({ length: SPREAD.length * 5 }, async (_, index) => {
+      const answer = await login(SPREAD[index % SPREAD.length] as string, 'nobody', 'guess', '198.51.100.77');
+      if (answer.status === 503) firstRefusal();
+      return answer;
+    }),
+  );
+  await refused;
+  const quiet = await login('quiet', 'alice', 'pw-alice', '203.0.113.5');
+  const spread = await burst;
+  t.is(quiet.status, 200, 'the other address’s login is checked, not refused as busy');
+  t.true(
+    spread.some((answer) => answer.status === 503),
+    'the spreading address is still refused beyond its share',
+  );
+  t.true(spread.every((answer) => answer.status === 401 || answer.status === 503));
 });
