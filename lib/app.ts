@@ -8,7 +8,7 @@ import type { Area } from './core/area.ts';
 import { nothingAnswers } from './core/errors.ts';
 import { jsonBody } from './routes/json-body.ts';
 import type { Runtime } from './core/runtime.ts';
-import type { BodyPace } from './http/body-pace.ts';
+import type { Pace } from './http/pace.ts';
 import { withCrossOrigin, type PathMethods } from './http/cors.ts';
 import { requestEntry, type EntryOptions } from './http/entry.ts';
 import { systemArea } from './system/routes.ts';
@@ -28,7 +28,7 @@ const PROJECTS_SEGMENT = 'api';
  * One entry routing each request by its path's first segment to its area. Everything but the
  * system endpoints runs behind the tenant step, unknown paths included (400 before 404).
  */
-export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: BodyPace): Koa {
+export function createApp(runtime: Runtime, projects: LoadedProjects, bodyPace?: Pace): Koa {
   const routes = Object.freeze([...answeringServiceRoutes(runtime.config), ...projects.routes]);
   const parts = { runtime, routes: () => routes };
   const areas = new Map<string, Area>();

@@ -13,8 +13,7 @@ import { indexNames, type IndexDeclaration } from './documents/index-keys.ts';
 import { defaultTenantConnections, NO_TENANT, type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
 import { INDEX_STATE, indexStateOf } from './db/concurrent-index.ts';
 import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
-
-import type { BodyPace } from './http/body-pace.ts';
+import type { Pace } from './http/pace.ts';
 import { createDrainableServer } from './http/drain.ts';
 import { listenOn } from './http/listen.ts';
 import { bufferedStdout, createLogger, type Logger } from './logger/index.ts';
@@ -50,8 +49,8 @@ export interface Service {
 export interface StartOptions extends LoadOptions {
   /** Where log lines go (default stdout). */
   logDestination?: pino.DestinationStream;
-  /** How fast request bodies must arrive (default `BODY_PACE`); for tests. */
-  bodyPace?: BodyPace;
+  /** How fast request bodies must arrive (default `PACE`); for tests. */
+  bodyPace?: Pace;
   /** How long a query may go unanswered before it is a 503 (default 1.5 s); for tests on a busy machine. */
   queryTimeoutMs?: number;
   /** Traces, when `lib/main.ts` started them (`lib/tracing`): process-wide, so never a test's own. */
@@ -80,7 +79,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     const app = createApp(runtime, projects, options.bodyPace);
     const handler = answerHttp2Preface(app.callback(), runtime.logger);
     const { server, drain } = createDrainableServer(handler);
-    // A body's time is the entry's to bound, by its pace (`BodyPace`): Node's whole-request limit
+    // A body's time is the entry's to bound, by its pace (`BodyWatcher`): Node's whole-request limit
     // (300 s) would cut honest uploads, and answers 408 even after the service has answered.
     server.requestTimeout = 0;
     answerParserErrors(server, runtime.logger);

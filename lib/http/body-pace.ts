@@ -2,24 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 import { hasBody } from '../values/has-body.ts';
-
-/**
- * How fast a request body must arrive: within `graceMs`, plus a second per `minBytesPerSecond`
- * bytes received (Apache's mod_reqtimeout rule), and never silent for longer than `graceMs`. A
- * whole-request bound would cut honest uploads (10 MB over a 1 Mbit/s uplink takes 80 s); an idle
- * bound alone would not end a byte sent every 2 s, and the rate alone let the bytes sent first buy
- * the silence after them (100 MB of files at once earned 28 hours, with the files on disk). A body
- * keeping the rate on average passes; one that stalls ends within twice the grace.
- */
-export interface BodyPace {
-  readonly graceMs: number;
-  readonly minBytesPerSecond: number;
-  /** How often the requests being read are checked. */
-  readonly checkMs: number;
-}
-
-/** A stall is answered 408 within 10 to 21 s (the check's second included). */
-export const BODY_PACE: BodyPace = Object.freeze({ graceMs: 10_000, minBytesPerSecond: 1024, checkMs: 1000 });
+import { PACE, type Pace, paceDeadline } from './pace.ts';
 
 /** The answer to a body that stalled; it closes the connection, whose remaining bytes will never come. */
 export function bodyTimedOut(): Error {
@@ -52,15 +35,17 @@ export interface BodyWatch {
 }
 
 /**
- * One timer for every body in flight, running only while there are some. While the service
- * holds unread body bytes, a slow body is its own doing, not the client's: the allowance starts over.
+ * Request bodies must arrive at `PACE` (10 s, then 1 KiB/s): a stall is answered 408 within 10 to
+ * 21 s (the check's second included). One timer for every body in flight, running only while
+ * there are some. While the service holds unread body bytes, a slow body is its own doing, not
+ * the client's: the allowance starts over.
  */
 export class BodyWatcher {
-  readonly #pace: BodyPace;
+  readonly #pace: Pace;
   readonly #watched = new Set<Watched>();
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(pace: BodyPace = BODY_PACE) {
+  constructor(pace: Pace = PACE) {
     this.#pace = pace;
   }
 
@@ -109,24 +94,20 @@ export function closeOnceWritten(response: ServerResponse, socket: Duplex): void
 class Watched implements BodyWatch {
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;
-  readonly #pace: BodyPace;
+  readonly #pace: Pace;
   readonly #forget: () => void;
   /** Since when, and from how many bytes received, the allowance counts. */
   #since = performance.now();
   #bytesThen: number;
-  /** When the last bytes came, as a check saw them, and how many had come then. */
-  #heardAt = this.#since;
-  #bytesHeard: number;
   #answeredAt: number | undefined;
   #stall: ((error: Error) => void) | undefined;
 
-  constructor(request: IncomingMessage, response: ServerResponse, pace: BodyPace, forget: () => void) {
+  constructor(request: IncomingMessage, response: ServerResponse, pace: Pace, forget: () => void) {
     this.#request = request;
     this.#response = response;
     this.#pace = pace;
     this.#forget = forget;
     this.#bytesThen = request.socket.bytesRead;
-    this.#bytesHeard = this.#bytesThen;
   }
 
   race(answering: Promise<void>): Promise<void> {
@@ -148,13 +129,11 @@ class Watched implements BodyWatch {
 
   check(now: number): void {
     const socket = this.#request.socket;
-    if (socket.bytesRead > this.#bytesHeard) [this.#heardAt, this.#bytesHeard] = [now, socket.bytesRead];
     if (this.#request.complete || socket.destroyed) {
       this.#forget();
     } else if (this.#answeredAt === undefined && this.#request.readableLength > 0) {
       // The service has bytes it has not read yet: the wait is its own, the allowance starts over.
       this.#since = now;
-      this.#heardAt = now;
       this.#bytesThen = socket.bytesRead;
     } else if (socket.readableEnded || now > this.#deadline(socket.bytesRead)) {
       // A client that ended its side (half-closed) will send no more: no reason to wait the grace.
@@ -164,10 +143,9 @@ class Watched implements BodyWatch {
     }
   }
 
-  /** The grace, a second more per `minBytesPerSecond` received, but the grace at most after the last bytes; once answered, the grace at most. */
+  /** The grace, a second more per `minBytesPerSecond` received; once answered, the grace at most. */
   #deadline(bytes: number): number {
-    const paced = this.#since + this.#pace.graceMs + ((bytes - this.#bytesThen) * 1000) / this.#pace.minBytesPerSecond;
-    const heard = Math.min(paced, this.#heardAt + this.#pace.graceMs);
-    return this.#answeredAt === undefined ? heard : Math.min(heard, this.#answeredAt + this.#pace.graceMs);
+    const paced = paceDeadline(this.#pace, this.#since, bytes - this.#bytesThen);
+    return this.#answeredAt === undefined ? paced : Math.min(paced, this.#answeredAt + this.#pace.graceMs);
   }
 }

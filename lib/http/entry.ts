@@ -6,7 +6,8 @@ import { answerError, nothingAnswers } from '../core/errors.ts';
 import { requestLineWriter, type Logger } from '../logger/index.ts';
 import { newRequestState, requestState, serveWithState } from '../core/request-state.ts';
 import type { Runtime } from '../core/runtime.ts';
-import { type BodyPace, type BodyWatch, BodyWatcher } from './body-pace.ts';
+import { type BodyWatch, BodyWatcher } from './body-pace.ts';
+import type { Pace } from './pace.ts';
 
 export interface EntryOptions {
   logger: Logger;
@@ -15,8 +16,8 @@ export interface EntryOptions {
   areas: ReadonlyMap<string, Area>;
   /** What answers every other URL. */
   otherwise: Area;
-  /** How fast a request body must arrive (`BODY_PACE`; tests shorten it). */
-  bodyPace?: BodyPace;
+  /** How fast a request body must arrive (`PACE`; tests shorten it). */
+  bodyPace?: Pace;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

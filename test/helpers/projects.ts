@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { signSystemToken } from '../../lib/auth/tokens.ts';
 import type { ExpertInput } from '../../lib/config/index.ts';
-import type { BodyPace } from '../../lib/http/body-pace.ts';
+import type { Pace } from '../../lib/http/pace.ts';
 import { migrateLatest } from '../../lib/db/migrations.ts';
 import { startTestService, testDatabaseUrl, type ServiceUnderTest } from './service.ts';
 import { testKnex } from './database.ts';
@@ -17,7 +17,7 @@ export function fixtureProjects(name: string): string {
 export interface ProjectServiceOptions {
   expert?: ExpertInput;
   env?: Record<string, string>;
-  bodyPace?: BodyPace;
+  bodyPace?: Pace;
 }
 
 /**

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../lib/app.ts';
 import type { ExpertInput } from '../../lib/config/index.ts';
-import type { BodyPace } from '../../lib/http/body-pace.ts';
+import type { Pace } from '../../lib/http/pace.ts';
 import type { Runtime } from '../../lib/core/runtime.ts';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { startLoggedService, withTestQueue, type LoggedService } from '../../lib/testing/service.ts';
@@ -27,7 +27,7 @@ export interface ServiceUnderTestOptions {
   /** Use this database URL instead of the file's fresh one. */
   databaseUrl?: string;
   /** See `StartOptions.bodyPace`. */
-  bodyPace?: BodyPace;
+  bodyPace?: Pace;
   /** See `StartOptions.queryTimeoutMs` (the service's 1.5 s by default, which many tests here are about). */
   queryTimeoutMs?: number;
 }

@@ -1,6 +1,6 @@
 import test from 'ava';
 import path from 'node:path';
-import { BODY_PACE } from '../../lib/http/body-pace.ts';
+import { PACE } from '../../lib/http/pace.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
 import { once } from 'node:events';
 import { connect } from 'node:net';
@@ -46,7 +46,7 @@ test('with the real pace, a body sent a byte every 2 s is answered 408 after the
     [408],
   );
   t.deepEqual(JSON.parse(outcome.answers[0]?.body.toString() ?? 'null'), { error: 'request body timed out' });
-  t.true((outcome.firstReplyMs ?? 0) >= BODY_PACE.graceMs * 0.9, `answered after ${outcome.firstReplyMs} ms`);
+  t.true((outcome.firstReplyMs ?? 0) >= PACE.graceMs * 0.9, `answered after ${outcome.firstReplyMs} ms`);
   t.true((outcome.firstReplyMs ?? Infinity) < BOUND_MS, `answered after ${outcome.firstReplyMs} ms`);
   t.like(
     service.logs().find((line) => line.requestId === 'heavy-pace-408' && line.msg === 'request'),
@@ -79,6 +79,6 @@ test('a client that stops sending (half-closes) before its body is all in has it
     socket.end();
     await once(socket, 'close');
     const took = performance.now() - started;
-    t.true(took < BODY_PACE.checkMs * 3, `${pathname}: over after ${Math.round(took)} ms: ${Buffer.concat(chunks).toString('latin1').slice(0, 40)}`);
+    t.true(took < PACE.checkMs * 3, `${pathname}: over after ${Math.round(took)} ms: ${Buffer.concat(chunks).toString('latin1').slice(0, 40)}`);
   }
 });

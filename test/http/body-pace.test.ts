@@ -2,14 +2,14 @@ import test from 'ava';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import path from 'node:path';
-import type { BodyPace } from '../../lib/http/body-pace.ts';
+import type { Pace } from '../../lib/http/pace.ts';
 import { boundUnderLoad } from '../helpers/machine-load.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
 import { rawExchange, type RawAnswer, trickledExchange } from '../helpers/raw-http.ts';
 import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 
 /** The service's rule, shortened so that a stall shows within a second (the real one is in body-pace.heavy.test.ts). */
-const PACE: BodyPace = { graceMs: 1000, minBytesPerSecond: 1024, checkMs: 100 };
+const PACE: Pace = { graceMs: 1000, minBytesPerSecond: 1024, checkMs: 100 };
 /** How long a handler of `/holds` keeps the request without reading its body: past the grace. */
 const HOLD_MS = 2500;
 /** Generous on a loaded machine, yet far below Node's own 300 s. */
