@@ -19,6 +19,10 @@ const ACCEPT_TURNS = 20;
 
 export interface DrainableServer {
   readonly server: Server;
+  /** The connections open now. */
+  readonly connections: ReadonlySet<Socket>;
+  /** The response `socket` is answering, or answered last. */
+  responseOn(socket: Socket): ServerResponse | undefined;
   /**
    * Stops accepting; once the listener is closed every answer says `Connection: close`, idle
    * connections close after the grace, all by the limit. Resolves when none is left; once.
@@ -35,7 +39,7 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   let listenerClosed = false;
   const serve: RequestListener = (request, response) => {
     if (listenerClosed) response.shouldKeepAlive = false;
-    else currentResponse.set(request.socket, response);
+    currentResponse.set(request.socket, response);
     handler(request, response);
   };
   // Node would answer a request without Host, or with an Expect other than 100-continue, with a
@@ -64,6 +68,8 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
 
   return {
     server,
+    connections,
+    responseOn: (socket) => currentResponse.get(socket),
     drain: () => {
       draining ??= drain();
       return draining;

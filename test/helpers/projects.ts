@@ -18,6 +18,7 @@ export interface ProjectServiceOptions {
   expert?: ExpertInput;
   env?: Record<string, string>;
   bodyPace?: Pace;
+  answerPace?: Pace;
 }
 
 /**
@@ -35,7 +36,7 @@ export async function migrateFileDatabase(): Promise<void> {
 
 /** The real service over a PROJECTS_DIR, closed when the test ends. */
 export function startWithProjects(t: ExecutionContext | undefined, projectsDir: string, options: ProjectServiceOptions = {}): Promise<ServiceUnderTest> {
-  return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env }, bodyPace: options.bodyPace });
+  return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env }, bodyPace: options.bodyPace, answerPace: options.answerPace });
 }
 
 /** A system JWT for a made-up account of `tenant`, signed by the service's own key. */

@@ -28,6 +28,8 @@ export interface ServiceUnderTestOptions {
   databaseUrl?: string;
   /** See `StartOptions.bodyPace`. */
   bodyPace?: Pace;
+  /** See `StartOptions.answerPace`. */
+  answerPace?: Pace;
   /** See `StartOptions.queryTimeoutMs` (the service's 1.5 s by default, which many tests here are about). */
   queryTimeoutMs?: number;
 }
@@ -64,6 +66,7 @@ export async function startTestService(t: ExecutionContext | undefined, options:
     },
     expert: withTestQueue(options.expert ?? {}),
     bodyPace: options.bodyPace,
+    answerPace: options.answerPace,
     queryTimeoutMs: options.queryTimeoutMs,
   });
   const testService: ServiceUnderTest = { ...service, fetch: (pathname, init) => fetch(new URL(pathname, service.url), init) };
