@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
 import type { Logger } from '../logger/index.ts';
-import { PACE, type Pace, paceDeadline } from './pace.ts';
+import { earnedBeyondGrace, PACE, type Pace, paceDeadline } from './pace.ts';
 
 /** A server's open connections, and the response each is answering or answered last (`createDrainableServer` keeps both). */
 export interface OpenConnections {
@@ -50,7 +50,7 @@ export function paceAnswers(open: OpenConnections, logger: Logger, pace: Pace = 
       }
       const accepted = acceptedBytes(socket);
       const allowance = allowances.get(socket);
-      if (allowance === undefined) allowances.set(socket, { since: now, acceptedThen: accepted });
+      if (allowance === undefined || earnedBeyondGrace(pace, allowance.since, accepted - allowance.acceptedThen, now)) allowances.set(socket, { since: now, acceptedThen: accepted });
       else if (now > paceDeadline(pace, allowance.since, accepted - allowance.acceptedThen)) cut(socket, socket.bytesWritten - accepted);
     }
   };

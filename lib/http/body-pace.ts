@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 import { hasBody } from '../values/has-body.ts';
-import { PACE, type Pace, paceDeadline } from './pace.ts';
+import { earnedBeyondGrace, PACE, type Pace, paceDeadline } from './pace.ts';
 
 /** The answer to a body that stalled; it closes the connection, whose remaining bytes will never come. */
 export function bodyTimedOut(): Error {
@@ -131,8 +131,9 @@ class Watched implements BodyWatch {
     const socket = this.#request.socket;
     if (this.#request.complete || socket.destroyed) {
       this.#forget();
-    } else if (this.#answeredAt === undefined && this.#request.readableLength > 0) {
-      // The service has bytes it has not read yet: the wait is its own, the allowance starts over.
+    } else if ((this.#answeredAt === undefined && this.#request.readableLength > 0) || earnedBeyondGrace(this.#pace, this.#since, socket.bytesRead - this.#bytesThen, now)) {
+      // The service has bytes it has not read yet (the wait is its own), or the client earned more
+      // time than it may keep: the allowance starts over.
       this.#since = now;
       this.#bytesThen = socket.bytesRead;
     } else if (socket.readableEnded || now > this.#deadline(socket.bytesRead)) {

@@ -1,8 +1,11 @@
 /**
  * How fast bytes must move between the service and a client: within `graceMs`, plus a second per
- * `minBytesPerSecond` bytes moved (Apache's mod_reqtimeout rule). A bound on the whole transfer
- * would cut honest clients on slow links (10 MB over a 1 Mbit/s link takes 80 s); a bound on
- * silence alone would not end a byte moved every 2 s. Keeping the rate on average passes.
+ * `minBytesPerSecond` bytes moved (Apache's mod_reqtimeout rule), the time earned ahead never more
+ * than the grace. A bound on the whole transfer would cut honest clients on slow links (10 MB over
+ * a 1 Mbit/s link takes 80 s); a bound on silence alone would not end a byte moved every 2 s; and
+ * time banked without a bound let the bytes moved first buy a stall after them (100 MB of upload
+ * at once earned 28 hours, with the files on disk; half of a 32 MB answer read, 4.5 hours with the
+ * other half in memory). Keeping the rate on average passes; a stall ends within the grace.
  */
 export interface Pace {
   readonly graceMs: number;
@@ -17,4 +20,9 @@ export const PACE: Pace = Object.freeze({ graceMs: 10_000, minBytesPerSecond: 10
 /** When a transfer that started keeping `pace` at `since` falls behind it, `bytesSince` bytes having moved. */
 export function paceDeadline(pace: Pace, since: number, bytesSince: number): number {
   return since + pace.graceMs + (bytesSince * 1000) / pace.minBytesPerSecond;
+}
+
+/** Whether a transfer counted from `since` has earned more than the grace ahead of `now`: its count then starts over at `now`. */
+export function earnedBeyondGrace(pace: Pace, since: number, bytesSince: number, now: number): boolean {
+  return paceDeadline(pace, since, bytesSince) - now > pace.graceMs;
 }

@@ -63,7 +63,8 @@ export interface TrickledOutcome extends RawOutcome {
  * one piece every `intervalMs`, as a slow client would, and reads until the server closes the
  * connection or `timeoutMs` passes (writing stops when the server closes).
  */
-export function trickledExchange(port: number, head: string, body: Buffer, options: { pieceBytes: number; intervalMs: number; timeoutMs: number }): Promise<TrickledOutcome> {
+/** `firstPieceBytes`: the first piece's size, when it differs (a fast start, then a trickle). */
+export function trickledExchange(port: number, head: string, body: Buffer, options: { pieceBytes: number; intervalMs: number; timeoutMs: number; firstPieceBytes?: number }): Promise<TrickledOutcome> {
   const started = performance.now();
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -73,8 +74,9 @@ export function trickledExchange(port: number, head: string, body: Buffer, optio
     let timedOut = false;
     const writer = setInterval(() => {
       if (bytesSent >= body.length || socket.destroyed) return clearInterval(writer);
-      socket.write(body.subarray(bytesSent, bytesSent + options.pieceBytes));
-      bytesSent = Math.min(body.length, bytesSent + options.pieceBytes);
+      const pieceBytes = bytesSent === 0 ? (options.firstPieceBytes ?? options.pieceBytes) : options.pieceBytes;
+      socket.write(body.subarray(bytesSent, bytesSent + pieceBytes));
+      bytesSent = Math.min(body.length, bytesSent + pieceBytes);
     }, options.intervalMs);
     const timer = setTimeout(() => {
       timedOut = true;

@@ -162,6 +162,37 @@ for (const how of ['send', 'download', 'write']) {
   });
 }
 
+test('a client that reads half its answer at a good pace and then stops is cut within the bound of stopping: what it read buys no more than the grace', async (t) => {
+  const requestId = 'answer-pace-half';
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  // Read at the honest reader's pace over several checks, so that the time earned is counted.
+  let received = 0;
+  let allowed = 0;
+  const pacer = setInterval(() => {
+    allowed += READER_BYTES_PER_SECOND / 10;
+    if (allowed > 0 && received < BIG / 2) socket.resume();
+  }, 100);
+  t.teardown(() => clearInterval(pacer));
+  const stoppedAt = new Promise<number>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      allowed -= chunk.length;
+      if (allowed > 0 && received < BIG / 2) return;
+      socket.pause();
+      if (received >= BIG / 2) resolve(performance.now());
+    });
+  });
+  socket.write(get('/send', requestId));
+  // Half the answer at 256 KiB a second would earn 32 s.
+  const stopped = await stoppedAt;
+  clearInterval(pacer);
+  const line = await warnedAbout(requestId, boundUnderLoad(CUT_WITHIN_MS));
+  t.truthy(line, `no warning ${Math.round(performance.now() - stopped)} ms after the client stopped reading`);
+});
+
 /** The body of an answer with a Content-Length, from the raw bytes of its connection. */
 function bodyOf(received: Buffer): { status: string; body: Buffer; length: number } {
   const headEnd = received.indexOf('\r\n\r\n');

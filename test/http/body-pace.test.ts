@@ -100,6 +100,19 @@ test('a body sent fast and then stopped short of its end is answered 408 within 
   t.like(requestLines(requestId)[0], { status: 408, route: 'POST /echo' });
 });
 
+test('a body sent fast and then trickled below the rate is answered 408 within the bound: the bytes sent first buy no more than the grace', async (t) => {
+  // 200 KB at once would earn 200 s; a byte every 300 ms after them keeps the connection from ever being silent for the grace.
+  const body = Buffer.from(`{"text":"${'x'.repeat(200_200)}"}`);
+  const requestId = 'pace-banked-trickle';
+  const outcome = await trickledExchange(port, head('/echo', requestId, body.length), body, { firstPieceBytes: 200_000, pieceBytes: 1, intervalMs: 300, timeoutMs: Math.min(40_000, boundUnderLoad(ANSWER_WITHIN_MS) * 2) });
+  t.false(outcome.timedOut, 'the server closed the connection');
+  t.deepEqual(
+    outcome.answers.map((answer) => answer.status),
+    [408],
+  );
+  t.true((outcome.firstReplyMs ?? Infinity) < boundUnderLoad(ANSWER_WITHIN_MS), `answered after ${outcome.firstReplyMs} ms`);
+});
+
 test('a protected route answers 401 without reading a slow body, then writes nothing more: the connection closes within the bound', async (t) => {
   const requestId = 'pace-401';
   const outcome = await trickledExchange(port, head('/protected', requestId, 1000), Buffer.alloc(1000, 'x'), { pieceBytes: 1, intervalMs: 200, timeoutMs: boundUnderLoad(ANSWER_WITHIN_MS) * 2 });
