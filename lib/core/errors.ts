@@ -2,7 +2,7 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import createError from 'http-errors';
 import type { Context } from 'koa';
 import statuses from 'statuses';
-import { isDatabaseUnreachable } from '../db/connect.ts';
+import { isDatabaseUnreachable, isStatementTimeout } from '../db/connect.ts';
 import { boundedText, type Logger } from '../logger/index.ts';
 import { requestPlace, requestState } from './request-state.ts';
 
@@ -115,6 +115,10 @@ interface ErrorAnswer {
 
 /** SPEC §7's answer: `{error}` for a 4xx or an exposed 5xx (an unreachable database 503), else the bare 500. */
 export function errorAnswer(error: unknown): ErrorAnswer {
+  if (statusOf(error) === undefined && isStatementTimeout(error)) {
+    // The database answers: the statement asked too much of it, which "database unavailable" would hide from its author.
+    return { status: 503, body: { error: 'database statement cancelled at its time limit' }, headers: {}, dropped: [], log: { message: 'database statement cancelled at its time limit', stack: true } };
+  }
   if (statusOf(error) === undefined && isDatabaseUnreachable(error)) {
     return { status: 503, body: { error: 'database unavailable' }, headers: {}, dropped: [], log: { message: 'database unreachable', stack: true } };
   }

@@ -84,6 +84,11 @@ export function databaseAddress(url: string, { withName = false } = {}): string 
   return `${host || 'localhost'}:${port || '5432'}${withName ? `/${database}` : ''}`;
 }
 
+/** PostgreSQL cancelled the statement at its `statement_timeout` (SQLSTATE 57014). */
+export function isStatementTimeout(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === '57014';
+}
+
 /** A statement cancelled at its time limit (57014), or its backend ended by the service's watchdog (57P01). */
 const ENDED_STATEMENT_CODES = new Set(['57014', '57P01']);
 
