@@ -111,7 +111,7 @@ const responses: JsonObject = {
     'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' },
   }),
   InternalError: jsonResponse('Handler failure; the error text is not sent.', ref('schemas', 'HandlerFailure')),
-  ServiceUnavailable: jsonResponse('Database unreachable.', errorReference),
+  ServiceUnavailable: jsonResponse('Database unreachable, or a statement cancelled at its time limit: not done, safe to retry.', errorReference),
   GatewayTimeout: jsonResponse('The handler neither answered nor called next in time.', errorReference),
   Error: jsonResponse('Error.', errorReference),
 };
