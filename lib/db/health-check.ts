@@ -9,6 +9,9 @@ import type { StatementLimit } from './statement-limit.ts';
  */
 const POOLER_QUEUED_MS = 500;
 
+/** How long a `select 1` on a kept connection may take and still be a prompt answer (`answersPromptly`). */
+const PROMPT_ANSWER_MS = 100;
+
 export interface HealthCheckOptions {
   /** Where the database is asked: `DATABASE_DIRECT_URL` behind a pooler, else the database's own URL. */
   readonly databaseUrl: string;
@@ -56,6 +59,23 @@ export class HealthCheck {
       this.#answering = undefined;
     });
     return this.#answering;
+  }
+
+  /**
+   * Whether a check (shared with one under way) passes promptly: for an error path, which must not wait out a whole
+   * check's limit. A `select 1` on a kept connection answers in milliseconds; behind a pooler, the pooler's part takes
+   * up to `POOLER_QUEUED_MS` to call itself busy. Later than that, the answer is no.
+   */
+  async answersPromptly(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(resolve, PROMPT_ANSWER_MS + (this.#poolerUrl === undefined ? 0 : POOLER_QUEUED_MS), false);
+    });
+    try {
+      return await Promise.race([this.answers().then(() => true, () => false), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   close(): Promise<void> {

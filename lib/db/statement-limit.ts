@@ -8,8 +8,29 @@ interface Watched {
   readonly tag: string | undefined;
   /** Of the rows received so far, as PostgreSQL sent them. */
   bytes: number;
-  /** Cut for its rows' size (`ResultTooLarge`), not its time. */
-  tooLarge: boolean;
+  /** Why the service cut its connection, if it did. */
+  cutFor: 'time' | 'size' | undefined;
+}
+
+/**
+ * A statement still unanswered past its limit, whose connection the service cut: the database gone, or only busy (a
+ * pooler's queue, a statement deaf to its cancel), which the health check tells apart. 08006: unreachable unless shown otherwise.
+ */
+export class StatementUnanswered extends Error {
+  override name = 'StatementUnanswered';
+  readonly code = '08006';
+  constructor(cause: unknown) {
+    super('the database did not answer the statement within its time limit: its connection was cut', { cause });
+  }
+}
+
+/** A statement the service ended at its time limit while the database answers: as PostgreSQL's own cancel at `statement_timeout` (57014). */
+export class StatementCutAtLimit extends Error {
+  override name = 'StatementCutAtLimit';
+  readonly code = '57014';
+  constructor(cause: unknown) {
+    super('the statement went unanswered past its time limit while the database answers (a pooler busy with other statements, or one deaf to its cancel): it was ended', { cause });
+  }
 }
 
 /** pg holds every row of an answer until the last has come: one statement may not bring back more than the bound. */
@@ -48,12 +69,13 @@ export class StatementLimit {
   }
 
   async watch<Result>(client: pg.ClientBase, send: () => Promise<Result>, tag?: string): Promise<Result> {
-    const watched: Watched = { started: performance.now(), tag, bytes: 0, tooLarge: false };
+    const watched: Watched = { started: performance.now(), tag, bytes: 0, cutFor: undefined };
     this.#started.set(client, watched);
     try {
       return await send();
     } catch (error) {
-      throw watched.tooLarge ? new ResultTooLarge(this.#maxResultBytes) : error;
+      if (watched.cutFor === 'size') throw new ResultTooLarge(this.#maxResultBytes);
+      throw watched.cutFor === 'time' ? new StatementUnanswered(error) : error;
     } finally {
       this.#started.delete(client);
     }
@@ -74,8 +96,7 @@ export class StatementLimit {
     if (watched === undefined) return;
     watched.bytes += bytes;
     if (watched.bytes <= this.#maxResultBytes) return;
-    watched.tooLarge = true;
-    this.#cut(client, watched);
+    this.#cut(client, watched, 'size');
   }
 
   #cutOverdue(): void {
@@ -86,12 +107,13 @@ export class StatementLimit {
     // waiting on the socket already. setImmediate runs once the event loop has read it.
     setImmediate(() => {
       for (const [client, watched] of overdue) {
-        if (this.#started.get(client) === watched) this.#cut(client, watched);
+        if (this.#started.get(client) === watched) this.#cut(client, watched, 'time');
       }
     });
   }
 
-  #cut(client: pg.ClientBase, watched: Watched): void {
+  #cut(client: pg.ClientBase, watched: Watched, reason: 'time' | 'size'): void {
+    watched.cutFor = reason;
     this.#started.delete(client);
     if (watched.tag !== undefined) void this.#watchdog?.end(watched.tag);
     // pg documents `end()` as no more than "disconnects" (test/db/statement-limit.test.ts pins that it

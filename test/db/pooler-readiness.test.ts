@@ -195,3 +195,14 @@ poolerTest("behind PgBouncer, the instance's one connection held by a tenant's t
     body: { error: `all 1 database connections of this instance stayed busy for ${connectMs} ms (DATABASE_POOL_MAX, DATABASE_CONNECT_TIMEOUT_MS)` },
   });
 });
+
+poolerTest("behind PgBouncer, a statement queued past its time limit behind another tenant's transaction answers 503 'cancelled at its time limit', not database unavailable", async (t) => {
+  const pooler = await poolerOfOne(t);
+  const service = await serviceBehind(t, pooler.url, await testDatabaseUrl());
+  t.is((await probe(service, '/readyz')).status, 200);
+  const globex = () => service.fetch('/api/desk/hold', { method: 'POST', headers: { tenant: 'globex' } }).then(async (response) => ({ status: response.status, body: await json(response) }));
+  t.is((await globex()).status, 200, 'globex is known to the instance before the pooler fills');
+  await holdTransaction(t, service, 'acme');
+  t.deepEqual(await globex(), { status: 503, body: { error: 'database statement cancelled at its time limit' } });
+  t.false(service.logText().includes('database unreachable'), 'nothing logged the database as gone');
+});
