@@ -206,3 +206,24 @@ poolerTest("behind PgBouncer, a statement queued past its time limit behind anot
   t.deepEqual(await globex(), { status: 503, body: { error: 'database statement cancelled at its time limit' } });
   t.false(service.logText().includes('database unreachable'), 'nothing logged the database as gone');
 });
+
+poolerTest('behind PgBouncer, a database that stops answering: a statement answers 503 database unavailable within 2 s (SPEC §7)', async (t) => {
+  // The database itself frozen, on both of the service's paths to it: PgBouncer's server connections and the direct one.
+  const database = await databaseProxy(await testDatabaseUrl());
+  t.teardown(() => database.close());
+  const pooler = await poolerOfOne(t, database.url);
+  const service = await serviceBehind(t, pooler.url, database.url);
+  t.is((await probe(service, '/readyz')).status, 200);
+  const globex = async () => {
+    const started = performance.now();
+    const response = await service.fetch('/api/desk/hold', { method: 'POST', headers: { tenant: 'globex' } });
+    return { status: response.status, body: await json(response), ms: Math.round(performance.now() - started) };
+  };
+  t.is((await globex()).status, 200, 'globex is known to the instance before the database stops answering');
+  database.freeze();
+  t.teardown(() => database.thaw());
+  const answer = await globex();
+  t.log(`${answer.ms} ms`);
+  t.deepEqual({ status: answer.status, body: answer.body }, unavailable);
+  t.true(answer.ms < boundUnderLoad(2000), `answered after ${answer.ms} ms`);
+});
