@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
 import type { Logger } from '../logger/index.ts';
-import { earnedBeyondGrace, PACE, type Pace, paceDeadline } from './pace.ts';
+import { earnedBeyondGrace, heldBeyondCheck, PACE, type Pace, paceDeadline } from './pace.ts';
 
 /** A server's open connections, and the response each is answering or answered last (`createDrainableServer` keeps both). */
 export interface OpenConnections {
@@ -28,6 +28,7 @@ interface Allowance {
 export function paceAnswers(open: OpenConnections, logger: Logger, pace: Pace = PACE): void {
   const allowances = new WeakMap<Socket, Allowance>();
   let timer: NodeJS.Timeout | undefined;
+  let lastCheck = 0;
   const rule = `${pace.graceMs / 1000} s, then ${pace.minBytesPerSecond} bytes a second`;
   const cut = (socket: Socket, unsentBytes: number) => {
     const response = open.responseOn(socket);
@@ -43,6 +44,8 @@ export function paceAnswers(open: OpenConnections, logger: Logger, pace: Pace = 
       return;
     }
     const now = performance.now();
+    const held = heldBeyondCheck(pace, lastCheck, now);
+    lastCheck = now;
     for (const socket of open.connections) {
       if (socket.writableLength === 0 || socket.destroyed) {
         allowances.delete(socket);
@@ -50,12 +53,19 @@ export function paceAnswers(open: OpenConnections, logger: Logger, pace: Pace = 
       }
       const accepted = acceptedBytes(socket);
       const allowance = allowances.get(socket);
+      if (held > 0) {
+        // The service's own wait: decided at the next check, once the kernel's bytes have moved.
+        if (allowance !== undefined) allowances.set(socket, { since: Math.min(now, allowance.since + held), acceptedThen: allowance.acceptedThen });
+        continue;
+      }
       if (allowance === undefined || earnedBeyondGrace(pace, allowance.since, accepted - allowance.acceptedThen, now)) allowances.set(socket, { since: now, acceptedThen: accepted });
       else if (now > paceDeadline(pace, allowance.since, accepted - allowance.acceptedThen)) cut(socket, socket.bytesWritten - accepted);
     }
   };
   open.server.on('connection', () => {
-    timer ??= setInterval(check, pace.checkMs).unref();
+    if (timer !== undefined) return;
+    lastCheck = performance.now();
+    timer = setInterval(check, pace.checkMs).unref();
   });
 }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import createError from 'http-errors';
 import { hasBody } from '../values/has-body.ts';
-import { earnedBeyondGrace, PACE, type Pace, paceDeadline } from './pace.ts';
+import { earnedBeyondGrace, heldBeyondCheck, PACE, type Pace, paceDeadline } from './pace.ts';
 
 /** The answer to a body that stalled; it closes the connection, whose remaining bytes will never come. */
 export function bodyTimedOut(): Error {
@@ -44,6 +44,7 @@ export class BodyWatcher {
   readonly #pace: Pace;
   readonly #watched = new Set<Watched>();
   #timer: NodeJS.Timeout | undefined;
+  #lastCheck = 0;
 
   constructor(pace: Pace = PACE) {
     this.#pace = pace;
@@ -54,13 +55,18 @@ export class BodyWatcher {
     if (request.complete || !hasBody(request)) return undefined;
     const watched = new Watched(request, response, this.#pace, () => this.#forget(watched));
     this.#watched.add(watched);
-    this.#timer ??= setInterval(() => this.#check(), this.#pace.checkMs).unref();
+    if (this.#timer === undefined) {
+      this.#lastCheck = performance.now();
+      this.#timer = setInterval(() => this.#check(), this.#pace.checkMs).unref();
+    }
     return watched;
   }
 
   #check(): void {
     const now = performance.now();
-    for (const watched of this.#watched) watched.check(now);
+    const held = heldBeyondCheck(this.#pace, this.#lastCheck, now);
+    this.#lastCheck = now;
+    for (const watched of this.#watched) watched.check(now, held);
   }
 
   #forget(watched: Watched): void {
@@ -127,10 +133,15 @@ class Watched implements BodyWatch {
     else answeredEarly.set(this.#request.socket, { request: this.#request, response: this.#response });
   }
 
-  check(now: number): void {
+  /** `held`: how long the service's own event loop held up the check (`heldBeyondCheck`), which is not the client's. */
+  check(now: number, held = 0): void {
     const socket = this.#request.socket;
     if (this.#request.complete || socket.destroyed) {
       this.#forget();
+    } else if (held > 0) {
+      // Decided at the next check, once the bytes the kernel holds have been read.
+      this.#since = Math.min(now, this.#since + held);
+      if (this.#answeredAt !== undefined) this.#answeredAt = Math.min(now, this.#answeredAt + held);
     } else if ((this.#answeredAt === undefined && this.#request.readableLength > 0) || earnedBeyondGrace(this.#pace, this.#since, socket.bytesRead - this.#bytesThen, now)) {
       // The service has bytes it has not read yet (the wait is its own), or the client earned more
       // time than it may keep: the allowance starts over.

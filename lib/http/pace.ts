@@ -26,3 +26,14 @@ export function paceDeadline(pace: Pace, since: number, bytesSince: number): num
 export function earnedBeyondGrace(pace: Pace, since: number, bytesSince: number, now: number): boolean {
   return paceDeadline(pace, since, bytesSince) - now > pace.graceMs;
 }
+
+/**
+ * Of the time since the previous check, what the service's own event loop held beyond the check's interval, when it
+ * held it for longer than an interval more (0 otherwise). Meanwhile nothing moved between the kernel and the service,
+ * whatever the client did, and timers run before I/O is polled: the check that comes late sees the client as stalled
+ * for as long as the loop was held. A transfer's allowance moves on by that much, and the check decides nothing.
+ */
+export function heldBeyondCheck(pace: Pace, previousCheck: number, now: number): number {
+  const held = now - previousCheck - pace.checkMs;
+  return held > pace.checkMs ? held : 0;
+}
