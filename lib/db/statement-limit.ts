@@ -72,7 +72,11 @@ export class StatementLimit {
     const watched: Watched = { started: performance.now(), tag, bytes: 0, cutFor: undefined };
     this.#started.set(client, watched);
     try {
-      return await send();
+      const result = await send();
+      // Rows past the bound that came in the socket read with the statement's end are parsed, and the statement
+      // answered, after its connection was cut: it fails all the same, whatever the read's boundaries were.
+      if (watched.cutFor === 'size') throw new ResultTooLarge(this.#maxResultBytes);
+      return result;
     } catch (error) {
       if (watched.cutFor === 'size') throw new ResultTooLarge(this.#maxResultBytes);
       throw watched.cutFor === 'time' ? new StatementUnanswered(error) : error;

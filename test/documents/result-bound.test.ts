@@ -23,6 +23,11 @@ export default [
   { method: 'GET', path: '/all', skipAuth: true, function: async (req, res) => res.json(await outcome(db.collection('big').find({}).toArray())) },
   { method: 'GET', path: '/some', skipAuth: true, function: async (req, res) => res.json(await outcome(db.collection('big').find({}).limit(20).toArray())) },
   { method: 'GET', path: '/all-in-a-transaction', skipAuth: true, function: async (req, res) => res.json(await outcome(db.transaction((tx) => tx.collection('big').find({}).toArray()))) },
+  { method: 'POST', path: '/fill-wide', skipAuth: true, function: async (req, res) => {
+    await db.collection('wide').insertOne({ text: 'w'.repeat(100000) });
+    res.json({ filled: true });
+  } },
+  { method: 'GET', path: '/wide', skipAuth: true, function: async (req, res) => res.json(await outcome(db.collection('wide').find({}).toArray())) },
   { method: 'GET', path: '/all-unhandled', skipAuth: true, function: async (req, res) => res.json(await db.collection('big').find({}).toArray()) },
 ];
 `;
@@ -59,4 +64,11 @@ test.serial('left unhandled, it is a 500 whose log line names the error', async 
   t.is(response.status, 500);
   t.false((await response.text()).includes('limits.resultBytes'), 'a 5xx shows no error text');
   t.regex(service.logText(), /ResultTooLarge/);
+});
+
+test.serial('rows that pass the bound in the read that ends the statement fail the same: one document of 100 KB against 64 KiB', async (t) => {
+  t.is((await service.fetch('/api/shelf/fill-wide', { method: 'POST' })).status, 200);
+  // Its last bytes come with the statement's end, parsed in one go after the connection was cut.
+  for (let round = 0; round < 3; round++) t.deepEqual(await get('/wide'), TOO_LARGE, `round ${round}`);
+  t.deepEqual(await get('/some'), { count: 20 }, 'the pool still serves');
 });
