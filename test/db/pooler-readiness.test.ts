@@ -227,3 +227,25 @@ poolerTest('behind PgBouncer, a database that stops answering: a statement answe
   t.deepEqual({ status: answer.status, body: answer.body }, unavailable);
   t.true(answer.ms < boundUnderLoad(2000), `answered after ${answer.ms} ms`);
 });
+
+poolerTest('behind PgBouncer, many checks (passing, and with the pooler busy) leave no client of the pooler and no backend behind', async (t) => {
+  const pooler = await poolerOfOne(t);
+  const front = await databaseProxy(pooler.url);
+  t.teardown(() => front.close());
+  const service = await serviceBehind(t, front.url, await testDatabaseUrl());
+  const backendsBefore = await backends();
+  for (let check = 0; check < 30; check++) t.is((await probe(service, check % 2 === 0 ? '/readyz' : '/healthz')).status, 200);
+  await holdTransaction(t, service, 'acme');
+  const openWhileHeld = front.connections().open;
+  for (let check = 0; check < 6; check++) t.is((await probe(service, '/readyz')).status, 200, 'a busy pooler is not an unready instance');
+  await sleep(300);
+  t.log(`opened ${front.connections().opened}, open ${front.connections().open} (${openWhileHeld} while held), backends ${backendsBefore} then ${await backends()}`);
+  t.true(front.connections().open <= openWhileHeld, `${front.connections().open} clients of the pooler open, ${openWhileHeld} before the busy checks`);
+  t.true((await backends()) <= backendsBefore + 1, 'no backend left by the checks');
+});
+
+/** Backends of the file's database now, but the test's own. */
+async function backends(): Promise<number> {
+  const { rows } = await owner.raw<{ rows: unknown[] }>("select 1 from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()");
+  return rows.length;
+}
