@@ -21,7 +21,10 @@ export interface DrainableServer {
   readonly server: Server;
   /** The connections open now. */
   readonly connections: ReadonlySet<Socket>;
-  /** The response `socket` is answering, or answered last. */
+  /**
+   * The response `socket` is answering (the oldest not finished: a pipelined request's answer waits behind it), or
+   * answered last.
+   */
   responseOn(socket: Socket): ServerResponse | undefined;
   /**
    * Stops accepting; once the listener is closed every answer says `Connection: close`, idle
@@ -35,11 +38,22 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   const connections = new Set<Socket>();
   let accepted = 0;
   const currentResponse = new WeakMap<Socket, ServerResponse>();
+  /** Each connection's responses not finished yet, oldest first: Node writes them in that order. */
+  const unfinished = new WeakMap<Socket, ServerResponse[]>();
   let draining: Promise<void> | undefined;
   let listenerClosed = false;
   const serve: RequestListener = (request, response) => {
     if (listenerClosed) response.shouldKeepAlive = false;
     currentResponse.set(request.socket, response);
+    const pending = unfinished.get(request.socket) ?? [];
+    unfinished.set(request.socket, pending);
+    pending.push(response);
+    const done = () => {
+      const index = pending.indexOf(response);
+      if (index !== -1) pending.splice(index, 1);
+    };
+    response.once('finish', done);
+    response.once('close', done);
     handler(request, response);
   };
   // Node would answer a request without Host, or with an Expect other than 100-continue, with a
@@ -69,7 +83,7 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   return {
     server,
     connections,
-    responseOn: (socket) => currentResponse.get(socket),
+    responseOn: (socket) => unfinished.get(socket)?.[0] ?? currentResponse.get(socket),
     drain: () => {
       draining ??= drain();
       return draining;

@@ -228,3 +228,11 @@ test('a handler computing longer than the grace, and a keep-alive connection idl
   await once(socket, 'close');
   t.regex(Buffer.concat(chunks).toString('latin1'), /\{"pong":true\}$/);
 });
+
+test('a client that pipelines a second request behind an answer it never reads: the warning names the answer left unread', async (t) => {
+  const socket = await nonReader(get('/send', 'answer-pace-pipelined-send') + get('/ping', 'answer-pace-pipelined-ping'));
+  t.teardown(() => socket.destroy());
+  const line = await warnedAbout('answer-pace-pipelined-send', boundUnderLoad(CUT_WITHIN_MS));
+  const named = service.logs().filter((entry) => String(entry.requestId).startsWith('answer-pace-pipelined') && entry.level === 40);
+  t.like(line, { method: 'GET', path: '/api/slow/send' }, `warned: ${JSON.stringify(named)}`);
+});
