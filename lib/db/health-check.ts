@@ -130,7 +130,13 @@ export class HealthCheck {
     client.on('error', () => {});
     let timer: NodeJS.Timeout | undefined;
     try {
-      await client.connect();
+      try {
+        await client.connect();
+      } catch (error) {
+        // Every place for a client taken: the pooler serves the clients it has, this instance's pool among them.
+        if (isFullOfClients(error)) return;
+        throw error;
+      }
       const queued = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, POOLER_QUEUED_MS);
       });
@@ -140,4 +146,12 @@ export class HealthCheck {
       await client.end().catch(() => undefined);
     }
   }
+}
+
+/**
+ * PgBouncer's refusal of a login beyond `max_client_conn`: a pooler busy with clients, like one busy with statements, not
+ * an unready instance (every instance's check would fail at once, the balancer taking the whole fleet out).
+ */
+function isFullOfClients(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('no more connections allowed (max_client_conn)');
 }

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
+import pg from 'pg';
 import { createTenant } from '../../lib/tenancy/index.ts';
 import { testKnex } from '../helpers/database.ts';
 import { databaseProxy } from '../helpers/database-proxy.ts';
@@ -249,3 +250,27 @@ async function backends(): Promise<number> {
   const { rows } = await owner.raw<{ rows: unknown[] }>("select 1 from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()");
   return rows.length;
 }
+
+poolerTest("PgBouncer at its max_client_conn, serving the clients it has: /readyz answers 200, the instance's statements are served", async (t) => {
+  if ('missing' in pgbouncer) return t.fail(pgbouncer.missing);
+  const pooler = await startPooler(t, { binary: pgbouncer.path, serverUrl: await testDatabaseUrl(), poolSize: 2, maxClients: 3 });
+  const service = await serviceBehind(t, pooler.url, await testDatabaseUrl(), { DATABASE_POOL_MAX: '2' });
+  const acme = () => service.fetch('/api/desk/hold', { method: 'POST', headers: { tenant: 'acme' } }).then((response) => response.status);
+  t.is(await acme(), 200);
+  // Another application's clients take the pooler's other places (the instance keeps its own connection open).
+  const others: pg.Client[] = [];
+  t.teardown(() => Promise.all(others.map((client) => client.end().catch(() => undefined))));
+  for (let place = 0; place < 3; place++) {
+    const client = new pg.Client({ connectionString: pooler.url });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      others.push(client);
+    } catch {
+      break;
+    }
+  }
+  t.is(await acme(), 200, "the instance's statements still go through its open connection");
+  const ready = await probe(service, '/readyz');
+  t.deepEqual({ status: ready.status, body: ready.body }, ok, `/readyz after ${ready.ms} ms with ${others.length} other clients`);
+});

@@ -49,6 +49,8 @@ export interface PgBouncerOptions {
    * statements each server connection keeps. Left out, the setting is not written.
    */
   preparedStatements?: number;
+  /** `max_client_conn`: how many clients it takes at once (2000 unless set). */
+  maxClients?: number;
 }
 
 /** A PgBouncer in transaction mode in front of one PostgreSQL server. */
@@ -76,7 +78,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const authFile = path.join(folder, 'users.txt');
   const configFile = path.join(folder, 'pgbouncer.ini');
   ownedFile(authFile, `"${decodeURIComponent(server.username)}" "${decodeURIComponent(server.password)}"\n`, account);
-  ownedFile(configFile, configuration({ port, server, authFile, poolSize: options.poolSize, preparedStatements: options.preparedStatements }), account);
+  ownedFile(configFile, configuration({ port, server, authFile, poolSize: options.poolSize, preparedStatements: options.preparedStatements, maxClients: options.maxClients ?? 2000 }), account);
   const daemon = startDaemon(options.binary, [configFile], account.switched ? { uid: account.uid, gid: account.gid } : {});
   const stop = async () => {
     await daemon.stop();
@@ -110,9 +112,10 @@ interface Settings {
   authFile: string;
   poolSize: number;
   preparedStatements: number | undefined;
+  maxClients: number;
 }
 
-function configuration({ port, server, authFile, poolSize, preparedStatements }: Settings): string {
+function configuration({ port, server, authFile, poolSize, preparedStatements, maxClients }: Settings): string {
   return [
     '[databases]',
     // Every database name a client asks for, on the one server.
@@ -129,7 +132,7 @@ function configuration({ port, server, authFile, poolSize, preparedStatements }:
     `default_pool_size = ${poolSize}`,
     'min_pool_size = 0',
     'reserve_pool_size = 0',
-    'max_client_conn = 2000',
+    `max_client_conn = ${maxClients}`,
     'ignore_startup_parameters = extra_float_digits',
     'log_connections = 0',
     'log_disconnections = 0',
