@@ -153,5 +153,6 @@ export class HealthCheck {
  * an unready instance (every instance's check would fail at once, the balancer taking the whole fleet out).
  */
 function isFullOfClients(error: unknown): boolean {
-  return error instanceof Error && error.message.includes('no more connections allowed (max_client_conn)');
+  // max_client_conn; PgBouncer 1.24's max_db_client_connections and max_user_client_connections alike.
+  return error instanceof Error && /^no more connections allowed \(max_\w+\)$/.test(error.message);
 }
