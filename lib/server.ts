@@ -13,7 +13,7 @@ import { indexNames, type IndexDeclaration } from './documents/index-keys.ts';
 import { defaultTenantConnections, NO_TENANT, type StatementTracer, TenantDatabase } from './db/tenant-database.ts';
 import { INDEX_STATE, indexStateOf } from './db/concurrent-index.ts';
 import type { ShareClass, ShareWaitOutcome } from './db/tenant-shares.ts';
-import { paceAnswers } from './http/answer-pace.ts';
+import { type AnswerStall, watchAnswerStalls } from './http/answer-stall.ts';
 import type { Pace } from './http/pace.ts';
 import { createDrainableServer } from './http/drain.ts';
 import { listenOn } from './http/listen.ts';
@@ -52,8 +52,8 @@ export interface StartOptions extends LoadOptions {
   logDestination?: pino.DestinationStream;
   /** How fast request bodies must arrive (default `PACE`); for tests. */
   bodyPace?: Pace;
-  /** How fast answers must be read (default `PACE`); for tests. */
-  answerPace?: Pace;
+  /** How long an answer may go unread, checked how often (default `limits.answerStallMs`, every second); for tests. */
+  answerStall?: AnswerStall;
   /** How long a query may go unanswered before it is a 503 (default 1.5 s); for tests on a busy machine. */
   queryTimeoutMs?: number;
   /** Traces, when `lib/main.ts` started them (`lib/tracing`): process-wide, so never a test's own. */
@@ -86,8 +86,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     // A body's time is the entry's to bound, by its pace (`BodyWatcher`): Node's whole-request limit
     // (300 s) would cut honest uploads, and answers 408 even after the service has answered.
     server.requestTimeout = 0;
-    // An answer's is bounded by the same pace, for the client to read it (`paceAnswers`).
-    paceAnswers(drainable, runtime.logger, options.answerPace);
+    // An answer's is bounded by its silence: the kernel must take some of it every so often (`watchAnswerStalls`).
+    watchAnswerStalls(drainable, runtime.logger, options.answerStall ?? { stallMs: runtime.config.limits.answerStallMs, checkMs: 1000 });
     answerParserErrors(server, runtime.logger);
     answerConnect(server, handler);
     await listenOn(server, runtime.config.host, runtime.config.port);

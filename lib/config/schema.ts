@@ -124,6 +124,8 @@ export const expertSchema = z.strictObject({
   limits: section({
     jsonBytes: z.number().int().positive().default(1_048_576),
     fileBytes: z.number().int().positive().default(10_485_760),
+    /** How long an answer may go with none of it taken by the kernel (its client not reading) before its connection is closed. */
+    answerStallMs: milliseconds(1000, 3_600_000, 120_000),
     /** What one database statement's rows may come to (PostgreSQL's bytes); more, and it is stopped. */
     resultBytes: z.number({ error: 'must be a whole number of bytes from 1024 to 1073741824' }).int('must be a whole number of bytes from 1024 to 1073741824').min(1024, 'must be a whole number of bytes from 1024 to 1073741824').max(1_073_741_824, 'must be a whole number of bytes from 1024 to 1073741824').default(67_108_864),
     files: z.number().int().positive().default(10),

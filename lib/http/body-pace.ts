@@ -64,7 +64,7 @@ export class BodyWatcher {
 
   #check(): void {
     const now = performance.now();
-    const held = heldBeyondCheck(this.#pace, this.#lastCheck, now);
+    const held = heldBeyondCheck(this.#pace.checkMs, this.#lastCheck, now);
     this.#lastCheck = now;
     for (const watched of this.#watched) watched.check(now, held);
   }

@@ -1,11 +1,8 @@
 /**
  * How fast bytes must move between the service and a client: within `graceMs`, plus a second per
- * `minBytesPerSecond` bytes moved (Apache's mod_reqtimeout rule), the time earned ahead never more
- * than the grace. A bound on the whole transfer would cut honest clients on slow links (10 MB over
- * a 1 Mbit/s link takes 80 s); a bound on silence alone would not end a byte moved every 2 s; and
- * time banked without a bound let the bytes moved first buy a stall after them (100 MB of upload
- * at once earned 28 hours, with the files on disk; half of a 32 MB answer read, 4.5 hours with the
- * other half in memory). Keeping the rate on average passes; a stall ends within the grace.
+ * `minBytesPerSecond` bytes moved (Apache's mod_reqtimeout rule). A bound on the whole transfer
+ * would cut honest clients on slow links (10 MB over a 1 Mbit/s link takes 80 s); a bound on
+ * silence alone would not end a byte moved every 2 s. Keeping the rate on average passes.
  */
 export interface Pace {
   readonly graceMs: number;
@@ -22,7 +19,12 @@ export function paceDeadline(pace: Pace, since: number, bytesSince: number): num
   return since + pace.graceMs + (bytesSince * 1000) / pace.minBytesPerSecond;
 }
 
-/** Whether a transfer counted from `since` has earned more than the grace ahead of `now`: its count then starts over at `now`. */
+/**
+ * Whether a transfer counted from `since` has earned more than the grace ahead of `now`: a request body's count then
+ * starts over at `now`, so that the bytes sent first buy no stall after them (100 MB of upload at once earned 28 hours,
+ * the files on disk). Not an answer's: the kernel takes an answer's bytes in bursts (a third of its send buffer, up to
+ * 4 MB, at a time), which an honest reader slower than a burst in the grace would not pass.
+ */
 export function earnedBeyondGrace(pace: Pace, since: number, bytesSince: number, now: number): boolean {
   return paceDeadline(pace, since, bytesSince) - now > pace.graceMs;
 }
@@ -33,7 +35,7 @@ export function earnedBeyondGrace(pace: Pace, since: number, bytesSince: number,
  * whatever the client did, and timers run before I/O is polled: the check that comes late sees the client as stalled
  * for as long as the loop was held. A transfer's allowance moves on by that much, and the check decides nothing.
  */
-export function heldBeyondCheck(pace: Pace, previousCheck: number, now: number): number {
-  const held = now - previousCheck - pace.checkMs;
-  return held > pace.checkMs ? held : 0;
+export function heldBeyondCheck(checkMs: number, previousCheck: number, now: number): number {
+  const held = now - previousCheck - checkMs;
+  return held > checkMs ? held : 0;
 }

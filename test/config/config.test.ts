@@ -319,6 +319,13 @@ test('limits.tenantConnections and limits.queueMs: defaults, and values that can
   t.throws(() => loadConfig({ env: baseEnv(), expert: { limits: { queueMs: 0 } } }), { instanceOf: ConfigError, message: /limits\.queueMs/ });
 });
 
+test('limits.answerStallMs: 120 s unless set; a value out of 1 s to an hour refused with the key named', (t) => {
+  t.is(loadConfig({ env: baseEnv(), expert: {} }).config.limits.answerStallMs, 120_000);
+  for (const answerStallMs of [999, 3_600_001, 1.5, '60000']) {
+    t.throws(() => loadConfig({ env: baseEnv(), expert: { limits: { answerStallMs } } as never }), { instanceOf: ConfigError, message: /limits\.answerStallMs: must be a whole number of milliseconds from 1000 to 3600000/ }, String(answerStallMs));
+  }
+});
+
 test('limits.resultBytes: 64 MiB unless set; a value out of 1 KiB to 1 GiB refused with the key named', (t) => {
   t.is(loadConfig({ env: baseEnv(), expert: {} }).config.limits.resultBytes, 67_108_864);
   t.is(loadConfig({ env: baseEnv(), expert: { limits: { resultBytes: 4096 } } }).config.limits.resultBytes, 4096);

@@ -19,7 +19,7 @@ export const MOUNT = `/api/${PROJECT}`;
  * which only the tests of the limit shorten: a file holding ~100 tests, all in flight at once on
  * a loaded machine, took more than 2 s to begin a `sendFile` answer, and got a 504.
  */
-export const LIMITS = { jsonBytes: 2048, fileBytes: 64 * 1024, files: 3, handlerMs: 30_000, queueMs: 2000, resultBytes: 67_108_864 };
+export const LIMITS = { jsonBytes: 2048, fileBytes: 64 * 1024, files: 3, handlerMs: 30_000, queueMs: 2000, resultBytes: 67_108_864, answerStallMs: 120_000 };
 
 /** One route served by both apps: the same functions, run by Express and by the bridge. */
 export interface RouteCase {

@@ -1,3 +1,4 @@
+import type { AnswerStall } from '../../lib/http/answer-stall.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
@@ -18,7 +19,7 @@ export interface ProjectServiceOptions {
   expert?: ExpertInput;
   env?: Record<string, string>;
   bodyPace?: Pace;
-  answerPace?: Pace;
+  answerStall?: AnswerStall;
 }
 
 /**
@@ -36,7 +37,7 @@ export async function migrateFileDatabase(): Promise<void> {
 
 /** The real service over a PROJECTS_DIR, closed when the test ends. */
 export function startWithProjects(t: ExecutionContext | undefined, projectsDir: string, options: ProjectServiceOptions = {}): Promise<ServiceUnderTest> {
-  return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env }, bodyPace: options.bodyPace, answerPace: options.answerPace });
+  return startTestService(t, { expert: options.expert, env: { PROJECTS_DIR: projectsDir, ...options.env }, bodyPace: options.bodyPace, answerStall: options.answerStall });
 }
 
 /** A system JWT for a made-up account of `tenant`, signed by the service's own key. */

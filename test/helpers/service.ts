@@ -1,3 +1,4 @@
+import type { AnswerStall } from '../../lib/http/answer-stall.ts';
 import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -28,8 +29,8 @@ export interface ServiceUnderTestOptions {
   databaseUrl?: string;
   /** See `StartOptions.bodyPace`. */
   bodyPace?: Pace;
-  /** See `StartOptions.answerPace`. */
-  answerPace?: Pace;
+  /** See `StartOptions.answerStall`. */
+  answerStall?: AnswerStall;
   /** See `StartOptions.queryTimeoutMs` (the service's 1.5 s by default, which many tests here are about). */
   queryTimeoutMs?: number;
 }
@@ -66,7 +67,7 @@ export async function startTestService(t: ExecutionContext | undefined, options:
     },
     expert: withTestQueue(options.expert ?? {}),
     bodyPace: options.bodyPace,
-    answerPace: options.answerPace,
+    answerStall: options.answerStall,
     queryTimeoutMs: options.queryTimeoutMs,
   });
   const testService: ServiceUnderTest = { ...service, fetch: (pathname, init) => fetch(new URL(pathname, service.url), init) };

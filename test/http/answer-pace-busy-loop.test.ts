@@ -31,7 +31,7 @@ export default [
 ];
 `,
   });
-  service = await startWithProjects(undefined, path.join(root, 'projects'), { answerPace: PACE, bodyPace: PACE });
+  service = await startWithProjects(undefined, path.join(root, 'projects'), { answerStall: { stallMs: PACE.graceMs, checkMs: PACE.checkMs }, bodyPace: PACE });
 });
 test.after.always(async () => {
   await service?.close();

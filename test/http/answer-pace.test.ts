@@ -3,14 +3,14 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
-import type { Pace } from '../../lib/http/pace.ts';
+import type { AnswerStall } from '../../lib/http/answer-stall.ts';
 import { boundUnderLoad } from '../helpers/machine-load.ts';
 import { startWithProjects, writeTree } from '../helpers/projects.ts';
 import { scratchFolder } from '../helpers/scratch.ts';
 import { dropTestDatabase, type ServiceUnderTest } from '../helpers/service.ts';
 
-/** The service's rule (10 s, then 1 KiB/s), shortened so that a stall shows within seconds. */
-const PACE: Pace = { graceMs: 1000, minBytesPerSecond: 256 * 1024, checkMs: 100 };
+/** The service's rule (nothing taken for 60 s), shortened so that a stall shows within seconds. */
+const STALL: AnswerStall = { stallMs: 1000, checkMs: 100 };
 /** Far more than loopback's socket buffers take in (about 4 MB): most of it stays in the service. */
 const BIG = 16 * 1024 * 1024;
 /** How long `/late` computes before answering: past the grace. */
@@ -60,7 +60,7 @@ export default [
 ];
 `,
   });
-  service = await startWithProjects(undefined, path.join(root, 'projects'), { answerPace: PACE });
+  service = await startWithProjects(undefined, path.join(root, 'projects'), { answerStall: STALL });
   port = Number(new URL(service.url).port);
 });
 test.after.always(async () => {
@@ -142,7 +142,7 @@ for (const how of ['send', 'download', 'write']) {
     const started = performance.now();
     const socket = await nonReader(get(`/${how}`, requestId));
     t.teardown(() => socket.destroy());
-    await new Promise((resolve) => setTimeout(resolve, PACE.graceMs / 2));
+    await new Promise((resolve) => setTimeout(resolve, STALL.stallMs / 2));
     t.is((await service.fetch('/api/slow/ping')).status, 200, 'another client is served meanwhile');
     const line = await warnedAbout(requestId, boundUnderLoad(CUT_WITHIN_MS));
     const tookMs = performance.now() - started;
@@ -150,7 +150,7 @@ for (const how of ['send', 'download', 'write']) {
     t.like(line, { method: 'GET', path: `/api/slow/${how}` });
     t.regex(String(line?.msg), /answer not read/);
     t.true(Number(line?.unsentBytes) > 0, `unsent: ${line?.unsentBytes}`);
-    t.true(tookMs >= PACE.graceMs * 0.9, `cut after ${Math.round(tookMs)} ms, before the grace`);
+    t.true(tookMs >= STALL.stallMs * 0.9, `cut after ${Math.round(tookMs)} ms, before the grace`);
     // What the kernel had taken still arrives; then the connection ends, short of the whole answer.
     const rest = await readToClose(socket, boundUnderLoad(CUT_WITHIN_MS));
     t.true(rest.closed, 'the service closed the connection');
@@ -162,7 +162,7 @@ for (const how of ['send', 'download', 'write']) {
   });
 }
 
-test('a client that reads half its answer at a good pace and then stops is cut within the bound of stopping: what it read buys no more than the grace', async (t) => {
+test('a client that reads half its answer at a good pace and then stops is cut within the bound of stopping: what it read buys no more time', async (t) => {
   const requestId = 'answer-pace-half';
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => {});
@@ -186,7 +186,6 @@ test('a client that reads half its answer at a good pace and then stops is cut w
     });
   });
   socket.write(get('/send', requestId));
-  // Half the answer at 256 KiB a second would earn 32 s.
   const stopped = await stoppedAt;
   clearInterval(pacer);
   const line = await warnedAbout(requestId, boundUnderLoad(CUT_WITHIN_MS));
@@ -222,7 +221,7 @@ test('a handler computing longer than the grace, and a keep-alive connection idl
   await once(socket, 'connect');
   t.teardown(() => socket.destroy());
   socket.write(get('/late', 'answer-pace-late'));
-  await new Promise((resolve) => setTimeout(resolve, LATE_MS + PACE.graceMs * 2));
+  await new Promise((resolve) => setTimeout(resolve, LATE_MS + STALL.stallMs * 2));
   t.regex(Buffer.concat(chunks).toString('latin1'), /^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"late":true\}$/);
   socket.write(get('/ping', 'answer-pace-after-idle', 'close'));
   await once(socket, 'close');
