@@ -1,8 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Context } from 'koa';
+import { currentRequest, runInRequest } from '../core/request-state.ts';
 import type { Completions } from './completion.ts';
 import { handlerFailure, headersSentError, type HeaderChange } from './errors.ts';
 import { JSON_UTF8, toBuffer } from './response-bodies.ts';
@@ -372,7 +372,9 @@ export function followSocketEvents(raw: ServerResponse, response: EventEmitter, 
   };
   response.on('pipe', onPipe);
   // Node emits them from the socket, outside the request: a listener's `db` call would be told it has no request at all.
-  const asTheRequest = AsyncLocalStorage.snapshot();
+  // The request's state alone, not AsyncLocalStorage.snapshot(), which cost 22 µs of CPU a request (a heartbeat 26 → 49).
+  const request = currentRequest();
+  const asTheRequest = (emit: () => void) => (request === undefined ? emit() : runInRequest(request, emit));
   raw.once('finish', () => asTheRequest(() => response.emit('finish')));
   raw.once('close', () => asTheRequest(() => {
     response.off('pipe', onPipe);
