@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, type RequestListener, type Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 
 export interface DrainTiming {
@@ -38,22 +38,11 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   const connections = new Set<Socket>();
   let accepted = 0;
   const currentResponse = new WeakMap<Socket, ServerResponse>();
-  /** Each connection's responses not finished yet, oldest first: Node writes them in that order. */
-  const unfinished = new WeakMap<Socket, ServerResponse[]>();
   let draining: Promise<void> | undefined;
   let listenerClosed = false;
   const serve: RequestListener = (request, response) => {
     if (listenerClosed) response.shouldKeepAlive = false;
     currentResponse.set(request.socket, response);
-    const pending = unfinished.get(request.socket) ?? [];
-    unfinished.set(request.socket, pending);
-    pending.push(response);
-    const done = () => {
-      const index = pending.indexOf(response);
-      if (index !== -1) pending.splice(index, 1);
-    };
-    response.once('finish', done);
-    response.once('close', done);
     handler(request, response);
   };
   // Node would answer a request without Host, or with an Expect other than 100-continue, with a
@@ -83,7 +72,7 @@ export function createDrainableServer(handler: RequestListener, timing: DrainTim
   return {
     server,
     connections,
-    responseOn: (socket) => unfinished.get(socket)?.[0] ?? currentResponse.get(socket),
+    responseOn: (socket) => writingOn(socket) ?? currentResponse.get(socket),
     drain: () => {
       draining ??= drain();
       return draining;
@@ -128,4 +117,13 @@ function closeWhenDrained(server: Server, timing: DrainTiming): Promise<void> {
       resolve();
     });
   });
+}
+
+/**
+ * The response Node is writing on `socket` now (a pipelined request's answer waits until it is done): Node's own
+ * `_httpMessage`, not in its public API, read here rather than tracking every response's end on the request path.
+ */
+function writingOn(socket: Socket): ServerResponse | undefined {
+  const writing = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+  return writing instanceof ServerResponse ? writing : undefined;
 }
